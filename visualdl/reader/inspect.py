@@ -1,0 +1,73 @@
+"""``visualdl inspect PATH`` / ``python -m visualdl.reader PATH``: what a logdir holds.
+
+Prints runs, their files, tags by kind with counts and step ranges, and bad records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence, TextIO
+
+from visualdl.reader.log_reader import LogReader
+
+
+def _step_range(steps: list[int]) -> str:
+    if not steps:
+        return "-"
+    lo, hi = min(steps), max(steps)
+    return f"{lo}" if lo == hi else f"{lo}..{hi}"
+
+
+def _tag_lines(reader: LogReader, run: str) -> list[str]:
+    lines = []
+    for kind, tags in sorted(reader.tags(run).items()):
+        for tag in tags:
+            if kind == "scalar":
+                series = reader.scalars(run, tag)
+                steps = series.steps.tolist() if len(series.steps) < 2 else \
+                    [int(series.steps.min()), int(series.steps.max())]
+                count = len(series.values)
+            elif kind == "hparams":
+                h = reader.hparams(run)
+                lines.append(f"    {kind:<10} {len(h.hparams)} values, metrics: "
+                             f"{', '.join(h.metric_tags) or '-'}")
+                continue
+            else:
+                events = reader.events(run, kind, tag)
+                steps = [e.step for e in events]
+                count = len(events)
+            lines.append(f"    {kind:<10} {tag}  ({count} points, steps {_step_range(steps)})")
+    return lines
+
+
+def summarize(paths: Sequence[str], out: TextIO = sys.stdout) -> int:
+    """Write the summary; return 0, or 1 when some record was bad or a file was refused."""
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        print(f"visualdl inspect: no such file or directory: {', '.join(missing)}", file=out)
+        return 2
+    reader = LogReader(list(paths))
+    runs = reader.runs()
+    print(f"{len(runs)} run(s) in {', '.join(paths)}", file=out)
+    for run in runs:
+        files = reader.files(run)
+        records = sum(f.records for f in files)
+        print(f"\nrun {run}: {len(files)} file(s), {records} records", file=out)
+        for line in _tag_lines(reader, run):
+            print(line, file=out)
+    refused = [f for f in reader.files() if f.refused]
+    print(f"\nbad records or files: {reader.errors}", file=out)
+    for message in reader.error_messages:
+        print(f"  {message}", file=out)
+    return 1 if reader.errors or refused else 0
+
+
+def main(paths: Sequence[str] | None = None) -> int:
+    if paths is None:
+        parser = argparse.ArgumentParser(prog="python -m visualdl.reader",
+                                         description="Summarize visualdl record files.")
+        parser.add_argument("paths", nargs="+", metavar="PATH")
+        paths = parser.parse_args().paths
+    return summarize(list(paths))

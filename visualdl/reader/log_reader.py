@@ -1,0 +1,275 @@
+"""``LogReader``: reads record files incrementally and tolerantly.
+
+Each file's read offset is remembered, so ``reload()`` reads only what was appended. A
+record cut short at a file's tail is "not yet written" and is read once complete; a
+record with a bad CRC or an undecodable payload is skipped and counted; a file of
+garbage is refused with a message. Nothing a file holds makes ``reload()`` raise.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import DecodeError
+
+from visualdl.reader import discovery
+from visualdl.reader.events import BLOB_KINDS, BlobRef, CurveEvent, HistogramEvent, \
+    HParamsEvent, Scalars, TextEvent
+from visualdl.reader.run_store import RunStore
+from visualdl.writer.log_writer import FORMAT_MAJOR
+from visualdl.writer.record_file import HEADER_SIZE, read_record_at, scan
+from visualdl.writer.record_pb2 import Embedding, FileHeader, Record
+
+_CHUNK = 8 << 20
+_MAX_MESSAGES = 200
+
+
+@dataclass
+class FileState:
+    path: str
+    run: str
+    file_id: int
+    offset: int = 0
+    header: FileHeader | None = None
+    refused: str = ""      # why the file is not read, when it is not
+    errors: int = 0
+    records: int = 0
+
+
+class LogReader:
+    """Read the runs under one or more logdirs.
+
+    >>> reader = LogReader("runs")
+    >>> reader.runs()
+    ['exp1', 'exp2']
+    >>> steps, wall_times, values = reader.scalars("exp1", "train/loss")
+    """
+
+    def __init__(self, logdir: str | os.PathLike | list | tuple) -> None:
+        logdirs = list(logdir) if isinstance(logdir, (list, tuple)) else [logdir]
+        if not logdirs:
+            raise ValueError("logdir must name at least one directory or record file")
+        self._roots = discovery.make_roots([os.fspath(d) for d in logdirs])
+        self._lock = threading.RLock()
+        self._files: dict[str, FileState] = {}
+        self._runs: dict[str, RunStore] = {}
+        self._run_dirs: dict[str, str] = {}
+        self._messages: list[str] = []
+        self.errors = 0
+        self.version = 0
+        self.reload()
+
+    # -- reading files ------------------------------------------------------------
+    def reload(self) -> int:
+        """Read what was appended since the last call; return the number of new records."""
+        with self._lock:
+            new = 0
+            for root in self._roots:
+                try:
+                    found = discovery.find_record_files(root)
+                except OSError as exc:
+                    self._error(f"{root.path}: cannot list directory: {exc}")
+                    continue
+                for run_dir, paths in found.items():
+                    run = discovery.run_name(root, run_dir)
+                    for path in paths:
+                        new += self._read_file(self._file_state(path, run, run_dir))
+            if new:
+                self.version += 1
+            return new
+
+    def _file_state(self, path: str, run: str, run_dir: str) -> FileState:
+        state = self._files.get(path)
+        if state is None:
+            state = FileState(path, run, len(self._files))
+            self._files[path] = state
+            self._run_dirs.setdefault(run, run_dir)
+        return state
+
+    def _read_file(self, state: FileState) -> int:
+        if state.refused:
+            return 0
+        try:
+            with open(state.path, "rb") as f:
+                f.seek(state.offset)
+                return self._read_stream(state, f)
+        except OSError as exc:
+            self._error(f"{state.path}: cannot read: {exc}")
+            return 0
+
+    def _read_stream(self, state: FileState, f: Any) -> int:
+        count = 0
+        pending = b""
+        while True:
+            data = f.read(_CHUNK)
+            if not data:
+                return count
+            buf = pending + data if pending else data
+            if state.offset == 0 and not self._looks_like_records(state, buf):
+                return count
+            base = state.offset
+            result = scan(buf, base)
+            for message in result.errors:
+                state.errors += 1
+                self._error(f"{state.path}: {message}")
+            for offset, payload in result.records:
+                count += self._handle_record(state, offset, payload)
+                if state.refused:
+                    return count
+            state.offset = result.end
+            pending = buf[result.end - base :]
+
+    def _looks_like_records(self, state: FileState, buf: bytes) -> bool:
+        """Refuse a file whose first bytes are not a framed record, without scanning it."""
+        if len(buf) < HEADER_SIZE:
+            return True  # too short to tell: wait for more
+        if scan(buf[: HEADER_SIZE], 0).errors:
+            self._refuse(state, "not a visualdl record file (bad framing at offset 0)")
+            return False
+        return True
+
+    def _handle_record(self, state: FileState, offset: int, payload: memoryview) -> int:
+        try:
+            record = Record.FromString(payload)
+        except (DecodeError, ValueError, RuntimeError) as exc:
+            state.errors += 1
+            self._error(f"{state.path}: undecodable record at offset {offset}: {exc}")
+            return 0
+        state.records += 1
+        if state.header is None:
+            if not record.HasField("header"):
+                self._refuse(state, "not a visualdl record file (no file header)")
+                return 0
+            state.header = record.header
+            if record.header.format_major > FORMAT_MAJOR:
+                self._refuse(
+                    state,
+                    f"written in record format {record.header.format_major}."
+                    f"{record.header.format_minor}, newer than this visualdl reads "
+                    f"({FORMAT_MAJOR}.x): upgrade visualdl to read it",
+                )
+                return 0
+        if not record.entries:
+            return 1
+        store = self._runs.get(state.run)
+        if store is None:
+            store = self._runs[state.run] = RunStore()
+        for entry in record.entries:
+            try:
+                store.add_entry(entry, state.file_id, state.path, offset)
+            except (ValueError, TypeError) as exc:
+                state.errors += 1
+                self._error(f"{state.path}: bad entry in record at offset {offset}: {exc}")
+        return 1
+
+    def _refuse(self, state: FileState, why: str) -> None:
+        state.refused = why
+        self._error(f"{state.path}: {why}")
+
+    def _error(self, message: str) -> None:
+        self.errors += 1
+        self._messages.append(message)
+        del self._messages[:-_MAX_MESSAGES]
+
+    # -- the public view ----------------------------------------------------------
+    @property
+    def error_messages(self) -> list[str]:
+        with self._lock:
+            return list(self._messages)
+
+    def runs(self) -> list[str]:
+        with self._lock:
+            return sorted(self._runs)
+
+    def tags(self, run: str) -> dict[str, list[str]]:
+        """``{kind: [tags]}`` for one run; kinds are those in ``visualdl.reader.KINDS``."""
+        with self._lock:
+            return self._store(run).tags()
+
+    def scalars(self, run: str, tag: str) -> Scalars:
+        """All points of a scalar tag: (steps, wall_times, values) as read-only arrays."""
+        with self._lock:
+            store = self._store(run)
+            if tag not in store.scalars:
+                raise KeyError(f"run {run!r} has no scalar tag {tag!r}")
+            return store.scalar_view(tag)
+
+    def texts(self, run: str, tag: str) -> list[TextEvent]:
+        return self.events(run, "text", tag)
+
+    def histograms(self, run: str, tag: str) -> list[HistogramEvent]:
+        return self.events(run, "histogram", tag)
+
+    def pr_curves(self, run: str, tag: str) -> list[CurveEvent]:
+        return self.events(run, "pr_curve", tag)
+
+    def roc_curves(self, run: str, tag: str) -> list[CurveEvent]:
+        return self.events(run, "roc_curve", tag)
+
+    def images(self, run: str, tag: str) -> list[BlobRef]:
+        return self.events(run, "image", tag)
+
+    def audio(self, run: str, tag: str) -> list[BlobRef]:
+        return self.events(run, "audio", tag)
+
+    def figures(self, run: str, tag: str) -> list[BlobRef]:
+        return self.events(run, "figure", tag)
+
+    def graphs(self, run: str, tag: str) -> list[BlobRef]:
+        return self.events(run, "graph", tag)
+
+    def embeddings(self, run: str, tag: str) -> list[BlobRef]:
+        return self.events(run, "embedding", tag)
+
+    def blobs(self, run: str, kind: str, tag: str) -> list[BlobRef]:
+        """The index of one blob tag, for any of ``BLOB_KINDS``."""
+        if kind not in BLOB_KINDS:
+            raise KeyError(f"{kind!r} is not a blob kind")
+        return self.events(run, kind, tag)
+
+    def hparams(self, run: str) -> HParamsEvent | None:
+        """The run's latest hyper-parameters, or None when it logged none."""
+        with self._lock:
+            found = self._store(run).hparams
+            return max(found, key=lambda h: h.wall_time) if found else None
+
+    def load(self, ref: BlobRef) -> Any:
+        """Read one blob's message (``Image``, ``Audio``, ...) from its file, by offset."""
+        record = Record.FromString(read_record_at(ref.path, ref.offset))
+        for entry in record.entries:
+            if entry.WhichOneof("kind") == ref.kind:
+                msg = getattr(entry, ref.kind)
+                if msg.tag == ref.tag and msg.step == ref.step:
+                    return msg
+        raise ValueError(f"{ref.path}: no {ref.kind} {ref.tag!r} at offset {ref.offset}")
+
+    def files(self, run: str | None = None) -> list[FileState]:
+        """The record files read so far (all, or one run's), with their headers and errors."""
+        with self._lock:
+            return [s for s in self._files.values() if run is None or s.run == run]
+
+    def _store(self, run: str) -> RunStore:
+        store = self._runs.get(run)
+        if store is None:
+            raise KeyError(f"no run named {run!r}")
+        return store
+
+    def events(self, run: str, kind: str, tag: str) -> list:
+        """Every event of one tag of any kind but scalars and hparams, in time order."""
+        with self._lock:
+            store = self._store(run)
+            if tag not in store.events.get(kind, {}):
+                raise KeyError(f"run {run!r} has no {kind} tag {tag!r}")
+            return store.event_list(kind, tag)
+
+
+def load_embedding(message: Embedding) -> tuple[Any, list[str], list[list[str]]]:
+    """An ``Embedding`` message as (float32 matrix, metadata header, metadata rows)."""
+    import numpy as np
+
+    matrix = np.frombuffer(message.matrix, dtype="<f4").reshape(tuple(message.shape))
+    rows = [list(row.values) for row in message.metadata]
+    return matrix, list(message.metadata_header), rows

@@ -1,0 +1,190 @@
+"""What one run holds once read: scalars as growable arrays, small events as lists, and
+blobs as an index of file offsets (their bytes stay on disk)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from visualdl.reader.events import (
+    BlobRef, CurveEvent, HistogramEvent, HParamsEvent, Scalars, TextEvent, readonly,
+)
+from visualdl.writer.record_pb2 import Entry
+
+
+class _Series:
+    """Append-only columns with amortized doubling. Views of the first ``n`` rows stay
+    valid while more rows are appended, so readers can hold them across reloads."""
+
+    __slots__ = ("steps", "walls", "values", "n")
+
+    def __init__(self, capacity: int) -> None:
+        self.steps = np.empty(capacity, np.int64)
+        self.walls = np.empty(capacity, np.float64)
+        self.values = np.empty(capacity, np.float64)
+        self.n = 0
+
+    def extend(self, steps: Any, walls: Any, values: Any) -> None:
+        k = len(steps)
+        if len(walls) != k or len(values) != k:
+            raise ValueError("scalar series columns differ in length")
+        end = self.n + k
+        if end > len(self.steps):
+            cap = max(end, 2 * len(self.steps))
+            for name in self.__slots__[:3]:
+                old = getattr(self, name)
+                new = np.empty(cap, old.dtype)
+                new[: self.n] = old[: self.n]
+                setattr(self, name, new)
+        self.steps[self.n : end] = steps
+        self.walls[self.n : end] = walls
+        self.values[self.n : end] = values
+        self.n = end
+
+    def view(self) -> Scalars:
+        n = self.n
+        return Scalars(readonly(self.steps[:n]), readonly(self.walls[:n]),
+                       readonly(self.values[:n]))
+
+
+class _Events:
+    """A list of events per tag; merged in wall-time order when several files feed it."""
+
+    __slots__ = ("items", "files", "sorted")
+
+    def __init__(self) -> None:
+        self.items: list = []
+        self.files: set[int] = set()
+        self.sorted = True
+
+    def add(self, file_id: int, event: Any) -> None:
+        self.items.append(event)
+        self.files.add(file_id)
+        if len(self.files) > 1:
+            self.sorted = False
+
+    def snapshot(self) -> list:
+        if not self.sorted:
+            self.items.sort(key=lambda e: e.wall_time)  # stable: keeps write order on ties
+            self.sorted = True
+        return list(self.items)
+
+
+class RunStore:
+    def __init__(self) -> None:
+        self.scalars: dict[str, dict[int, _Series]] = {}
+        self.events: dict[str, dict[str, _Events]] = {}
+        self.hparams: list[HParamsEvent] = []
+        self._merged: dict[str, tuple[int, Scalars]] = {}
+
+    # -- adding -------------------------------------------------------------------
+    def add_entry(self, entry: Entry, file_id: int, path: str, offset: int) -> None:
+        kind = entry.WhichOneof("kind")
+        if kind == "scalars":
+            self._add_scalars(entry.scalars, file_id)
+        elif kind == "hparams":
+            msg = entry.hparams
+            values = {k: getattr(v, v.WhichOneof("kind")) for k, v in msg.hparams.items()
+                      if v.WhichOneof("kind")}
+            self.hparams.append(HParamsEvent(msg.wall_time, values, tuple(msg.metric_tags)))
+        elif kind is not None:
+            msg = getattr(entry, kind)
+            event = _EVENT_BUILDERS[kind](msg, kind, path, offset)
+            self.events.setdefault(kind, {}).setdefault(msg.tag, _Events()).add(file_id, event)
+
+    def _add_scalars(self, msg: Any, file_id: int) -> None:
+        steps = np.array(msg.steps, dtype=np.int64)
+        per_file = self.scalars.setdefault(msg.tag, {})
+        series = per_file.get(file_id)
+        if series is None:
+            series = per_file[file_id] = _Series(max(1024, len(steps)))
+        series.extend(steps, np.array(msg.wall_times, dtype=np.float64),
+                      np.array(msg.values, dtype=np.float64))
+        self._merged.pop(msg.tag, None)
+
+    # -- reading ------------------------------------------------------------------
+    def tags(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        if self.scalars:
+            out["scalar"] = sorted(self.scalars)
+        for kind, per_tag in self.events.items():
+            out[kind] = sorted(per_tag)
+        if self.hparams:
+            out["hparams"] = ["hparams"]
+        return out
+
+    def scalar_view(self, tag: str) -> Scalars:
+        per_file = self.scalars[tag]
+        if len(per_file) == 1:
+            return next(iter(per_file.values())).view()
+        total = sum(s.n for s in per_file.values())
+        cached = self._merged.get(tag)
+        if cached is not None and cached[0] == total:
+            return cached[1]
+        views = [s.view() for s in per_file.values()]
+        walls = np.concatenate([v.wall_times for v in views])
+        order = np.argsort(walls, kind="stable")
+        merged = Scalars(
+            readonly(np.concatenate([v.steps for v in views])[order]),
+            readonly(walls[order]),
+            readonly(np.concatenate([v.values for v in views])[order]),
+        )
+        self._merged[tag] = (total, merged)
+        return merged
+
+    def event_list(self, kind: str, tag: str) -> list:
+        return self.events[kind][tag].snapshot()
+
+
+def _arr(values: Any) -> np.ndarray:
+    return readonly(np.array(values, dtype=np.float64))
+
+
+def _text(msg, kind, path, offset) -> TextEvent:
+    return TextEvent(msg.step, msg.wall_time, msg.text)
+
+
+def _histogram(msg, kind, path, offset) -> HistogramEvent:
+    return HistogramEvent(msg.step, msg.wall_time, _arr(msg.edges), _arr(msg.counts),
+                          msg.min, msg.max, msg.sum, msg.sum_squares, msg.count, msg.nonfinite)
+
+
+def _curve(msg, kind, path, offset) -> CurveEvent:
+    x, y = (msg.recall, msg.precision) if kind == "pr_curve" else (msg.fpr, msg.tpr)
+    return CurveEvent(msg.step, msg.wall_time, _arr(x), _arr(y), _arr(msg.thresholds),
+                      _arr(msg.tp), _arr(msg.fp), _arr(msg.tn), _arr(msg.fn))
+
+
+def _blob_meta(kind: str, msg: Any) -> tuple[int, dict[str, Any]]:
+    if kind == "image":
+        return len(msg.png), {"height": msg.height, "width": msg.width, "channels": msg.channels}
+    if kind == "audio":
+        return len(msg.wav), {"sample_rate": msg.sample_rate, "channels": msg.channels,
+                              "frames": msg.frames}
+    if kind == "embedding":
+        return len(msg.matrix), {"shape": tuple(msg.shape),
+                                 "metadata_header": tuple(msg.metadata_header)}
+    if kind == "figure":
+        content = msg.WhichOneof("content") or "plotly_json"
+        size = len(msg.png) if content == "png" else len(msg.plotly_json)
+        return size, {"format": "png" if content == "png" else "plotly"}
+    return len(msg.onnx), {}
+
+
+def _blob(msg, kind, path, offset) -> BlobRef:
+    size, meta = _blob_meta(kind, msg)
+    return BlobRef(kind, msg.tag, msg.step, msg.wall_time, size, path, offset, meta)
+
+
+_EVENT_BUILDERS = {
+    "text": _text,
+    "histogram": _histogram,
+    "pr_curve": _curve,
+    "roc_curve": _curve,
+    "image": _blob,
+    "audio": _blob,
+    "figure": _blob,
+    "graph": _blob,
+    "embedding": _blob,
+}

@@ -1,0 +1,533 @@
+"""``LogWriter``: the training loop's side of visualdl.
+
+The caller's thread only checks values and appends them to buffers (copying arrays it
+keeps); a background thread encodes records and writes them. Memory is bounded: when
+too many batches wait for the writer thread, the caller waits too. Nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import json
+import os
+import socket
+import threading
+import time
+import warnings
+import weakref
+from datetime import datetime
+from typing import Any, Iterable, Mapping
+
+from visualdl.writer import audio, images, stats
+from visualdl.writer.entries import BLOB_KINDS, encode_item, encode_scalars
+from visualdl.writer.record_file import RecordFileWriter
+from visualdl.writer.record_pb2 import FileHeader, Record
+from visualdl.writer.values import (
+    check_step,
+    check_tag,
+    check_walltime,
+    require_finite,
+    require_real,
+    scalar_value,
+    to_array,
+)
+
+FORMAT_MAJOR = 1
+FORMAT_MINOR = 0
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_MAX_BATCHES = 4  # batches waiting for the writer thread before callers wait
+_MAX_PENDING_BYTES = 32 << 20  # hand a batch over early when its arrays get this big
+_RECORD_TARGET = 1 << 20  # small entries are packed into records of about this size
+_now = time.time
+
+
+class _Batch:
+    __slots__ = ("scalars", "items")
+
+    def __init__(self, scalars: dict, items: list) -> None:
+        self.scalars = scalars
+        self.items = items
+
+
+def default_logdir(comment: str = "") -> str:
+    stamp = datetime.now().strftime("%b%d_%H-%M-%S")
+    return os.path.join("runs", stamp + (f".{comment}" if comment else ""))
+
+
+class LogWriter:
+    """Record scalars, images, audio, text, histograms, curves, embeddings, hyper-parameters,
+    figures and model graphs into ``logdir``.
+
+    >>> with LogWriter(logdir="runs/exp1") as writer:
+    ...     writer.add_scalar("train/loss", 0.25, step=1)
+    """
+
+    def __init__(
+        self,
+        logdir: str | os.PathLike | None = None,
+        comment: str = "",
+        max_queue: int = 10000,
+        flush_secs: float = 5.0,
+        filename_suffix: str = "",
+        display_name: str = "",
+        file_name: str = "",
+    ) -> None:
+        if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
+            raise ValueError(f"max_queue must be a positive integer, got {max_queue!r}")
+        if not isinstance(flush_secs, (int, float)) or not flush_secs > 0:
+            raise ValueError(f"flush_secs must be a positive number, got {flush_secs!r}")
+        if file_name and (os.sep in file_name or "vdlrecords" not in file_name):
+            raise ValueError(
+                f"file_name must be a bare file name containing 'vdlrecords', got {file_name!r}"
+            )
+        if os.sep in filename_suffix:
+            raise ValueError(f"filename_suffix must not contain {os.sep!r}")
+        self._logdir = os.fspath(logdir) if logdir else default_logdir(comment)
+        if os.path.exists(self._logdir) and not os.path.isdir(self._logdir):
+            raise ValueError(f"logdir {self._logdir!r} exists and is not a directory")
+        os.makedirs(self._logdir, exist_ok=True)
+        self._max_queue = max_queue
+        self._flush_secs = float(flush_secs)
+        self._suffix = filename_suffix
+        self._display_name = display_name
+        self._closed = False
+        self._reset_state()
+        self._path = os.path.join(self._logdir, file_name or self._default_file_name())
+        self._file: RecordFileWriter | None = None
+        self._open_file()  # the file exists as soon as the writer does
+        _LIVE.add(self)
+        self._start_thread()
+
+    # -- state ------------------------------------------------------------------
+    def _reset_state(self) -> None:
+        self._cond = threading.Condition()
+        self._scalars: dict[str, list] = {}
+        self._items: list = []
+        self._pending = 0
+        self._pending_bytes = 0
+        self._batches: collections.deque[_Batch] = collections.deque()
+        self._handed = 0
+        self._written = 0
+        self._stopping = False
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def _default_file_name(self) -> str:
+        host = socket.gethostname().replace(os.sep, "_")
+        return f"vdlrecords.{int(time.time())}.{host}.{os.getpid()}{self._suffix}.log"
+
+    def _open_file(self) -> None:
+        self._file = RecordFileWriter(self._path)
+        header = FileHeader(
+            format_major=FORMAT_MAJOR,
+            format_minor=FORMAT_MINOR,
+            writer_version=_version(),
+            hostname=socket.gethostname(),
+            pid=os.getpid(),
+            created=time.time(),
+            display_name=self._display_name,
+        )
+        self._file.write([Record(header=header).SerializeToString()])
+
+    def _after_fork_in_child(self) -> None:
+        """The child starts empty: the parent flushes its own buffers into its own file."""
+        self._reset_state()
+        self._file = None
+        self._path = os.path.join(self._logdir, self._default_file_name())
+
+    # -- properties ---------------------------------------------------------------
+    @property
+    def logdir(self) -> str:
+        return self._logdir
+
+    @property
+    def file_name(self) -> str:
+        return self._path
+
+    # -- the caller's side --------------------------------------------------------
+    def add_scalar(self, tag: str, value: Any, step: int, walltime: float | None = None) -> None:
+        """Record one number. NaN and infinities are data and are kept as such."""
+        # The fast path is written out inline: this is called millions of times.
+        if type(value) is not float:
+            value = scalar_value(tag, value)
+        if type(step) is not int or not _INT64_MIN <= step <= _INT64_MAX:
+            step = check_step(tag, step)
+        if walltime is None:
+            walltime = _now()
+        elif type(walltime) is not float:
+            walltime = check_walltime(tag, walltime)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError(f"{tag!r}: add_scalar called after the LogWriter was closed")
+            points = self._scalars.get(tag)
+            if points is None:
+                points = self._new_series(tag)
+            points.append((step, walltime, value))
+            self._pending += 1
+            if self._pending >= self._max_queue:
+                self._hand_off()
+
+    def _new_series(self, tag: Any) -> list:
+        check_tag(tag)
+        if self._thread is None:  # a forked child starts its thread on first use
+            self._start_thread()
+        points: list = []
+        self._scalars[tag] = points
+        return points
+
+    def add_scalars(
+        self, main_tag: str, tag_scalar_dict: Mapping[str, Any], step: int,
+        walltime: float | None = None,
+    ) -> None:
+        """Record several numbers under ``main_tag/<key>``, all in this run."""
+        check_tag(main_tag)
+        if not isinstance(tag_scalar_dict, Mapping):
+            raise TypeError(f"{main_tag!r}: tag_scalar_dict must be a dict of tag -> number")
+        walltime = _now() if walltime is None else check_walltime(main_tag, walltime)
+        for key, value in tag_scalar_dict.items():
+            check_tag(key)
+            self.add_scalar(f"{main_tag}/{key}", value, step, walltime)
+
+    def add_image(
+        self, tag: str, img: Any, step: int, walltime: float | None = None,
+        dataformats: str = "HWC",
+    ) -> None:
+        """Record an image (uint8, or float in [0, 1]); a batch (NCHW/NHWC) becomes a grid."""
+        check_tag(tag)
+        array, fmt = images.check_image(tag, img, dataformats)
+        self._add_item("image", tag, step, walltime, (array, fmt), array.nbytes)
+
+    def add_figure(self, tag: str, figure: Any, step: int, walltime: float | None = None) -> None:
+        """Record a plotly figure (kept interactive) or a matplotlib figure (as PNG).
+
+        The figure is serialized here, in the caller's thread, because figures are
+        mutable and matplotlib is not thread-safe: a later change must not leak in.
+        """
+        check_tag(tag)
+        payload = _figure_payload(tag, figure)
+        self._add_item("figure", tag, step, walltime, payload, len(payload[1]))
+
+    def add_text(self, tag: str, text_string: str, step: int, walltime: float | None = None) -> None:
+        """Record Markdown text."""
+        check_tag(tag)
+        if not isinstance(text_string, str):
+            raise TypeError(f"{tag!r}: text_string must be a str, got {type(text_string).__name__}")
+        self._add_item("text", tag, step, walltime, text_string, len(text_string))
+
+    def add_audio(
+        self, tag: str, audio_array: Any, step: int, sample_rate: int = 8000,
+        walltime: float | None = None,
+    ) -> None:
+        """Record audio: shape (frames,) or (frames, channels), float in [-1, 1] or int16."""
+        check_tag(tag)
+        samples = audio.check_audio(tag, audio_array, sample_rate)
+        self._add_item("audio", tag, step, walltime, (samples, int(sample_rate)), samples.nbytes)
+
+    def add_histogram(
+        self, tag: str, values: Any, step: int, walltime: float | None = None,
+        buckets: int = 30,
+    ) -> None:
+        """Record the distribution of ``values``; buckets are computed in the writer thread."""
+        check_tag(tag)
+        buckets = stats.check_buckets(tag, buckets)
+        array = stats.check_values(tag, values)
+        self._add_item("histogram", tag, step, walltime, (array, buckets), array.nbytes)
+
+    def add_pr_curve(
+        self, tag: str, labels: Any, predictions: Any, step: int, num_thresholds: int = 127,
+        weights: Any = None, walltime: float | None = None,
+    ) -> None:
+        """Record a precision-recall curve of binary ``labels`` against probabilities."""
+        self._add_curve("pr_curve", tag, labels, predictions, step, num_thresholds, weights,
+                        walltime)
+
+    def add_roc_curve(
+        self, tag: str, labels: Any, predictions: Any, step: int, num_thresholds: int = 127,
+        weights: Any = None, walltime: float | None = None,
+    ) -> None:
+        """Record a ROC curve of binary ``labels`` against probabilities."""
+        self._add_curve("roc_curve", tag, labels, predictions, step, num_thresholds, weights,
+                        walltime)
+
+    def _add_curve(self, kind, tag, labels, predictions, step, num_thresholds, weights,
+                   walltime) -> None:
+        check_tag(tag)
+        payload = stats.check_curve_inputs(tag, labels, predictions, num_thresholds, weights)
+        self._add_item(kind, tag, step, walltime, payload, payload[0].nbytes * 3)
+
+    def add_embeddings(
+        self, tag: str, mat: Any, metadata: Iterable | None = None,
+        metadata_header: Iterable[str] | None = None, step: int = 0,
+        walltime: float | None = None,
+    ) -> None:
+        """Record an N x D matrix with optional per-row metadata (labels or rows of columns)."""
+        check_tag(tag)
+        payload = _embedding_payload(tag, mat, metadata, metadata_header)
+        self._add_item("embedding", tag, step, walltime, payload, payload[0].nbytes)
+
+    def add_hparams(
+        self, hparams_dict: Mapping[str, Any], metrics_list: Iterable[str],
+        walltime: float | None = None,
+    ) -> None:
+        """Record this run's hyper-parameters and the scalar tags that measure it."""
+        payload = _hparams_payload(hparams_dict, metrics_list)
+        self._add_item("hparams", "hparams", 0, walltime, payload, 0)
+
+    def add_graph(self, model: Any, step: int = 0, tag: str = "model",
+                  walltime: float | None = None) -> None:
+        """Record a model graph: an ``onnx.ModelProto`` or the path of a ``.onnx`` file."""
+        check_tag(tag)
+        if isinstance(model, (str, os.PathLike)):
+            path = os.fspath(model)
+            if not os.path.isfile(path):
+                raise ValueError(f"{tag!r}: model file {path!r} does not exist")
+            payload: Any = path
+            size = 0
+        elif hasattr(model, "SerializeToString"):
+            payload = model.SerializeToString()  # a snapshot: the proto is mutable
+            size = len(payload)
+        else:
+            raise TypeError(
+                f"{tag!r}: model must be an onnx.ModelProto or a path to a .onnx file, "
+                f"got {type(model).__name__}"
+            )
+        self._add_item("graph", tag, step, walltime, payload, size)
+
+    def _add_item(self, kind: str, tag: str, step: Any, walltime: Any, payload: Any,
+                  nbytes: int) -> None:
+        step = check_step(tag, step)
+        walltime = _now() if walltime is None else check_walltime(tag, walltime)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError(f"{tag!r}: add_{kind} called after the LogWriter was closed")
+            if self._thread is None:
+                self._start_thread()
+            self._items.append((kind, tag, step, walltime, payload))
+            self._pending += 1
+            self._pending_bytes += nbytes
+            if self._pending >= self._max_queue or self._pending_bytes >= _MAX_PENDING_BYTES:
+                self._hand_off()
+
+    def _hand_off(self) -> None:
+        """Pass the buffers to the writer thread (lock held); wait while it is behind."""
+        self._batches.append(_Batch(self._scalars, self._items))
+        self._scalars, self._items = {}, []
+        self._pending = self._pending_bytes = 0
+        self._handed += 1
+        self._cond.notify_all()
+        while len(self._batches) > _MAX_BATCHES and self._error is None:
+            self._cond.wait()
+
+    def _start_thread(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="visualdl-writer", daemon=True)
+        self._thread.start()
+
+    def flush(self) -> None:
+        """Write everything recorded so far to the file (in the OS's hands on return)."""
+        with self._cond:
+            if self._pending:
+                self._hand_off()
+            ticket = self._handed
+            while self._written < ticket and self._error is None:
+                self._cond.wait()
+            error = self._error
+        if error is not None:
+            raise RuntimeError(f"LogWriter could not write {self._path}: {error}") from error
+
+    def close(self) -> None:
+        """Flush and close the file. Calling it again does nothing."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            self.flush()
+        finally:
+            with self._cond:
+                self._stopping = True
+                self._cond.notify_all()
+            if self._thread is not None:
+                self._thread.join()
+            if self._file is not None:
+                self._file.close()
+            _LIVE.discard(self)
+
+    def __enter__(self) -> "LogWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- the writer thread --------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._batches and not self._stopping:
+                    self._cond.wait(self._flush_secs)
+                if not self._batches and self._pending and not self._closed:
+                    self._periodic_hand_off()
+                batches = list(self._batches)
+                self._batches.clear()
+                self._cond.notify_all()
+                stopping = self._stopping
+            if batches:
+                self._write_batches(batches)
+            elif stopping:
+                return
+
+    def _periodic_hand_off(self) -> None:
+        self._batches.append(_Batch(self._scalars, self._items))
+        self._scalars, self._items = {}, []
+        self._pending = self._pending_bytes = 0
+        self._handed += 1
+
+    def _write_batches(self, batches: list[_Batch]) -> None:
+        try:
+            records = [r for batch in batches for r in _encode_batch(batch)]
+            if self._file is None:  # first write in a forked child
+                self._open_file()
+            self._file.write(records)
+        except Exception as exc:  # reported by flush()/close(), never swallowed
+            with self._cond:
+                self._error = exc
+        with self._cond:
+            self._written += len(batches)
+            self._cond.notify_all()
+
+
+def _encode_batch(batch: _Batch) -> list[bytes]:
+    """Serialized records: small entries packed together, each blob in its own record."""
+    records: list[bytes] = []
+    pack = Record()
+    size = 0
+    for tag, points in batch.scalars.items():
+        pack.entries.append(encode_scalars(tag, points))
+        size += 24 * len(points)
+        if size >= _RECORD_TARGET:
+            records.append(pack.SerializeToString())
+            pack, size = Record(), 0
+    errors = []
+    for kind, tag, step, wall, payload in batch.items:
+        try:
+            entry = encode_item(kind, tag, step, wall, payload)
+        except Exception as exc:  # one bad item must not lose the rest of the batch
+            errors.append(f"{tag!r} ({kind}) at step {step}: {exc}")
+            continue
+        if kind in BLOB_KINDS:
+            records.append(Record(entries=[entry]).SerializeToString())
+        else:
+            pack.entries.append(entry)
+            size += entry.ByteSize()
+            if size >= _RECORD_TARGET:
+                records.append(pack.SerializeToString())
+                pack, size = Record(), 0
+    if pack.entries:
+        records.append(pack.SerializeToString())
+    for message in errors:
+        warnings.warn(f"visualdl: could not record {message}", RuntimeWarning, stacklevel=1)
+    return records
+
+
+def _figure_payload(tag: str, figure: Any) -> tuple[str, Any]:
+    if isinstance(figure, dict):
+        return "plotly", json.dumps(figure, default=_json_default)
+    if isinstance(figure, str):
+        try:
+            json.loads(figure)
+        except ValueError:
+            raise ValueError(f"{tag!r}: a figure given as str must be plotly JSON") from None
+        return "plotly", figure
+    if hasattr(figure, "to_plotly_json") and hasattr(figure, "to_json"):
+        return "plotly", figure.to_json()
+    if hasattr(figure, "savefig") and hasattr(figure, "canvas"):
+        import io
+
+        out = io.BytesIO()
+        figure.savefig(out, format="png")
+        return "png", out.getvalue()
+    raise TypeError(
+        f"{tag!r}: figure must be a plotly Figure, a matplotlib Figure or a plotly JSON "
+        f"dict/str, got {type(figure).__name__}"
+    )
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"cannot turn {type(value).__name__} into JSON")
+
+
+def _embedding_payload(tag, mat, metadata, metadata_header):
+    matrix = to_array(tag, mat, "mat")
+    require_real(tag, matrix, "mat")
+    if matrix.ndim != 2 or 0 in matrix.shape:
+        raise ValueError(f"{tag!r}: mat must be a non-empty 2-D array, got shape {matrix.shape}")
+    require_finite(tag, matrix, "mat")
+    matrix = matrix.astype("<f4")
+    header = [str(h) for h in metadata_header] if metadata_header is not None else []
+    rows: list[list[str]] = []
+    if metadata is not None:
+        rows = [
+            [str(v) for v in row] if isinstance(row, (list, tuple)) else [str(row)]
+            for row in metadata
+        ]
+        if len(rows) != matrix.shape[0]:
+            raise ValueError(
+                f"{tag!r}: metadata has {len(rows)} rows but mat has {matrix.shape[0]}"
+            )
+        width = len(header) if header else len(rows[0])
+        if any(len(row) != width for row in rows):
+            raise ValueError(f"{tag!r}: every metadata row must have {width} columns")
+        if header and width != len(header):
+            raise ValueError(f"{tag!r}: metadata_header has {len(header)} names, rows {width}")
+    elif header:
+        raise ValueError(f"{tag!r}: metadata_header given without metadata")
+    return matrix, header, rows
+
+
+def _hparams_payload(hparams_dict: Any, metrics_list: Any) -> tuple[dict, list[str]]:
+    if not isinstance(hparams_dict, Mapping) or not hparams_dict:
+        raise TypeError("hparams_dict must be a non-empty dict of name -> number/str/bool")
+    values: dict[str, Any] = {}
+    for name, value in hparams_dict.items():
+        check_tag(name)
+        if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+            value = value.item()
+        if not isinstance(value, (bool, int, float, str)):
+            raise TypeError(
+                f"hparams_dict[{name!r}] must be a number, str or bool, got {type(value).__name__}"
+            )
+        values[name] = value
+    if isinstance(metrics_list, str) or not isinstance(metrics_list, Iterable):
+        raise TypeError("metrics_list must be a list of scalar tags")
+    metrics = [check_tag(m) for m in metrics_list]
+    return values, metrics
+
+
+def _version() -> str:
+    from visualdl import __version__
+
+    return __version__
+
+
+# Writers still open at interpreter exit are flushed and closed; after fork() each child
+# starts its writers afresh (new lock, new thread, its own file).
+_LIVE: "weakref.WeakSet[LogWriter]" = weakref.WeakSet()
+
+
+def _close_all() -> None:
+    for writer in list(_LIVE):
+        try:
+            writer.close()
+        except Exception as exc:  # at exit there is nobody left to raise to
+            warnings.warn(f"visualdl: closing {writer.file_name} failed: {exc}")
+
+
+def _reset_after_fork() -> None:
+    for writer in list(_LIVE):
+        writer._after_fork_in_child()
+
+
+atexit.register(_close_all)
+os.register_at_fork(after_in_child=_reset_after_fork)
