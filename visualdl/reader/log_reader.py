@@ -53,7 +53,8 @@ class LogReader:
         if not logdirs:
             raise ValueError("logdir must name at least one directory or record file")
         self._roots = discovery.make_roots([os.fspath(d) for d in logdirs])
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # guards the data below
+        self._reload_lock = threading.Lock()  # one reload at a time
         self._files: dict[str, FileState] = {}
         self._runs: dict[str, RunStore] = {}
         self._run_dirs: dict[str, str] = {}
@@ -64,8 +65,13 @@ class LogReader:
 
     # -- reading files ------------------------------------------------------------
     def reload(self) -> int:
-        """Read what was appended since the last call; return the number of new records."""
-        with self._lock:
+        """Read what was appended since the last call; return the number of new records.
+
+        Bytes are read and decoded without holding the data lock, which is taken only to
+        add each chunk's records: a server keeps answering from what is loaded so far
+        while a large logdir loads.
+        """
+        with self._reload_lock:
             new = 0
             for root in self._roots:
                 try:
@@ -77,17 +83,16 @@ class LogReader:
                     run = discovery.run_name(root, run_dir)
                     for path in paths:
                         new += self._read_file(self._file_state(path, run, run_dir))
-            if new:
-                self.version += 1
             return new
 
     def _file_state(self, path: str, run: str, run_dir: str) -> FileState:
-        state = self._files.get(path)
-        if state is None:
-            state = FileState(path, run, len(self._files))
-            self._files[path] = state
-            self._run_dirs.setdefault(run, run_dir)
-        return state
+        with self._lock:
+            state = self._files.get(path)
+            if state is None:
+                state = FileState(path, run, len(self._files))
+                self._files[path] = state
+                self._run_dirs.setdefault(run, run_dir)
+            return state
 
     def _read_file(self, state: FileState) -> int:
         if state.refused:
@@ -112,13 +117,19 @@ class LogReader:
                 return count
             base = state.offset
             result = scan(buf, base)
-            for message in result.errors:
-                state.errors += 1
-                self._error(f"{state.path}: {message}")
-            for offset, payload in result.records:
-                count += self._handle_record(state, offset, payload)
-                if state.refused:
-                    return count
+            decoded = [(offset, _decode(payload)) for offset, payload in result.records]
+            with self._lock:
+                for message in result.errors:
+                    state.errors += 1
+                    self._error(f"{state.path}: {message}")
+                added = 0
+                for offset, record in decoded:
+                    added += self._handle_record(state, offset, record)
+                    if state.refused:
+                        return count + added
+                if added:
+                    self.version += 1
+            count += added
             state.offset = result.end
             pending = buf[result.end - base :]
 
@@ -131,12 +142,11 @@ class LogReader:
             return False
         return True
 
-    def _handle_record(self, state: FileState, offset: int, payload: memoryview) -> int:
-        try:
-            record = Record.FromString(payload)
-        except (DecodeError, ValueError, RuntimeError) as exc:
+    def _handle_record(self, state: FileState, offset: int, record: Record | str) -> int:
+        """Add one decoded record (lock held); ``record`` is the decode error if any."""
+        if isinstance(record, str):
             state.errors += 1
-            self._error(f"{state.path}: undecodable record at offset {offset}: {exc}")
+            self._error(f"{state.path}: undecodable record at offset {offset}: {record}")
             return 0
         state.records += 1
         if state.header is None:
@@ -170,9 +180,10 @@ class LogReader:
         self._error(f"{state.path}: {why}")
 
     def _error(self, message: str) -> None:
-        self.errors += 1
-        self._messages.append(message)
-        del self._messages[:-_MAX_MESSAGES]
+        with self._lock:
+            self.errors += 1
+            self._messages.append(message)
+            del self._messages[:-_MAX_MESSAGES]
 
     # -- the public view ----------------------------------------------------------
     @property
@@ -264,6 +275,14 @@ class LogReader:
             if tag not in store.events.get(kind, {}):
                 raise KeyError(f"run {run!r} has no {kind} tag {tag!r}")
             return store.event_list(kind, tag)
+
+
+def _decode(payload: memoryview) -> Record | str:
+    """A record's protobuf, or the reason it cannot be decoded."""
+    try:
+        return Record.FromString(payload)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        return str(exc) or type(exc).__name__
 
 
 def load_embedding(message: Embedding) -> tuple[Any, list[str], list[list[str]]]:
