@@ -48,7 +48,9 @@ class LogReader:
     >>> steps, wall_times, values = reader.scalars("exp1", "train/loss")
     """
 
-    def __init__(self, logdir: str | os.PathLike | list | tuple) -> None:
+    def __init__(self, logdir: str | os.PathLike | list | tuple, load: bool = True) -> None:
+        """``load=False`` reads nothing yet: a server builds the reader at once and lets
+        ``reload()`` fill it in the background, answering from what is loaded so far."""
         logdirs = list(logdir) if isinstance(logdir, (list, tuple)) else [logdir]
         if not logdirs:
             raise ValueError("logdir must name at least one directory or record file")
@@ -61,7 +63,8 @@ class LogReader:
         self._messages: list[str] = []
         self.errors = 0
         self.version = 0
-        self.reload()
+        if load:
+            self.reload()
 
     # -- reading files ------------------------------------------------------------
     def reload(self) -> int:

@@ -1,0 +1,78 @@
+"""Embeddings: the index of recorded matrices, and their projection to 2-D or 3-D.
+
+Projections are computed on request (PCA in milliseconds, t-SNE and UMAP in seconds)
+and cached. Large sets are sampled (the response says so), since a browser scatter of
+hundreds of thousands of points helps nobody.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from flask import Blueprint, Response
+
+from visualdl.reader import load_embedding
+from visualdl.server import blobs
+from visualdl.server.api_common import arg_choice, arg_int, cached_json, etag_for, \
+    not_modified
+from visualdl.server.errors import ApiError
+from visualdl.server.jsonio import float_list
+from visualdl.server.projections import METHODS, MissingLibrary, project, sample_rows
+
+__all__ = ["blueprint"]
+
+KIND = "embedding"
+blueprint = Blueprint("embeddings", __name__)
+_LIMITS = {"pca": 20000, "tsne": 3000, "umap": 10000}
+_cache: "OrderedDict[tuple, dict]" = OrderedDict()
+_cache_lock = threading.Lock()
+_CACHE_SIZE = 32
+
+
+@blueprint.get("/api/embeddings")
+def index() -> Response:
+    """``?run=&tag=``: every recorded step with the matrix shape and metadata columns."""
+    return blobs.index_response(KIND, ("shape", "metadata_header"))
+
+
+@blueprint.get("/api/embeddings/projection")
+def projection() -> Response:
+    """``?run=&tag=&step=&method=pca|tsne|umap&dims=2|3[&max_points=N]``."""
+    run, tag, step, ref = blobs.requested_ref(KIND)
+    method = arg_choice("method", "pca", METHODS)
+    dims = arg_int("dims", 2, 2, 3)
+    limit = arg_int("max_points", _LIMITS[method], 10, _LIMITS[method])
+    key = (ref.path, ref.offset, method, dims, limit)
+    etag = etag_for("projection", *key)
+    cached = not_modified(etag)
+    if cached is not None:
+        return cached
+    with _cache_lock:
+        body = _cache.get(key)
+    if body is None:
+        body = _compute(run, tag, step, ref, method, dims, limit)
+        with _cache_lock:
+            _cache[key] = body
+            while len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+    return cached_json(body, etag)
+
+
+def _compute(run, tag, step, ref, method, dims, limit) -> dict:
+    matrix, header, rows = load_embedding(blobs.load(ref))
+    picked = sample_rows(matrix.shape[0], limit)
+    try:
+        coords, info = project(matrix[picked], method, dims)
+    except MissingLibrary as err:
+        raise ApiError(501, str(err)) from None
+    return {
+        "run": run, "tag": tag, "step": step, "method": method, "dims": dims,
+        "total": int(matrix.shape[0]), "shown": int(len(picked)),
+        "sampled": bool(len(picked) < matrix.shape[0]),
+        "indices": picked.tolist(),
+        "coords": [float_list(coords[:, k]) for k in range(dims)],
+        "metadata_header": header,
+        "metadata": [rows[i] for i in picked.tolist()] if rows else [],
+        **info,
+    }

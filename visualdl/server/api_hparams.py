@@ -1,0 +1,50 @@
+"""Hyper-parameters: one row per run with its values and the last value of each metric."""
+
+from __future__ import annotations
+
+import math
+
+from flask import Blueprint, Response
+
+from visualdl.server.api_common import cached_json, etag_for, not_modified, service
+
+__all__ = ["blueprint", "hparams_table"]
+
+blueprint = Blueprint("hparams", __name__)
+
+
+def _last(reader, run: str, tag: str) -> float | str | None:
+    try:
+        values = reader.scalars(run, tag).values
+    except KeyError:
+        return None
+    if len(values) == 0:
+        return None
+    v = float(values[-1])
+    if math.isfinite(v):
+        return v
+    return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+
+
+def hparams_table() -> dict:
+    """Every run that logged hyper-parameters, with the union of names and metric tags."""
+    reader = service().reader
+    rows, names, metrics = [], {}, {}
+    for run in reader.runs():
+        event = reader.hparams(run)
+        if event is None:
+            continue
+        names.update(dict.fromkeys(event.hparams))
+        metrics.update(dict.fromkeys(event.metric_tags))
+        rows.append({"run": run, "wall_time": event.wall_time, "hparams": event.hparams,
+                     "metric_tags": list(event.metric_tags)})
+    for row in rows:
+        row["metrics"] = {tag: _last(reader, row["run"], tag) for tag in metrics}
+    return {"hparam_names": list(names), "metric_names": list(metrics), "runs": rows}
+
+
+@blueprint.get("/api/hparams")
+def hparams() -> Response:
+    """The whole table (it is small: one row per run)."""
+    etag = etag_for("hparams", service().version)
+    return not_modified(etag) or cached_json(hparams_table(), etag)
