@@ -20,14 +20,14 @@ class Scalars(NamedTuple):
     values: np.ndarray      # float64; NaN and +-inf are kept
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TextEvent:
     step: int
     wall_time: float
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HistogramEvent:
     step: int
     wall_time: float
@@ -41,7 +41,7 @@ class HistogramEvent:
     nonfinite: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CurveEvent:
     """A PR curve (x=recall, y=precision) or a ROC curve (x=fpr, y=tpr) at one step."""
 
@@ -56,14 +56,14 @@ class CurveEvent:
     fn: np.ndarray
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HParamsEvent:
     wall_time: float
     hparams: dict[str, Any]
     metric_tags: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BlobRef:
     """Where one blob (image, audio, figure, graph, embedding) lives; load it with
     ``LogReader.load``. ``meta`` holds the small fields (size, rate, shape, ...)."""
