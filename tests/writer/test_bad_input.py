@@ -11,6 +11,8 @@ IMG = np.zeros((4, 4, 3), np.uint8)
 BAD_CALLS = [
     ("add_scalar", ("", 1.0, 0), ValueError, "tag must not be empty"),
     ("add_scalar", (3, 1.0, 0), TypeError, "tag must be a str"),
+    ("add_scalar", ("bad\udc80", 1.0, 0), ValueError, "not valid Unicode"),
+    ("add_text", ("t", "bad\udc80", 0), ValueError, "'t': text_string is not valid Unicode"),
     ("add_scalar", ("loss", "high", 0), TypeError, "'loss': value must be a real number"),
     ("add_scalar", ("loss", np.array([1.0, 2.0]), 0), ValueError, "'loss': value must hold"),
     ("add_scalar", ("loss", 1.0, 1.5), TypeError, "'loss': step must be an integer"),

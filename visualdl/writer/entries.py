@@ -16,17 +16,6 @@ from visualdl.writer.record_pb2 import Entry
 BLOB_KINDS = frozenset({"image", "audio", "figure", "graph", "embedding"})
 
 
-def encode_scalars(tag: str, points: list[tuple[int, float, float]]) -> Entry:
-    steps, walls, values = zip(*points)
-    entry = Entry()
-    series = entry.scalars
-    series.tag = tag
-    series.steps.extend(steps)
-    series.wall_times.extend(walls)
-    series.values.extend(values)
-    return entry
-
-
 def _image(entry: Entry, payload: tuple[np.ndarray, str]) -> None:
     array, fmt = payload
     hwc = images.to_hwc_uint8(array, fmt)

@@ -3,6 +3,12 @@
 The caller's thread only checks values and appends them to buffers (copying arrays it
 keeps); a background thread encodes records and writes them. Memory is bounded: when
 too many batches wait for the writer thread, the caller waits too. Nothing is dropped.
+
+Scalars take the fastest path: each thread appends to buffers of its own (one list per
+tag), without a lock. Only the thread that takes buffers away (a hand-off, ``flush()`` or
+the periodic flush) locks, and it takes exactly the first ``n`` points of each list:
+``list.append`` and ``del lst[:n]`` are atomic, so points appended meanwhile stay for the
+next batch.
 """
 
 from __future__ import annotations
@@ -14,17 +20,19 @@ import os
 import socket
 import threading
 import time
+from _thread import _local as ThreadLocal
 import warnings
 import weakref
 from datetime import datetime
 from typing import Any, Iterable, Mapping
 
-from visualdl.writer import audio, images, stats
-from visualdl.writer.entries import BLOB_KINDS, encode_item, encode_scalars
+from visualdl.writer import audio, images, scalar_codec, stats
+from visualdl.writer.entries import BLOB_KINDS, encode_item
 from visualdl.writer.record_file import RecordFileWriter
 from visualdl.writer.record_pb2 import FileHeader, Record
 from visualdl.writer.values import (
     check_step,
+    check_utf8,
     check_tag,
     check_walltime,
     require_finite,
@@ -59,6 +67,10 @@ class LogWriter:
     """Record scalars, images, audio, text, histograms, curves, embeddings, hyper-parameters,
     figures and model graphs into ``logdir``.
 
+    ``max_queue`` is how many points of one scalar tag (per thread), or how many other
+    entries, are buffered before they go to the writer thread; ``flush_secs`` is how
+    often buffered data is written anyway.
+
     >>> with LogWriter(logdir="runs/exp1") as writer:
     ...     writer.add_scalar("train/loss", 0.25, step=1)
     """
@@ -67,7 +79,7 @@ class LogWriter:
         self,
         logdir: str | os.PathLike | None = None,
         comment: str = "",
-        max_queue: int = 10000,
+        max_queue: int = 4096,
         flush_secs: float = 5.0,
         filename_suffix: str = "",
         display_name: str = "",
@@ -88,6 +100,7 @@ class LogWriter:
             raise ValueError(f"logdir {self._logdir!r} exists and is not a directory")
         os.makedirs(self._logdir, exist_ok=True)
         self._max_queue = max_queue
+        self._max_flat = 3 * max_queue
         self._flush_secs = float(flush_secs)
         self._suffix = filename_suffix
         self._display_name = display_name
@@ -101,8 +114,13 @@ class LogWriter:
 
     # -- state ------------------------------------------------------------------
     def _reset_state(self) -> None:
-        self._cond = threading.Condition()
-        self._scalars: dict[str, list] = {}
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        # .series: this thread's {tag: [step, wall, value, step, wall, value, ...]}; flat
+        # lists cost the caller less than tuples and decode straight into numpy.
+        self._local = ThreadLocal()
+        # Every thread's .series, with its thread, so that dead threads can be let go.
+        self._all_series: list[tuple[threading.Thread, dict[str, list]]] = []
         self._items: list = []
         self._pending = 0
         self._pending_bytes = 0
@@ -157,24 +175,31 @@ class LogWriter:
             walltime = _now()
         elif type(walltime) is not float:
             walltime = check_walltime(tag, walltime)
-        with self._cond:
-            if self._closed:
-                raise RuntimeError(f"{tag!r}: add_scalar called after the LogWriter was closed")
-            points = self._scalars.get(tag)
-            if points is None:
-                points = self._new_series(tag)
-            points.append((step, walltime, value))
-            self._pending += 1
-            if self._pending >= self._max_queue:
-                self._hand_off()
+        try:
+            points = self._local.series[tag]
+        except (AttributeError, KeyError, TypeError):
+            points = self._new_series(tag)
+        points.extend((step, walltime, value))  # one atomic extend: never half a point
+        if len(points) >= self._max_flat:
+            self._hand_off_now()
+        if self._closed:  # checked after the append: close() sets it before collecting
+            raise RuntimeError(f"{tag!r}: add_scalar called after the LogWriter was closed")
 
     def _new_series(self, tag: Any) -> list:
+        """The calling thread's buffer for ``tag`` (slow path: first use of a tag)."""
         check_tag(tag)
-        if self._thread is None:  # a forked child starts its thread on first use
-            self._start_thread()
-        points: list = []
-        self._scalars[tag] = points
-        return points
+        series = getattr(self._local, "series", None)
+        if series is None:
+            series = self._local.series = {}
+            with self._lock:
+                self._all_series.append((threading.current_thread(), series))
+                if self._thread is None:  # a forked child starts its thread on first use
+                    self._start_thread()
+        return series.setdefault(tag, [])
+
+    def _hand_off_now(self) -> None:
+        with self._lock:
+            self._hand_off()
 
     def add_scalars(
         self, main_tag: str, tag_scalar_dict: Mapping[str, Any], step: int,
@@ -213,6 +238,7 @@ class LogWriter:
         check_tag(tag)
         if not isinstance(text_string, str):
             raise TypeError(f"{tag!r}: text_string must be a str, got {type(text_string).__name__}")
+        check_utf8(tag, "text_string", text_string)
         self._add_item("text", tag, step, walltime, text_string, len(text_string))
 
     def add_audio(
@@ -309,12 +335,38 @@ class LogWriter:
             if self._pending >= self._max_queue or self._pending_bytes >= _MAX_PENDING_BYTES:
                 self._hand_off()
 
-    def _hand_off(self) -> None:
-        """Pass the buffers to the writer thread (lock held); wait while it is behind."""
-        self._batches.append(_Batch(self._scalars, self._items))
-        self._scalars, self._items = {}, []
+    def _take_scalars(self) -> dict[str, list]:
+        """Take every thread's buffered points (lock held), merged per tag."""
+        taken: dict[str, list] = {}
+        for _, series in self._all_series:
+            for tag, points in list(series.items()):
+                n = len(points)
+                if n:
+                    chunk = points[:n]
+                    del points[:n]  # points appended since len() stay for the next batch
+                    if tag in taken:
+                        taken[tag].extend(chunk)
+                    else:
+                        taken[tag] = chunk
+        # A finished thread appends nothing more: once emptied, its buffers can go.
+        self._all_series = [(t, s) for t, s in self._all_series if t.is_alive()]
+        return taken
+
+    def _has_pending(self) -> bool:
+        return bool(self._items) or any(
+            points for _, series in self._all_series for points in list(series.values())
+        )
+
+    def _next_batch(self) -> None:
+        """Move what is buffered into a batch for the writer thread (lock held)."""
+        self._batches.append(_Batch(self._take_scalars(), self._items))
+        self._items = []
         self._pending = self._pending_bytes = 0
         self._handed += 1
+
+    def _hand_off(self) -> None:
+        """Pass the buffers to the writer thread (lock held); wait while it is behind."""
+        self._next_batch()
         self._cond.notify_all()
         while len(self._batches) > _MAX_BATCHES and self._error is None:
             self._cond.wait()
@@ -326,7 +378,7 @@ class LogWriter:
     def flush(self) -> None:
         """Write everything recorded so far to the file (in the OS's hands on return)."""
         with self._cond:
-            if self._pending:
+            if self._has_pending():
                 self._hand_off()
             ticket = self._handed
             while self._written < ticket and self._error is None:
@@ -365,8 +417,8 @@ class LogWriter:
             with self._cond:
                 if not self._batches and not self._stopping:
                     self._cond.wait(self._flush_secs)
-                if not self._batches and self._pending and not self._closed:
-                    self._periodic_hand_off()
+                if not self._batches and not self._closed and self._has_pending():
+                    self._next_batch()
                 batches = list(self._batches)
                 self._batches.clear()
                 self._cond.notify_all()
@@ -375,12 +427,6 @@ class LogWriter:
                 self._write_batches(batches)
             elif stopping:
                 return
-
-    def _periodic_hand_off(self) -> None:
-        self._batches.append(_Batch(self._scalars, self._items))
-        self._scalars, self._items = {}, []
-        self._pending = self._pending_bytes = 0
-        self._handed += 1
 
     def _write_batches(self, batches: list[_Batch]) -> None:
         try:
@@ -397,33 +443,38 @@ class LogWriter:
 
 
 def _encode_batch(batch: _Batch) -> list[bytes]:
-    """Serialized records: small entries packed together, each blob in its own record."""
+    """Serialized records: small entries packed together, each blob in its own record.
+
+    A record is the concatenation of its entries (``Record.entries`` is a repeated field),
+    so entries are serialized one by one and joined.
+    """
     records: list[bytes] = []
-    pack = Record()
+    pack: list[bytes] = []
     size = 0
-    for tag, points in batch.scalars.items():
-        pack.entries.append(encode_scalars(tag, points))
-        size += 24 * len(points)
+
+    def add(entry: bytes) -> None:
+        nonlocal size, pack
+        pack.append(scalar_codec.record_entry(entry))
+        size += len(entry)
         if size >= _RECORD_TARGET:
-            records.append(pack.SerializeToString())
-            pack, size = Record(), 0
+            records.append(b"".join(pack))
+            pack, size = [], 0
+
+    for tag, flat in batch.scalars.items():
+        add(scalar_codec.encode_entry(tag, flat))
     errors = []
     for kind, tag, step, wall, payload in batch.items:
         try:
-            entry = encode_item(kind, tag, step, wall, payload)
+            entry = encode_item(kind, tag, step, wall, payload).SerializeToString()
         except Exception as exc:  # one bad item must not lose the rest of the batch
             errors.append(f"{tag!r} ({kind}) at step {step}: {exc}")
             continue
         if kind in BLOB_KINDS:
-            records.append(Record(entries=[entry]).SerializeToString())
+            records.append(scalar_codec.record_entry(entry))
         else:
-            pack.entries.append(entry)
-            size += entry.ByteSize()
-            if size >= _RECORD_TARGET:
-                records.append(pack.SerializeToString())
-                pack, size = Record(), 0
-    if pack.entries:
-        records.append(pack.SerializeToString())
+            add(entry)
+    if pack:
+        records.append(b"".join(pack))
     for message in errors:
         warnings.warn(f"visualdl: could not record {message}", RuntimeWarning, stacklevel=1)
     return records

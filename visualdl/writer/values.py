@@ -21,7 +21,16 @@ def check_tag(tag: Any) -> str:
         raise ValueError("tag must not be empty")
     if "\x00" in tag:
         raise ValueError(f"tag {tag!r} must not contain NUL characters")
+    check_utf8(tag, "tag", tag)
     return tag
+
+
+def check_utf8(tag: str, what: str, text: str) -> None:
+    """Records hold UTF-8: a str with lone surrogates cannot be written."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{tag!r}: {what} is not valid Unicode (lone surrogates)") from None
 
 
 def check_step(tag: str, step: Any) -> int:
