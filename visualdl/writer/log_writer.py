@@ -45,7 +45,7 @@ FORMAT_MAJOR = 1
 FORMAT_MINOR = 0
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _MAX_BATCHES = 4  # batches waiting for the writer thread before callers wait
-_MAX_PENDING_BYTES = 32 << 20  # hand a batch over early when its arrays get this big
+_MAX_PENDING_BYTES = 8 << 20  # hand a batch over early when its arrays get this big
 _RECORD_TARGET = 1 << 20  # small entries are packed into records of about this size
 _now = time.time
 
