@@ -1,0 +1,210 @@
+"""Benchmark visualdl.framework training steps against PyTorch CPU in the same run.
+
+Workloads (forward + backward + SGD-momentum step):
+  * MLP 784-256-128-10, batch 128
+  * LeNet-5 (conv 6@5x5, max-pool, conv 16@5x5, max-pool, fc 120-84-10) on 1x28x28, batch 64
+For each thread count: median step time over repeats, steps/s and the ours/torch ratio
+(> 1 means faster than PyTorch). Also numpy's float32 GEMM GFLOP/s for reference, and the
+first-training-step time in a fresh process with a cold and a warm Numba cache.
+
+    python bench/framework.py                 # threads 1 and 2
+    python bench/framework.py --threads 1 --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+# --------------------------------------------------------------------------- models
+def vf_models():
+    import visualdl.framework as vf
+    from visualdl.framework import nn
+
+    mlp = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
+                        nn.Linear(128, 10))
+    lenet = nn.Sequential(nn.Conv2D(1, 6, 5), nn.ReLU(), nn.MaxPool2D(2),
+                          nn.Conv2D(6, 16, 5), nn.ReLU(), nn.MaxPool2D(2), nn.Flatten(),
+                          nn.Linear(256, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                          nn.Linear(84, 10))
+    return vf, mlp, lenet
+
+
+def vf_step_fn(net, x_np, y_np):
+    import visualdl.framework as vf
+    import visualdl.framework.nn.functional as F
+
+    opt = vf.optim.SGD(net.parameters(), 0.01, momentum=0.9)
+    x, y = vf.tensor(x_np), vf.tensor(y_np)
+
+    def step():
+        loss = F.cross_entropy(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def torch_step_fn(kind, x_np, y_np):
+    import torch
+    from torch import nn
+
+    if kind == "mlp":
+        net = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
+                            nn.Linear(128, 10))
+    else:
+        net = nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5),
+                            nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120),
+                            nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+    opt = torch.optim.SGD(net.parameters(), 0.01, momentum=0.9)
+    x, y = torch.tensor(x_np), torch.tensor(y_np)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def data(kind):
+    rng = np.random.default_rng(0)
+    if kind == "mlp":
+        return rng.standard_normal((128, 784)).astype(np.float32), rng.integers(0, 10, 128)
+    return rng.standard_normal((64, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, 64)
+
+
+def time_interleaved(steps_fns, repeats: int, steps: int, warmup: int = 5) -> list[float]:
+    """Median seconds per step for each step function. Timed blocks of ``steps`` steps
+    alternate between the functions, so load from other processes on a shared machine hits
+    all of them alike."""
+    for fn in steps_fns:
+        for _ in range(warmup):
+            fn()
+    times: list[list[float]] = [[] for _ in steps_fns]
+    for _ in range(repeats):
+        for i, fn in enumerate(steps_fns):
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                fn()
+            times[i].append((time.perf_counter() - t0) / steps)
+    return [statistics.median(t) for t in times]
+
+
+def gemm_gflops(n: int = 512, repeats: int = 20) -> float:
+    a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
+    b = a.copy()
+    a @ b
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * n**3 * repeats / (time.perf_counter() - t0) / 1e9
+
+
+# --------------------------------------------------------------------------- cold start
+_FIRST_STEP = r"""
+import json, time, sys
+t0 = time.perf_counter()
+sys.path.insert(0, {root!r})
+import numpy as np
+import visualdl.framework as vf
+sys.path.insert(0, {bench!r})
+import framework as fb
+t_import = time.perf_counter() - t0
+_, mlp, lenet = fb.vf_models()
+out = {{"import_s": t_import}}
+for name, net in (("mlp", mlp), ("lenet", lenet)):
+    x, y = fb.data(name)
+    step = fb.vf_step_fn(net, x, y)
+    t0 = time.perf_counter(); step(); out[name + "_first_step_s"] = time.perf_counter() - t0
+print(json.dumps(out))
+"""
+
+
+def first_step_times(cache_dir: str) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    code = _FIRST_STEP.format(root=ROOT, bench=os.path.dirname(os.path.abspath(__file__)))
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+# --------------------------------------------------------------------------- main
+def main() -> None:
+    parser = argparse.ArgumentParser(description="visualdl.framework vs PyTorch CPU")
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold/warm cache runs")
+    args = parser.parse_args()
+
+    import visualdl.framework as vf
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+        print("torch not installed: PyTorch columns left empty (pip install torch==2.13.0)")
+
+    print(f"visualdl.framework benchmark  (numpy {np.__version__}, "
+          f"torch {torch.__version__ if torch else '-'}, {os.cpu_count()} CPUs)")
+    rows = []
+    for n_threads in [int(t) for t in args.threads.split(",")]:
+        vf.set_num_threads(n_threads)
+        if torch is not None:
+            torch.set_num_threads(n_threads)
+        gf = gemm_gflops()
+        for kind in ("mlp", "lenet"):
+            vf.seed(0)
+            _, mlp, lenet = vf_models()
+            x, y = data(kind)
+            fns = [vf_step_fn(mlp if kind == "mlp" else lenet, x, y)]
+            if torch is not None:
+                torch.manual_seed(0)
+                fns.append(torch_step_fn(kind, x, y))
+            medians = time_interleaved(fns, args.repeats, args.steps)
+            ours, theirs = medians[0], (medians[1] if torch is not None else None)
+            rows.append((n_threads, kind, ours, theirs, gf))
+
+    label = {"mlp": "MLP 784-256-128-10 b128", "lenet": "LeNet-5 1x28x28 b64"}
+    print()
+    print("| threads | workload | ours ms/step | ours steps/s | torch ms/step | torch steps/s "
+          "| ratio (ours/torch steps/s) | numpy sgemm GFLOP/s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n_threads, kind, ours, theirs, gf in rows:
+        t_ms = f"{theirs * 1e3:.3f}" if theirs else "-"
+        t_sps = f"{1 / theirs:.0f}" if theirs else "-"
+        ratio = f"{theirs / ours:.2f}x" if theirs else "-"
+        print(f"| {n_threads} | {label[kind]} | {ours * 1e3:.3f} | {1 / ours:.0f} | {t_ms} | "
+              f"{t_sps} | {ratio} | {gf:.1f} |")
+
+    if not args.no_cold:
+        with tempfile.TemporaryDirectory() as cache:
+            cold = first_step_times(cache)
+            warm = first_step_times(cache)
+        print()
+        print("| fresh process | import s | MLP first step s | LeNet first step s |")
+        print("|---|---|---|---|")
+        for name, r in (("cold Numba cache", cold), ("warm Numba cache", warm)):
+            print(f"| {name} | {r['import_s']:.2f} | {r['mlp_first_step_s']:.2f} | "
+                  f"{r['lenet_first_step_s']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""Serialization, thread control, and learning a real dataset."""
+
+import os
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+import visualdl.framework as vf
+
+
+def test_save_load_nested_structures(tmp_path):
+    obj = {"model": {"w": vf.tensor([[1.0, 2.0]]), "step": 3}, "hist": [np.arange(3), (1.5, "a")],
+           "none": None}
+    path = tmp_path / "ckpt"
+    vf.save(obj, path)
+    back = vf.load(path)
+    assert isinstance(back["model"]["w"], vf.Tensor) and back["model"]["w"].tolist() == [[1.0, 2.0]]
+    assert back["model"]["step"] == 3 and back["none"] is None
+    assert back["hist"][0].tolist() == [0, 1, 2] and back["hist"][1] == (1.5, "a")
+    assert os.listdir(tmp_path) == ["ckpt"]
+    np.savez(tmp_path / "other.npz", a=np.zeros(2))
+    with pytest.raises((ValueError, KeyError)):
+        vf.load(tmp_path / "other.npz")
+    with pytest.raises(TypeError):
+        vf.save({"f": object()}, tmp_path / "bad")
+
+
+def test_set_num_threads_governs_blas_and_numba():
+    from threadpoolctl import threadpool_info
+
+    before = vf.get_num_threads()
+    try:
+        vf.set_num_threads(1)
+        assert vf.get_num_threads() == 1 and numba.get_num_threads() == 1
+        assert all(pool["num_threads"] == 1 for pool in threadpool_info())
+        with pytest.raises(ValueError):
+            vf.set_num_threads(0)
+    finally:
+        vf.set_num_threads(before)
+
+
+def test_mlp_learns_digits():
+    pytest.importorskip("sklearn")
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    import train_digits
+
+    vf.seed(0)
+    data = train_digits.load_digits_split(0)
+    acc = train_digits.train("mlp", train_digits.make_mlp(), data, epochs=12, lr=3e-3)
+    assert acc >= 0.95

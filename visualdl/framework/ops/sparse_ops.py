@@ -1,0 +1,64 @@
+"""dropout and embedding (whose weight gradient is row-sparse)."""
+
+from __future__ import annotations
+
+from .. import dtypes
+from .. import random as _random
+from ..codes import MUL, NE
+from ..dispatch import Op, apply, register
+from ..sparse import RowSparseGrad
+from ..tensor import Tensor
+
+
+@register("dropout")
+class Dropout(Op):
+    def forward(self, x, p, seed):
+        y, mask = self.be.dropout(x, p, seed)
+        if self.recording:
+            self.saved = mask
+        return y
+
+    def backward(self, g):
+        p = self.attrs["p"]
+        return (self.be.dropout_grad(g, self.saved, 0.0 if p >= 1 else 1.0 / (1.0 - p)),)
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Inverted dropout: zero with probability p, scale survivors by 1/(1-p); identity when
+    not training."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    return apply("dropout", x, p=float(p), seed=_random.next_seed())
+
+
+@register("embedding")
+class Embedding(Op):
+    def forward(self, idx, weight, padding_idx):
+        if self.recording:
+            self.saved = (idx, weight.shape)
+        return self.be.gather_rows(weight, idx)
+
+    def backward(self, g):
+        be = self.be
+        idx, wshape = self.saved
+        flat_idx = be.reshape(idx, (-1,))
+        rows = be.reshape(g, (-1, wshape[1]))
+        pad = self.attrs["padding_idx"]
+        if pad is not None:
+            keep = be.astype(be.compare(NE, flat_idx, be.full((), pad, idx.dtype)), g.dtype)
+            rows = be.binary(MUL, rows, be.reshape(keep, (-1, 1)))
+        return None, RowSparseGrad(be, flat_idx, rows, wshape)
+
+
+def embedding(x: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """Look up rows of ``weight`` (V, D) for int64 indices ``x``; the weight gradient is a
+    ``RowSparseGrad`` holding only the rows used."""
+    if x.dtype not in (dtypes.int64, dtypes.int32):
+        raise TypeError(f"embedding indices must be integers, got {x.dtype}")
+    if x.dtype != dtypes.int64:
+        x = x.astype(dtypes.int64)
+    if padding_idx is not None:
+        padding_idx = int(padding_idx) % weight.shape[0]
+    return apply("embedding", x, weight, padding_idx=padding_idx)

@@ -1,0 +1,139 @@
+"""Optimizer base: parameter list, learning rate (float or scheduler), optional clipping, and
+per-parameter state arrays. Subclasses provide one update kernel call per parameter.
+
+Every update runs as a row-wise kernel: a dense parameter is viewed as one row (V = K = 1),
+a row-sparse (embedding) gradient updates only its rows ("lazy" moments, like Paddle's
+lazy_mode / torch's SparseAdam), so one kernel serves both cases.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from .. import device as _device
+from ..autograd import no_grad
+from ..sparse import RowSparseGrad
+from ..tensor import Tensor
+from .lr import LRScheduler
+
+
+class Optimizer:
+    def __init__(self, parameters: Iterable[Tensor], learning_rate: float | LRScheduler,
+                 weight_decay: float = 0.0, grad_clip: Callable[[list], Any] | None = None) -> None:
+        self._params = [p for p in parameters]
+        if not self._params:
+            raise ValueError("optimizer got an empty parameter list")
+        for p in self._params:
+            if not isinstance(p, Tensor) or not p.requires_grad:
+                raise TypeError("optimizer parameters must be tensors that require grad")
+        self._lr = learning_rate
+        self.weight_decay = float(weight_decay)
+        self.grad_clip = grad_clip
+        self.state: dict[int, dict[str, Any]] = {}
+        self.step_count = 0
+        self._row0: dict[str, Any] = {}
+        self._views: dict[int, dict[str, tuple[Any, Any]]] = {}
+
+    # ------------------------------------------------------------ learning rate
+    def get_lr(self) -> float:
+        return self._lr() if isinstance(self._lr, LRScheduler) else float(self._lr)
+
+    def set_lr(self, value: float) -> None:
+        if isinstance(self._lr, LRScheduler):
+            raise RuntimeError("the learning rate is driven by a scheduler")
+        self._lr = float(value)
+
+    @property
+    def lr_scheduler(self) -> LRScheduler | None:
+        return self._lr if isinstance(self._lr, LRScheduler) else None
+
+    @property
+    def parameters(self) -> list[Tensor]:
+        return list(self._params)
+
+    # ------------------------------------------------------------ stepping
+    def zero_grad(self) -> None:
+        for p in self._params:
+            p._grad = None
+
+    clear_grad = zero_grad
+
+    def _rows(self, p: Tensor):
+        """(be, param 2-d view, grad 2-d rows, row indices) for the update kernels."""
+        be = _device.backend(p.device)
+        g = p.grad
+        if isinstance(g, RowSparseGrad):
+            g.coalesce()
+            return be, p._data, g.values, g.indices
+        row0 = self._row0.get(p.device)
+        if row0 is None:
+            row0 = self._row0[p.device] = be.asarray(np.zeros(1, np.int64))
+        return be, self._view(p, "param", p._data), be.reshape(g._data, (1, -1)), row0
+
+    def _view(self, p: Tensor, name: str, arr: Any) -> Any:
+        """A cached (1, size) view of ``arr``, rebuilt only if the array object changed."""
+        views = self._views.setdefault(id(p), {})
+        hit = views.get(name)
+        if hit is not None and hit[0] is arr:
+            return hit[1]
+        view = _device.backend(p.device).reshape(arr, (1, -1))
+        views[name] = (arr, view)
+        return view
+
+    def _state(self, p: Tensor, *names: str) -> list[Any]:
+        """Per-parameter state arrays shaped like p (zeros at first use); (1, size) views for
+        dense gradients, full (V, D) arrays for row-sparse ones."""
+        st = self.state.setdefault(id(p), {})
+        sparse = isinstance(p.grad, RowSparseGrad)
+        out = []
+        for name in names:
+            arr = st.get(name)
+            if arr is None:
+                arr = st[name] = _device.backend(p.device).zeros(p.shape, p.dtype)
+            out.append(arr if sparse else self._view(p, name, arr))
+        return out
+
+    @no_grad()
+    def step(self) -> None:
+        """Apply one update to every parameter that has a gradient."""
+        if self.grad_clip is not None:
+            self.grad_clip([p for p in self._params if p.grad is not None])
+        self.step_count += 1
+        lr = self.get_lr()
+        for p in self._params:
+            if p.grad is not None:
+                self._update(p, lr)
+
+    def _update(self, p: Tensor, lr: float) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        """Numpy copies of the per-parameter state, keyed by parameter position."""
+        state = {}
+        for i, p in enumerate(self._params):
+            for name, arr in self.state.get(id(p), {}).items():
+                state[f"{i}.{name}"] = _device.backend(p.device).to_numpy(arr).copy()
+        out: dict[str, Any] = {"step_count": self.step_count, "state": state}
+        if isinstance(self._lr, LRScheduler):
+            out["lr_scheduler"] = self._lr.state_dict()
+        else:
+            out["lr"] = float(self._lr)
+        return out
+
+    def set_state_dict(self, state: dict[str, Any]) -> None:
+        self.step_count = int(state["step_count"])
+        for key, value in state["state"].items():
+            i, name = key.split(".", 1)
+            p = self._params[int(i)]
+            host = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+            self.state.setdefault(id(p), {})[name] = _device.backend(p.device).asarray(
+                np.array(host, dtype=p.dtype, copy=True))
+        if "lr_scheduler" in state and isinstance(self._lr, LRScheduler):
+            self._lr.set_state_dict(state["lr_scheduler"])
+        elif "lr" in state and not isinstance(self._lr, LRScheduler):
+            self._lr = float(state["lr"])
+
+    load_state_dict = set_state_dict
