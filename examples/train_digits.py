@@ -1,7 +1,10 @@
 """Train an MLP and a small CNN on scikit-learn's bundled 8x8 digits (no download) with
 visualdl.framework, printing progress; both reach >= 97% test accuracy in seconds.
 
-    python examples/train_digits.py --epochs 30 --model both
+    python examples/train_digits.py --epochs 30 --model both [--logdir runs/digits]
+
+With ``--logdir`` every metric also goes through ``visualdl.LogWriter`` (one run per model);
+``examples/train_demo.py`` shows the same training through ``vf.Model.fit`` instead.
 
 Needs scikit-learn (an optional extra: ``pip install scikit-learn``).
 """
@@ -115,6 +118,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--model", choices=["mlp", "cnn", "both"], default="both")
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--logdir", default=None, help="also log scalars here (LogWriter)")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads for BLAS and Numba (default: environment)")
     args = parser.parse_args(argv)
@@ -126,7 +130,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     for name, factory in (("mlp", make_mlp), ("cnn", make_cnn)):
         if args.model in (name, "both"):
             vf.seed(args.seed)  # each model's init and dropout independent of the other's
-            results[name] = train(name, factory(), data, args.epochs, args.lr)
+            writer = None
+            if args.logdir:
+                from visualdl import LogWriter
+
+                writer = LogWriter(logdir=f"{args.logdir}/{name}")
+            log = writer.add_scalar if writer is not None else None
+            results[name] = train(name, factory(), data, args.epochs, args.lr, log=log)
+            if writer is not None:
+                writer.close()
             print(f"[{name}] final test accuracy {results[name]:.4f}")
     return results
 

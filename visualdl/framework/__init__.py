@@ -11,12 +11,15 @@ the tensor's device; matrix products use numpy's BLAS on the CPU. ::
 Every op goes through ``dispatch.apply``; ``dispatch.add_observer`` lets a tracer see them.
 """
 
-from . import data, nn, optim
+from . import callbacks, data, jit, metric, nn, onnx, optim
+from .activation_stats import ActivationStats
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import arange, full, ones, ones_like, rand, randint, randn, zeros, zeros_like
 from .device import cuda_available
 from .dtypes import bool_, float32, float64, int32, int64, uint8
+from .hooks import RemovableHandle
 from .memory import tune_host_allocator
+from .model import Model
 from .ops.activation import log_softmax, softmax
 from .ops.conv import conv2d
 from .ops.elementwise import (
@@ -70,7 +73,8 @@ tune_host_allocator()
 
 __all__ = [
     "Tensor", "tensor", "to_tensor", "no_grad", "enable_grad", "is_grad_enabled",
-    "set_grad_enabled", "nn", "optim", "data", "save", "load", "seed", "manual_seed",
+    "set_grad_enabled", "nn", "optim", "data", "save", "load", "Model", "metric", "callbacks",
+    "jit", "onnx", "ActivationStats", "RemovableHandle", "seed", "manual_seed",
     "set_num_threads", "get_num_threads", "cuda_available", "is_compiled_with_cuda",
     "zeros", "ones", "full", "zeros_like", "ones_like", "arange", "rand", "randn", "randint",
     "float32", "float64", "int32", "int64", "bool_", "uint8", "RowSparseGrad",

@@ -13,6 +13,7 @@ import functools
 import threading
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+from . import hooks as _hooks
 from .sparse import accumulate
 
 if TYPE_CHECKING:
@@ -88,9 +89,11 @@ def _topological(root: Op) -> list[Op]:
 def backward(tensor: Tensor, grad: Any, retain_graph: bool = False) -> None:
     """Propagate ``grad`` (backend array shaped like ``tensor``) to every leaf that requires
     grad. Frees each node's saved arrays afterwards unless ``retain_graph``."""
+    hooked = _hooks.has_grad_hooks()
     if tensor._ctx is None:
         if tensor.requires_grad:
-            tensor._accumulate_grad(grad)
+            tensor._accumulate_grad(_hooks.run_grad_hooks(tensor, grad, tensor._device)
+                                    if hooked else grad)
         return
     grads: dict[int, Any] = {id(tensor._ctx): grad}
     leaves: dict[int, tuple[Tensor, Any]] = {}
@@ -101,7 +104,8 @@ def backward(tensor: Tensor, grad: Any, retain_graph: bool = False) -> None:
         if node.inputs is None:
             raise RuntimeError("trying to backward through the graph a second time; pass "
                                "retain_graph=True to the first backward()")
-        # (issue 6 hook point: gradient hooks of the node's output tensor run on ``g`` here)
+        if hooked:  # gradient hooks of the node's output tensor (see hooks.py)
+            g = _hooks.run_grad_hooks(node, g, node.device)
         in_grads = node.backward(g)
         for t, gi in zip(node.inputs, in_grads):
             if gi is None or t is None or not t.requires_grad:
@@ -116,4 +120,4 @@ def backward(tensor: Tensor, grad: Any, retain_graph: bool = False) -> None:
         if not retain_graph:
             node.release()
     for t, g in leaves.values():
-        t._accumulate_grad(g)
+        t._accumulate_grad(_hooks.run_grad_hooks(t, g, t._device) if hooked else g)

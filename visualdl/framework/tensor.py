@@ -166,6 +166,13 @@ class Tensor:
             g = gt.to(self._device)._data
         autograd.backward(self, g, retain_graph=retain_graph)
 
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` with this tensor's gradient during backward (a non-None result
+        replaces it); returns a handle whose ``remove()`` unregisters it. See ``hooks.py``."""
+        from .hooks import register_tensor_hook
+
+        return register_tensor_hook(self, hook)
+
     def detach(self) -> Tensor:
         """Same data, cut from the graph."""
         return Tensor._make(self._data, self._device)

@@ -18,6 +18,7 @@ import collections
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from _thread import _local as ThreadLocal
@@ -301,9 +302,19 @@ class LogWriter:
         self._add_item("hparams", "hparams", 0, walltime, payload, 0)
 
     def add_graph(self, model: Any, step: int = 0, tag: str = "model",
-                  walltime: float | None = None) -> None:
-        """Record a model graph: an ``onnx.ModelProto`` or the path of a ``.onnx`` file."""
+                  walltime: float | None = None, input_spec: Any = None) -> None:
+        """Record a model graph: an ``onnx.ModelProto``, the path of a ``.onnx`` file, or a
+        ``visualdl.framework`` layer, traced here to ONNX on ``input_spec`` (example
+        tensors/arrays or ``vf.jit.InputSpec``s; one or a list)."""
         check_tag(tag)
+        layer_type = getattr(sys.modules.get("visualdl.framework.nn.layer"), "Layer", None)
+        if layer_type is not None and isinstance(model, layer_type):
+            if input_spec is None:
+                raise ValueError(f"{tag!r}: a framework layer needs input_spec (example inputs "
+                                 "or vf.jit.InputSpec) to be traced")
+            from visualdl.framework.onnx import to_onnx
+
+            model = to_onnx(model, input_spec)  # traced now: the layer is mutable
         if isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
             if not os.path.isfile(path):
@@ -315,8 +326,8 @@ class LogWriter:
             size = len(payload)
         else:
             raise TypeError(
-                f"{tag!r}: model must be an onnx.ModelProto or a path to a .onnx file, "
-                f"got {type(model).__name__}"
+                f"{tag!r}: model must be an onnx.ModelProto, a path to a .onnx file or a "
+                f"visualdl.framework layer, got {type(model).__name__}"
             )
         self._add_item("graph", tag, step, walltime, payload, size)
 

@@ -3,6 +3,7 @@
 from . import functional, init
 from .containers import LayerList, Sequential
 from .layer import Layer
+from .loss import CrossEntropyLoss, MSELoss
 from .layers import (
                      GELU,
                      AvgPool2D,
@@ -27,4 +28,4 @@ from .parameter import Parameter
 __all__ = ["functional", "init", "Layer", "Parameter", "Sequential", "LayerList", "Linear",
            "Conv2D", "MaxPool2D", "AvgPool2D", "BatchNorm1D", "BatchNorm2D", "LayerNorm",
            "Dropout", "Embedding", "ReLU", "GELU", "Tanh", "Sigmoid", "LeakyReLU", "Softmax",
-           "Flatten", "Identity"]
+           "Flatten", "Identity", "CrossEntropyLoss", "MSELoss"]

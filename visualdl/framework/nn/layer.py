@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import device as _device
 from .. import dtypes
+from .. import hooks as _hooks
 from ..tensor import Tensor
 from .parameter import Parameter
 
@@ -87,8 +88,22 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} must implement forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # issue 6 hook point: forward pre-hooks before, forward hooks after this call
+        d = self.__dict__
+        if d.get(_hooks.PRE) or d.get(_hooks.POST):
+            return _hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+        """``hook(layer, args)`` runs before ``forward``; a non-None result replaces the
+        arguments. Returns a handle whose ``remove()`` unregisters it."""
+        return _hooks.add_layer_hook(self, _hooks.PRE, hook)
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+        """``hook(layer, args, output)`` runs after ``forward``; a non-None result replaces
+        the output. Returns a handle whose ``remove()`` unregisters it."""
+        return _hooks.add_layer_hook(self, _hooks.POST, hook)
+
+    register_forward_post_hook = register_forward_hook  # PaddlePaddle's name
 
     def train(self, mode: bool = True) -> Layer:
         for layer in self.sublayers(include_self=True):

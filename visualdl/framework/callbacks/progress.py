@@ -1,0 +1,131 @@
+"""``ProgBarLogger``: a real progress bar (steps, rate, ETA, loss and metrics) through tqdm.
+
+Why tqdm: it is small, pure Python with no dependencies of its own, already present in most
+ML environments, and cheap per update (it redraws at most every ``mininterval`` seconds), so
+a bar costs microseconds per batch. rich draws prettier bars but pulls in a markdown and a
+syntax-highlighting stack. tqdm is a default dependency; without it the logger prints one
+line per ``log_freq`` steps instead.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from .base import Callback
+
+_TQDM: list = []  # [tqdm class or None], imported at the first bar (it costs ~25 ms)
+
+
+def _tqdm() -> Any:
+    if not _TQDM:
+        try:  # an optional-but-default dependency
+            from tqdm.auto import tqdm
+        except ImportError:  # pragma: no cover - exercised only where tqdm is missing
+            tqdm = None
+        _TQDM.append(tqdm)
+    return _TQDM[0]
+
+
+def format_logs(logs: dict | None, names: list[str], prefix: str = "") -> str:
+    """``loss 0.1234  acc 0.9531`` for the names present in ``logs``."""
+    parts = []
+    for name in names:
+        value = (logs or {}).get(name)
+        if isinstance(value, float):
+            parts.append(f"{prefix}{name} {value:.4f}")
+        elif value is not None:
+            parts.append(f"{prefix}{name} {value}")
+    return "  ".join(parts)
+
+
+class ProgBarLogger(Callback):
+    """``verbose=1``: a tqdm bar per epoch (and a transient one per evaluation) showing the
+    latest loss and metrics, refreshed every ``log_freq`` steps; ``verbose=2``: one line per
+    epoch (for log files and CI); ``verbose=0``: silent."""
+
+    def __init__(self, log_freq: int = 10, verbose: int = 1, file: Any = None) -> None:
+        self.log_freq = max(1, int(log_freq))
+        self.verbose = int(verbose)
+        self.file = file
+        self._bar: Any = None
+        self._start = 0.0
+        self._train_line = ""
+
+    def _out(self) -> Any:
+        return self.file if self.file is not None else sys.stderr
+
+    def _names(self) -> list[str]:
+        return list(self.params.get("metrics", ["loss"]))
+
+    def _use_bar(self) -> bool:
+        return self.verbose == 1 and _tqdm() is not None
+
+    def _open(self, total: int | None, desc: str, leave: bool) -> None:
+        self._bar = _tqdm()(total=total, desc=desc, unit="step", leave=leave, file=self._out(),
+                          dynamic_ncols=True, mininterval=0.2)
+
+    def _close(self, logs: dict | None, prefix: str = "") -> None:
+        if self._bar is not None:
+            text = format_logs(logs, self._names(), prefix)
+            if text:
+                self._bar.set_postfix_str(text, refresh=False)
+            self._bar.close()
+            self._bar = None
+
+    # -- training
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        self._epoch = epoch
+        self._start = time.perf_counter()
+        if self._use_bar():
+            self._open(self.params.get("steps"), f"Epoch {epoch + 1}/{self.params.get('epochs')}",
+                       leave=True)
+
+    def on_train_batch_end(self, step: int, logs: dict | None = None) -> None:
+        bar = self._bar
+        if bar is not None:
+            bar.update(1)
+            if step % self.log_freq == 0:
+                bar.set_postfix_str(format_logs(logs, self._names()), refresh=False)
+        elif self.verbose == 1 and step % self.log_freq == 0:  # no tqdm: a line now and then
+            print(f"epoch {self._epoch + 1} step {step + 1}  {format_logs(logs, self._names())}",
+                  file=self._out())
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        self._train_line = format_logs(logs, self._names())
+        if self._bar is not None:
+            self._close(logs)
+        elif self.verbose:
+            print(f"Epoch {epoch + 1}/{self.params.get('epochs')}  {self._train_line}  "
+                  f"({time.perf_counter() - self._start:.2f}s)", file=self._out())
+
+    # -- evaluation
+    def on_eval_begin(self, logs: dict | None = None) -> None:
+        if self._use_bar():
+            self._open((logs or {}).get("steps"), "Eval", leave=False)
+
+    def on_eval_batch_end(self, step: int, logs: dict | None = None) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def on_eval_end(self, logs: dict | None = None) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        if self.verbose:
+            print(f"Eval  {format_logs(logs, self._names(), 'eval ')}", file=self._out())
+
+    # -- prediction
+    def on_predict_begin(self, logs: dict | None = None) -> None:
+        if self._use_bar():
+            self._open((logs or {}).get("steps"), "Predict", leave=False)
+
+    def on_predict_batch_end(self, step: int, logs: dict | None = None) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def on_predict_end(self, logs: dict | None = None) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

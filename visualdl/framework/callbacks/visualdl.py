@@ -1,0 +1,217 @@
+"""``VisualDL``: everything a training run should show in the dashboard, with one line.
+
+Cost per train batch in the training thread: ``len(logs) + 1`` ``add_scalar`` calls (about a
+microsecond each) on values ``Model`` already read -- no extra device syncs. Histograms copy
+each parameter and gradient every ``histogram_freq`` steps (bucketing happens in the writer's
+thread); the graph is traced once, the sample grid is made once per epoch.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .base import Callback
+
+# environment variables naming this process's rank, by launcher
+_RANK_VARIABLES = ("RANK", "PADDLE_TRAINER_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                   "SLURM_PROCID")
+
+
+def process_rank() -> int:
+    """This process's global rank under torchrun/paddle.distributed/MPI/Slurm, else 0."""
+    for var in _RANK_VARIABLES:
+        value = os.environ.get(var, "")
+        if value.strip().lstrip("-").isdigit():
+            return int(value)
+    return 0
+
+
+def image_grid_batch(x: np.ndarray, max_images: int) -> np.ndarray | None:
+    """Up to ``max_images`` samples of an NCHW batch as uint8 NCHW (each image min-max
+    scaled, small images enlarged to at least 32 px), or None if ``x`` is not images."""
+    if x.ndim != 4 or x.shape[1] not in (1, 3) or min(x.shape[2:]) < 4 or x.dtype.kind not in "fiu":
+        return None
+    imgs = x[:max_images].astype(np.float32)
+    lo = imgs.min(axis=(1, 2, 3), keepdims=True)
+    hi = imgs.max(axis=(1, 2, 3), keepdims=True)
+    imgs = (imgs - lo) / np.where(hi > lo, hi - lo, 1.0)
+    scale = max(1, 32 // min(imgs.shape[2:]))
+    if scale > 1:
+        imgs = imgs.repeat(scale, axis=2).repeat(scale, axis=3)
+    return np.clip(imgs * 255.0 + 0.5, 0, 255).astype(np.uint8)
+
+
+class VisualDL(Callback):
+    """Log a ``Model.fit`` run to ``log_dir`` for visualdl.
+
+    Tags written -- exactly these (``<m>``: ``loss`` and each metric's log names, e.g.
+    ``acc``; ``<p>``: each parameter's dotted name, e.g. ``features.0.weight``):
+
+    ========== ====================== ==============================================
+    kind       tag                    when
+    ========== ====================== ==============================================
+    scalar     ``train/<m>``          every train batch (the batch's value)
+    scalar     ``train/lr``           every train batch (the rate used for it)
+    scalar     ``eval/<m>``           after each evaluation, at the current step
+    histogram  ``weights/<p>``        every ``histogram_freq`` steps (from step 1)
+    histogram  ``grads/<p>``          same steps (parameters that have a gradient)
+    image      ``inputs/samples``     first batch of each epoch, if the first input
+                                      is an NCHW image batch with 1 or 3 channels
+    graph      ``model``              once, traced (ONNX) from the first batch
+    hparams    ``hparams``            once, at the start: ``optimizer``, ``lr``,
+                                      ``batch_size``, ``epochs``, ``model_params``
+                                      and any ``hparams`` given here; its metrics
+                                      are the ``eval/<m>`` tags (``train/<m>``
+                                      without eval data), whose final values the
+                                      hparams view shows
+    ========== ====================== ==============================================
+
+    With ``activation_layers=[...]`` (dotted sub-layer names) it also writes, every
+    ``histogram_freq`` steps, ``activations/<layer>`` (histogram) and
+    ``activations/<layer>/mean``, ``.../std``, ``.../zero_fraction`` (scalars) through
+    ``vf.ActivationStats``; by default it does not.
+
+    Steps count train batches from 1 across epochs. ``log_graph``, ``log_images``,
+    ``histogram_freq=0`` turn parts off. Only the process of rank 0 writes (ranks are read
+    from RANK / PADDLE_TRAINER_ID / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID); the
+    others do nothing at all. ``writer_kwargs`` go to ``LogWriter``.
+    """
+
+    def __init__(self, log_dir: str, histogram_freq: int = 50, log_images: bool = True,
+                 max_images: int = 16, log_graph: bool = True,
+                 hparams: dict[str, Any] | None = None,
+                 activation_layers: list[str] | None = None, **writer_kwargs: Any) -> None:
+        self.log_dir = log_dir
+        self.histogram_freq = max(0, int(histogram_freq))
+        self.log_images, self.max_images = log_images, int(max_images)
+        self.log_graph = log_graph
+        self.extra_hparams = dict(hparams or {})
+        self.activation_layers = list(activation_layers or [])
+        self._activations: Any = None
+        self.writer_kwargs = writer_kwargs
+        self.enabled = process_rank() == 0
+        self.writer: Any = None
+        self.step = 0
+        self._graph_done = False
+        self._epoch_images = False
+        self._named_params: list = []
+        self._lr: float | None = None
+
+    # ------------------------------------------------------------ writer
+    def _open(self) -> Any:
+        if self.writer is None:
+            from visualdl import LogWriter
+
+            self.writer = LogWriter(logdir=self.log_dir, **self.writer_kwargs)
+        return self.writer
+
+    def _close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    # ------------------------------------------------------------ training
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        if not self.enabled:
+            return
+        writer = self._open()
+        net = self.model.network
+        self._named_params = list(net.named_parameters())
+        self._graph_done = not self.log_graph
+        opt = self.model.optimizer
+        sched = getattr(opt, "lr_scheduler", None)
+        hparams: dict[str, Any] = {
+            "optimizer": type(opt).__name__,
+            "lr": float(sched.base_lr if sched is not None else opt.get_lr()),
+            "batch_size": int(self.params.get("batch_size") or 0),
+            "epochs": int(self.params.get("epochs") or 0),
+            "model_params": int(sum(p.numel() for _, p in self._named_params)),
+        }
+        hparams.update(self.extra_hparams)
+        if self.activation_layers:
+            from ..activation_stats import ActivationStats
+
+            self._activations = ActivationStats(writer, net, self.activation_layers,
+                                                every=self.histogram_freq or 50)
+        prefix = "eval" if self.params.get("eval") else "train"
+        metrics = [f"{prefix}/{name}" for name in self.params.get("metrics", [])]
+        writer.add_hparams(hparams, metrics)
+
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        self._epoch_images = not self.log_images
+
+    def on_train_batch_begin(self, step: int, logs: dict | None = None) -> None:
+        if not self.enabled:
+            return
+        opt = self.model.optimizer
+        self._lr = opt.get_lr() if opt is not None else None  # the rate this batch uses
+        if self._activations is not None:
+            self._activations.set_step(self.step + 1)
+        if self._graph_done and self._epoch_images:
+            return
+        inputs = self.model.batch[0] if self.model.batch else []
+        if not inputs:
+            return
+        if not self._graph_done:
+            self._graph_done = True
+            self._add_graph(inputs)
+        if not self._epoch_images:
+            self._epoch_images = True
+            grid = image_grid_batch(inputs[0].numpy(), self.max_images)
+            if grid is not None:
+                self.writer.add_image("inputs/samples", grid, self.step + 1, dataformats="NCHW")
+            else:
+                self.log_images = False  # not images: never look again
+
+    def _add_graph(self, inputs: list) -> None:
+        from ..onnx import to_onnx
+
+        try:
+            proto = to_onnx(self.model.network, list(inputs))
+        except Exception as exc:  # logging must never stop training
+            warnings.warn(f"VisualDL callback: the model graph could not be exported ({exc})",
+                          RuntimeWarning, stacklevel=3)
+            return
+        self.writer.add_graph(proto, step=0, tag="model")
+
+    def on_train_batch_end(self, step: int, logs: dict | None = None) -> None:
+        if not self.enabled:
+            return
+        self.step += 1
+        s = self.step
+        add = self.writer.add_scalar
+        for name, value in (logs or {}).items():
+            if name != "batch_size":
+                add(f"train/{name}", value, s)
+        if self._lr is not None:
+            add("train/lr", self._lr, s)
+        if self.histogram_freq and (s - 1) % self.histogram_freq == 0:
+            self._histograms(s)
+
+    def _histograms(self, step: int) -> None:
+        add = self.writer.add_histogram
+        for name, p in self._named_params:
+            add(f"weights/{name}", p.numpy(), step)
+        for name, p in self._named_params:
+            g = p.grad
+            if g is not None:
+                add(f"grads/{name}", g.numpy(), step)
+
+    def on_eval_end(self, logs: dict | None = None) -> None:
+        if not self.enabled:
+            return
+        writer = self._open()
+        for name, value in (logs or {}).items():
+            writer.add_scalar(f"eval/{name}", value, self.step)
+        if self.params.get("mode") != "train":
+            self._close()  # a standalone evaluate(): nothing else will close it
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        if self._activations is not None:
+            self._activations.remove()
+            self._activations = None
+        self._close()
