@@ -80,6 +80,15 @@ def test_text_is_sanitized_markdown(api):
     assert "<script" not in xss["html"] and "onerror" not in xss["html"]
     assert "<table>" in xss["html"] and "<h1>Title</h1>" in xss["html"]
     assert "<script>" in xss["text"]  # the source is kept as logged
+    assert '<img src="x">' not in xss["html"] and "<img>" in xss["html"]  # no request to /x
+
+
+def test_markdown_keeps_absolute_links_and_drops_relative_ones():
+    from visualdl.server.api_text import render_markdown
+
+    html = render_markdown("[a](https://example.org/a) [b](/api/reload) ![c](data:x) [d](javascript:alert(1))")
+    assert 'href="https://example.org/a"' in html and 'rel="noopener noreferrer"' in html
+    assert "/api/reload" not in html and "javascript:" not in html and "data:x" not in html
 
 
 def test_histograms_and_distributions(api):

@@ -35,8 +35,11 @@ _ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"},
 def render_markdown(text: str) -> str:
     """Markdown (tables and fenced code included) to HTML that is safe to insert."""
     html = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists"])
+    # Relative URLs are dropped: in a logged string they can only point back into this
+    # server's API (an ``<img src=x>`` would fire a request there), never at the user's files.
     return nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES,
-                     url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer")
+                     url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer",
+                     url_relative="deny")
 
 
 @blueprint.get("/api/text")

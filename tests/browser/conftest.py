@@ -1,0 +1,90 @@
+"""Browser fixtures: Debian's Chromium driven by Playwright (never a downloaded browser),
+a real server on a free loopback port, and a page that records console errors."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class PageWatch:
+    """A page plus every console error and uncaught exception it produced."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.errors: list[str] = []
+        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        page.on("requestfailed", lambda r: self.errors.append(f"requestfailed: {r.url}"))
+
+
+@pytest.fixture
+def watched(browser):
+    """A fresh 1280x800 page; the test fails if the page logged any console error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    watch = PageWatch(page)
+    yield watch
+    context.close()
+    assert watch.errors == [], f"console errors: {watch.errors}"
+
+
+def card_summary(page) -> dict:
+    """{tag: {state, traces, roles, runs, points}} read from the plotly divs."""
+    return page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('.card')].map((c) => {
+            const plot = c.querySelector('.plot');
+            const data = plot.data || [];
+            return [c.dataset.tag, {
+              state: c.dataset.state,
+              traces: data.length,
+              roles: data.map((t) => t.meta.role),
+              runs: data.map((t) => t.meta.run),
+              points: data.map((t) => t.x.length),
+            }];
+          }))"""
+    )
+
+
+def wait_ready(page, tags) -> None:
+    """Scroll each card into view (cards draw lazily) and wait until it is drawn."""
+    for tag in tags:
+        card = page.locator(f'.card[data-tag="{tag}"]')
+        card.scroll_into_view_if_needed()
+        page.wait_for_function(
+            "(tag) => [...document.querySelectorAll('.card')].some("
+            "(c) => c.dataset.tag === tag && c.dataset.state === 'ready')",
+            arg=tag,
+        )
+
+
+def wait_traces(page, tag: str, count: int) -> None:
+    page.wait_for_function(
+        "([tag, n]) => { const c = [...document.querySelectorAll('.card')]"
+        ".find((c) => c.dataset.tag === tag);"
+        " return c && c.querySelector('.plot').data && c.querySelector('.plot').data.length === n; }",
+        arg=[tag, count],
+    )

@@ -1,0 +1,171 @@
+"""ONNX models built with onnx.helper for the graph tests (and the benchmark): nothing is
+downloaded. Each builder returns a model that passes onnx.checker."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = [helper.make_opsetid("", 17)]
+
+
+def _init(name: str, shape: tuple[int, ...], seed: int = 0) -> onnx.TensorProto:
+    rng = np.random.default_rng(seed)
+    return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+
+def _finish(graph: onnx.GraphProto, producer: str = "visualdl-tests") -> onnx.ModelProto:
+    model = helper.make_model(graph, opset_imports=OPSET, producer_name=producer,
+                              producer_version="1.0")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def residual_cnn(blocks: int = 2, channels: int = 8) -> onnx.ModelProto:
+    """A small ResNet-shaped CNN with PyTorch-style scoped names.
+
+    stem (Conv, Relu) -> ``blocks`` residual blocks (Conv, Relu, Conv, Add, Relu) -> head
+    (GlobalAveragePool, Flatten, Gemm).
+    """
+    nodes, inits = [], []
+    c = channels
+    inits.append(_init("stem.conv.weight", (c, 3, 3, 3), 1))
+    nodes.append(helper.make_node("Conv", ["input", "stem.conv.weight"], ["stem_conv"],
+                                  name="/stem/conv/Conv", pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Relu", ["stem_conv"], ["stem_out"], name="/stem/relu/Relu"))
+    x = "stem_out"
+    for b in range(blocks):
+        p = f"/layer1/block{b}"
+        w1, w2 = f"layer1.{b}.conv1.weight", f"layer1.{b}.conv2.weight"
+        inits += [_init(w1, (c, c, 3, 3), 10 + b), _init(w2, (c, c, 3, 3), 20 + b)]
+        nodes += [
+            helper.make_node("Conv", [x, w1], [f"b{b}_c1"], name=f"{p}/conv1/Conv",
+                             pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+            helper.make_node("Relu", [f"b{b}_c1"], [f"b{b}_r1"], name=f"{p}/relu/Relu"),
+            helper.make_node("Conv", [f"b{b}_r1", w2], [f"b{b}_c2"], name=f"{p}/conv2/Conv",
+                             pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+            helper.make_node("Add", [f"b{b}_c2", x], [f"b{b}_add"], name=f"{p}/Add"),
+            helper.make_node("Relu", [f"b{b}_add"], [f"b{b}_out"], name=f"{p}/relu_1/Relu"),
+        ]
+        x = f"b{b}_out"
+    inits += [_init("fc.weight", (10, c), 99), _init("fc.bias", (10,), 98)]
+    nodes += [
+        helper.make_node("GlobalAveragePool", [x], ["pooled"], name="/head/pool/GlobalAveragePool"),
+        helper.make_node("Flatten", ["pooled"], ["flat"], name="/head/Flatten", axis=1),
+        helper.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"],
+                         name="/head/fc/Gemm", transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "residual_cnn",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 16, 16])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])],
+        initializer=inits,
+    )
+    return _finish(graph)
+
+
+def control_flow() -> onnx.ModelProto:
+    """An If whose branches use an outer value, followed by a Loop with a body graph."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
+    then_out = helper.make_tensor_value_info("then_y", TensorProto.FLOAT, [2, 3])
+    else_out = helper.make_tensor_value_info("else_y", TensorProto.FLOAT, [2, 3])
+    then_g = helper.make_graph(
+        [helper.make_node("Relu", ["h"], ["t1"], name="then/relu"),
+         helper.make_node("Neg", ["t1"], ["then_y"], name="then/neg")],
+        "then_body", [], [then_out])
+    else_g = helper.make_graph(
+        [helper.make_node("Sigmoid", ["h"], ["else_y"], name="else/sigmoid")],
+        "else_body", [], [else_out])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body/cond"),
+         helper.make_node("Add", ["acc_in", "y"], ["acc_out"], name="body/add")],
+        "loop_body",
+        [helper.make_tensor_value_info("iter", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [2, 3])])
+    nodes = [
+        helper.make_node("Abs", ["x"], ["h"], name="pre/abs"),
+        helper.make_node("If", ["cond"], ["y"], name="branch/If",
+                         then_branch=then_g, else_branch=else_g),
+        helper.make_node("Constant", [], ["trip"], name="loop/trip",
+                         value=helper.make_tensor("trip_v", TensorProto.INT64, [], [3])),
+        helper.make_node("Loop", ["trip", "cond", "x"], ["acc"], name="loop/Loop", body=body),
+        helper.make_node("Mul", ["acc", "y"], ["out"], name="post/mul"),
+    ]
+    graph = helper.make_graph(nodes, "control_flow", [x, cond],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 3])])
+    return _finish(graph)
+
+
+def external_data(folder: str, rows: int = 64, cols: int = 32) -> str:
+    """A MatMul + Add model whose weight lives in an external data file; returns the path."""
+    weight = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols) / 100.0
+    bias = np.ones(cols, dtype=np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "dense.weight"], ["mm"], name="/dense/MatMul"),
+         helper.make_node("Add", ["mm", "dense.bias"], ["y"], name="/dense/Add")],
+        "external",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, rows])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cols])],
+        initializer=[numpy_helper.from_array(weight, "dense.weight"),
+                     numpy_helper.from_array(bias, "dense.bias")],
+    )
+    model = _finish(graph)
+    path = os.path.join(folder, "external.onnx")
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="external.onnx.data", size_threshold=1024)
+    onnx.checker.check_model(path)
+    return path
+
+
+def residual_chain(n_nodes: int, blocks_per_stage: int = 50) -> onnx.ModelProto:
+    """A long residual chain of about ``n_nodes`` ops, scoped ``stageS/blockB/op``.
+
+    Each block is MatMul -> Add(bias) -> Relu -> MatMul -> Add(residual) (5 ops), so
+    the graph has long skip edges and two levels of name scopes, like a deep ResNet.
+    """
+    width = 4
+    blocks = max(1, n_nodes // 5)
+    inits = [numpy_helper.from_array(np.eye(width, dtype=np.float32), "w"),
+             numpy_helper.from_array(np.zeros(width, dtype=np.float32), "b")]
+    nodes, x = [], "input"
+    for i in range(blocks):
+        p = f"stage{i // blocks_per_stage}/block{i % blocks_per_stage}"
+        nodes += [
+            helper.make_node("MatMul", [x, "w"], [f"{p}/mm1"], name=f"{p}/fc1/MatMul"),
+            helper.make_node("Add", [f"{p}/mm1", "b"], [f"{p}/a1"], name=f"{p}/fc1/Add"),
+            helper.make_node("Relu", [f"{p}/a1"], [f"{p}/r"], name=f"{p}/act/Relu"),
+            helper.make_node("MatMul", [f"{p}/r", "w"], [f"{p}/mm2"], name=f"{p}/fc2/MatMul"),
+            helper.make_node("Add", [f"{p}/mm2", x], [f"{p}/out"], name=f"{p}/residual/Add"),
+        ]
+        x = f"{p}/out"
+    graph = helper.make_graph(
+        nodes, f"chain{n_nodes}",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, width])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, width])],
+        initializer=inits)
+    return _finish(graph, producer="visualdl-bench")
+
+
+def expected_edges(model: onnx.ModelProto) -> int:
+    """Edges of a model without subgraphs, counted straight from the file: one per
+    (producer, consumer, tensor) for non-weight inputs, plus one per graph output."""
+    g = model.graph
+    weights = {t.name for t in g.initializer}
+    producers = {v.name: ("input", v.name) for v in g.input if v.name not in weights}
+    for i, node in enumerate(g.node):
+        for out in node.output:
+            producers[out] = ("node", i)
+    edges = set()
+    for i, node in enumerate(g.node):
+        for name in node.input:
+            if name and name in producers and producers[name] != ("node", i):
+                edges.add((producers[name], i, name))
+    return len(edges) + sum(1 for o in g.output if o.name in producers)

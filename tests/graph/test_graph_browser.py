@@ -1,0 +1,261 @@
+"""The graph view in a real headless Chromium (Debian's /usr/bin/chromium via Playwright).
+
+Skipped cleanly when chromium or playwright is missing; never downloads a browser."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+from PIL import Image
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip("chromium is not installed", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+class Page:
+    """A page on the graph tab that records console errors."""
+
+    def __init__(self, browser, server, model: str, tmp_path) -> None:
+        self.context = browser.new_context(viewport={"width": 1400, "height": 900},
+                                           accept_downloads=True)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.server = server
+        self.tmp_path = tmp_path
+        self.page.goto(f"{server.url}/?tab=graph&graph_model={model}")
+        self.wait_ready()
+
+    def wait_ready(self) -> None:
+        self.page.wait_for_function(
+            "() => { const s = document.querySelector('svg.graph-svg');"
+            " return s && s.dataset.state === 'ready' && window.__vdlGraph"
+            " && window.__vdlGraph.svg.dataset.state === 'ready'; }", timeout=20000)
+
+    def wait_nodes(self, count: int) -> None:
+        """Wait until ``count`` boxes are drawn (the view's count: off-screen tiles of a big
+        graph are detached from the document until they scroll into view)."""
+        self.page.wait_for_function(
+            f"() => document.querySelector('svg.graph-svg').dataset.nodes === '{count}'"
+            " && document.querySelector('svg.graph-svg').dataset.state === 'ready'",
+            timeout=30000)
+
+    def nodes(self) -> int:
+        return int(self.page.get_attribute("svg.graph-svg", "data-nodes"))
+
+    def dom_nodes(self) -> int:
+        return self.page.locator("svg.graph-svg .nodes g.node").count()
+
+    def shot(self, name: str) -> None:
+        self.page.screenshot(path=str(self.tmp_path / f"{name}.png"))
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def page(browser, server, tmp_path):
+    p = Page(browser, server, "file:0", tmp_path)
+    yield p
+    p.close()
+
+
+def test_draws_every_visible_node(page, server):
+    view = server.get("/api/graph/view", params={"model": "file:0"}).json()
+    assert page.nodes() == len(view["nodes"]) == 17  # small: opens fully expanded
+    page.page.click("#graph-fit")  # everything on screen: every box is in the document
+    page.page.wait_for_function(
+        "() => document.querySelectorAll('svg.graph-svg .nodes g.node').length === 17")
+    assert page.page.locator("svg.graph-svg .edges path.edge").count() == len(view["edges"])
+    assert page.page.locator("svg.graph-svg .frames g.frame").count() == 5
+    labels = page.page.locator("svg.graph-svg .edge-labels text").all_text_contents()
+    assert "batch×8×16×16" in labels
+    colors = page.page.eval_on_selector(
+        "g.node[data-id=n1] rect.box", "r => r.getAttribute('fill')")
+    assert colors == "#cfe0fb"  # Conv: the "layer" category
+    page.page.click("#graph-collapse-all")
+    page.wait_nodes(5)
+    assert page.dom_nodes() == 5
+    page.page.click("#graph-expand-all")
+    page.wait_nodes(17)
+    page.page.click("#graph-fit")
+    page.page.wait_for_function(
+        "() => document.querySelectorAll('svg.graph-svg .nodes g.node').length === 17")
+    page.shot("graph-cnn")
+    assert page.errors == []
+
+
+def test_click_group_expands_and_header_collapses(page):
+    page.page.click("#graph-collapse-all")
+    page.wait_nodes(5)
+    page.page.click("g.node[data-id='g:layer1']")
+    page.wait_nodes(6)  # layer1 -> block0, block1
+    assert page.page.locator("g.frame[data-path='layer1']").count() == 1
+    assert "layer1" in page.page.locator(".graph-props").inner_text()
+    page.page.click("g.node[data-id='g:layer1/block0']")
+    page.wait_nodes(10)
+    page.page.click("g.frame[data-path='layer1'] .frame-head")
+    page.wait_nodes(5)
+    assert page.errors == []
+
+
+def test_click_node_shows_properties(page):
+    page.page.click("g.node[data-id=n1]")  # the stem Conv
+    props = page.page.locator(".graph-props")
+    props.get_by_text("pads").wait_for()
+    text = props.inner_text()
+    assert "Conv" in text and "/stem/conv/Conv" in text and "[1, 1, 1, 1]" in text
+    assert "stem.conv.weight" in text and "8×3×3×3" in text
+    assert page.page.locator("g.node[data-id=n1].selected").count() == 1
+    props.get_by_role("button", name="Show values").first.click()
+    props.locator("pre.values").wait_for()
+    assert page.errors == []
+
+
+def test_find_highlights_and_reveals(page):
+    page.page.click("#graph-collapse-all")
+    page.wait_nodes(5)
+    page.page.locator("svg.graph-svg").focus()
+    page.page.keyboard.press("Control+f")
+    assert page.page.evaluate("() => document.activeElement.id") == "graph-find"
+    page.page.keyboard.type("relu_1")
+    page.page.wait_for_function("() => document.querySelector('.find-count').textContent.includes('found')")
+    page.page.keyboard.press("Enter")
+    current = page.page.locator("g.node.current")
+    current.wait_for()
+    node_id = current.get_attribute("data-id")
+    details = page.server.get("/api/graph/node", params={"model": "file:0", "id": node_id}).json()
+    assert details["name"] == "/layer1/block0/relu_1/Relu"
+    assert page.nodes() > 5  # the groups hiding it were expanded
+    page.page.locator(".graph-props").get_by_text("/layer1/block0/relu_1/Relu").wait_for()
+    page.page.keyboard.press("Enter")  # next match: the one in block1
+    page.page.wait_for_function(
+        f"() => document.querySelector('g.node.current') && "
+        f"document.querySelector('g.node.current').dataset.id !== '{node_id}'")
+    assert page.page.locator(".find-count").inner_text() == "2 / 2"
+    page.shot("graph-find")
+    assert page.errors == []
+
+
+def test_export_svg_and_png(page):
+    with page.page.expect_download() as info:
+        page.page.click("#graph-export-svg")
+    svg_path = page.tmp_path / "export.svg"
+    info.value.save_as(svg_path)
+    root = ET.parse(svg_path).getroot()
+    assert root.tag == f"{SVG_NS}svg" and float(root.get("width")) > 100
+    nodes = [g for g in root.iter(f"{SVG_NS}g") if "node" in (g.get("class") or "").split()]
+    assert len(nodes) == page.nodes() == 17
+    texts = "".join(t.text or "" for t in root.iter(f"{SVG_NS}text"))
+    assert "GlobalAveragePool" in texts
+    with page.page.expect_download() as info:
+        page.page.click("#graph-export-png")
+    png_path = page.tmp_path / "export.png"
+    info.value.save_as(png_path)
+    with Image.open(png_path) as img:
+        img.load()
+        assert img.format == "PNG" and img.width > 100 and img.height > 100
+        colors = img.convert("RGB").getcolors(1 << 20)
+        assert colors is not None and len(colors) > 5  # something was drawn, not a blank
+    assert page.errors == []
+
+
+def test_keyboard_pan_zoom_and_activate(page):
+    svg = page.page.locator("svg.graph-svg")
+    svg.focus()
+    before = page.page.eval_on_selector("g.viewport", "g => g.getAttribute('transform')")
+    page.page.keyboard.press("+")
+    page.page.wait_for_function(
+        f"() => document.querySelector('g.viewport').getAttribute('transform') !== {before!r}")
+    k1 = page.page.evaluate("window.__vdlGraph.pz.k")
+    page.page.keyboard.press("-")
+    page.page.keyboard.press("ArrowLeft")
+    page.page.keyboard.press("1")
+    page.page.wait_for_function("() => window.__vdlGraph.pz.k === 1")
+    page.page.keyboard.press("0")
+    page.page.wait_for_function("() => window.__vdlGraph.pz.k !== 1")
+    assert k1 > 0
+    page.page.locator("g.node[data-id=n1]").focus()
+    page.page.keyboard.press("Enter")
+    page.page.locator(".graph-props").get_by_text("pads").wait_for()
+    frame = page.page.evaluate("() => window.__vdlGraph.zoomFrame(1.2)")
+    assert 0 < frame < 1000
+    k_before = page.page.evaluate("() => window.__vdlGraph.pz.k")
+    page.page.mouse.move(600, 400)
+    page.page.mouse.wheel(0, -300)
+    page.page.wait_for_function(f"() => window.__vdlGraph.pz.k > {k_before}")
+    assert page.errors == []
+
+
+def test_toggles_attributes_and_direction(page):
+    page.page.check("#graph-attrs")
+    page.page.wait_for_function("() => document.querySelectorAll('svg.graph-svg text.line').length > 0")
+    assert "pads" in page.page.locator("g.node[data-id=n1]").text_content()
+    page.page.check("#graph-horizontal")
+    page.page.wait_for_function("() => window.__vdlGraph.data && window.__vdlGraph.data.direction === 'LR'")
+    data = page.page.evaluate("() => ({w: window.__vdlGraph.data.width, h: window.__vdlGraph.data.height})")
+    assert data["w"] > data["h"]
+    assert "graph_dir=LR" in page.page.url and "graph_attrs=1" in page.page.url
+    page.shot("graph-horizontal")
+    assert page.errors == []
+
+
+def test_upload_opens_the_model_and_refuses_garbage(page, models, tmp_path):
+    page.page.set_input_files("#graph-file", str(models.control))
+    page.page.wait_for_function(
+        "() => window.__vdlGraph.model && window.__vdlGraph.model.source === 'upload'")
+    page.wait_ready()
+    page.wait_nodes(16)
+    assert page.errors == []
+    bad = tmp_path / "notes.onnx"
+    bad.write_bytes(b"definitely not protobuf \xff\xfe")
+    page.page.set_input_files("#graph-file", str(bad))
+    alert = page.page.locator(".graph-error")
+    alert.wait_for()
+    assert "not an ONNX model" in alert.inner_text()
+    # the browser logs the 400 response itself; nothing else may reach the console
+    assert [e for e in page.errors if "status of 400" not in e] == []
+
+
+def test_large_model_opens_collapsed_and_expands(browser, server, tmp_path):
+    ids = {m["name"]: m["id"] for m in server.get("/api/graph/models").json()["models"]}
+    p = Page(browser, server, ids["chain.onnx"], tmp_path)
+    try:
+        initial = server.get("/api/graph/view", params={"model": ids["chain.onnx"]}).json()
+        assert p.nodes() == len(initial["nodes"])
+        group = next(n for n in initial["nodes"] if n["type"] == "group")
+        p.page.click(f"g.node[data-id='{group['id']}']")
+        p.page.wait_for_function(
+            f"() => document.querySelector(\"g.frame[data-id='{group['id']}']\") !== null")
+        p.page.click("#graph-expand-all")
+        p.wait_nodes(1002)
+        assert 0 < p.dom_nodes() < 1002  # only the tiles near the view are in the document
+        with p.page.expect_download() as info:
+            p.page.click("#graph-export-svg")
+        info.value.save_as(tmp_path / "chain.svg")
+        root = ET.parse(tmp_path / "chain.svg").getroot()
+        drawn = [g for g in root.iter(f"{SVG_NS}g") if "node" in (g.get("class") or "").split()]
+        assert len(drawn) == 1002  # the export holds the whole graph
+        p.shot("graph-chain")
+        assert p.errors == []
+    finally:
+        p.close()

@@ -1,0 +1,8 @@
+"""``python -m visualdl``: the same as the ``visualdl`` command."""
+
+import sys
+
+from visualdl.server.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Helpers shared by every API module: parameters, lookups, caching headers.
+
+Runs and tags are only ever looked up in the reader's loaded index (never joined into a
+path), so a name like ``../../etc/passwd`` is just an unknown key or an ordinary tag.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from flask import Response, current_app, request
+
+from visualdl.server.data import DataService
+from visualdl.server.errors import ApiError
+from visualdl.server.jsonio import json_response
+
+__all__ = [
+    "service",
+    "arg_str",
+    "arg_int",
+    "arg_choice",
+    "require_run",
+    "require_tag",
+    "cached_json",
+    "not_modified",
+    "etag_for",
+    "EXTENSION_KEY",
+]
+
+EXTENSION_KEY = "visualdl.data"
+
+
+def service() -> DataService:
+    """The app's DataService (set by ``create_app``)."""
+    return current_app.extensions[EXTENSION_KEY]
+
+
+def arg_str(name: str, source: Any = None) -> str:
+    """A required, non-empty string parameter (query string by default)."""
+    args = request.args if source is None else source
+    value = args.get(name)
+    if value is None or value == "":
+        raise ApiError(400, f"missing parameter: {name}")
+    if not isinstance(value, str):
+        raise ApiError(400, f"parameter {name} must be a string")
+    return value
+
+
+def arg_int(name: str, default: int, low: int, high: int, source: Any = None) -> int:
+    """An optional integer parameter, clamped to nothing: out of range is a 400."""
+    args = request.args if source is None else source
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise ApiError(400, f"parameter {name} must be an integer") from None
+    if isinstance(raw, bool) or not low <= value <= high:
+        raise ApiError(400, f"parameter {name} must be between {low} and {high}")
+    return value
+
+
+def arg_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """An optional parameter restricted to a fixed set of values."""
+    value = request.args.get(name) or default
+    if value not in choices:
+        raise ApiError(400, f"parameter {name} must be one of: {', '.join(choices)}")
+    return value
+
+
+def require_run(run: str) -> str:
+    """404 unless ``run`` is a loaded run."""
+    if run not in service().reader.runs():
+        raise ApiError(404, "unknown run")
+    return run
+
+
+def require_tag(run: str, kind: str, tag: str) -> str:
+    """404 unless ``run`` has ``tag`` of ``kind``."""
+    try:
+        tags = service().reader.tags(require_run(run))
+    except KeyError:
+        raise ApiError(404, "unknown run") from None
+    if tag not in tags.get(kind, ()):
+        raise ApiError(404, f"unknown {kind} tag for this run")
+    return tag
+
+
+def etag_for(*parts: object) -> str:
+    """A short opaque ETag from the data version and whatever identifies the response."""
+    digest = hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=12)
+    return digest.hexdigest()
+
+
+def not_modified(etag: str) -> Response | None:
+    """A 304 when the client already holds ``etag``; None otherwise."""
+    if request.if_none_match.contains_weak(etag):
+        response = Response(status=304)
+        _cache_headers(response, etag)
+        return response
+    return None
+
+
+def cached_json(obj: Any, etag: str) -> Response:
+    """A JSON response the browser may keep but must revalidate (cheap 304s on refresh)."""
+    response = json_response(obj)
+    _cache_headers(response, etag)
+    return response
+
+
+def _cache_headers(response: Response, etag: str) -> None:
+    response.set_etag(etag, weak=True)
+    response.headers["Cache-Control"] = "no-cache"

@@ -1,0 +1,142 @@
+"""The ``visualdl`` command: parse flags, build the app, serve it with waitress.
+
+Nothing here knows about routes or data; ``create_app`` does. The server listens at once and
+the data service loads in the background, so a huge logdir never delays the first page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import socket
+import sys
+from typing import Sequence
+
+import visualdl
+
+__all__ = ["main", "build_parser", "serve"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8040
+DEFAULT_RELOAD = 5.0
+THREADS = 8
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The server's flags (``visualdl inspect`` has its own parser)."""
+    parser = argparse.ArgumentParser(
+        prog="visualdl",
+        description="Serve the visualdl dashboard for one or more logdirs. "
+        "Also: 'visualdl inspect PATH ...' to check record files.",
+    )
+    parser.add_argument(
+        "--logdir", nargs="+", metavar="DIR", help="log directories (or .log files) to serve"
+    )
+    parser.add_argument(
+        "--model", nargs="+", metavar="PATH",
+        help="ONNX model files to show in the graph view (--logdir is then optional)",
+    )
+    parser.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default %(default)s)")
+    parser.add_argument(
+        "--port", type=_port, default=DEFAULT_PORT, help="port (default %(default)s; 0 picks a free one)"
+    )
+    parser.add_argument(
+        "--reload-interval",
+        type=_positive_float,
+        default=DEFAULT_RELOAD,
+        metavar="SECONDS",
+        help="seconds between background reloads (default %(default)s)",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"visualdl {visualdl.__version__}"
+    )
+    return parser
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("port must be between 0 and 65535")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return value
+
+
+def _inspect(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="visualdl inspect", description="Summarize and check visualdl record files."
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH")
+    args = parser.parse_args(argv)
+    from visualdl.reader.inspect import main as inspect_main
+
+    return int(inspect_main(args.paths) or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``visualdl`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["inspect"]:
+        return _inspect(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.logdir and not args.model:
+        parser.error("--logdir is required (or give --model)")
+    from visualdl.server.app import create_app
+
+    try:
+        app = create_app(args.logdir or [], reload_interval=args.reload_interval,
+                         models=args.model or [])
+    except (FileNotFoundError, ValueError) as err:
+        print(f"visualdl: error: {err}", file=sys.stderr)
+        return 2
+    return serve(app, args.host, args.port)
+
+
+def serve(app, host: str, port: int) -> int:  # noqa: ANN001 - a Flask app
+    """Serve ``app`` with waitress until Ctrl-C or SIGTERM; returns the exit code."""
+    from waitress.server import create_server
+
+    try:
+        server = create_server(app, host=host, port=port, threads=THREADS, ident="visualdl")
+    except OSError as err:
+        print(f"visualdl: error: cannot listen on {host}:{port}: {err}", file=sys.stderr)
+        return 1
+    print(f"visualdl {visualdl.__version__}: serving at {_url(host, server)}  (Ctrl-C to quit)")
+    sys.stdout.flush()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        server.run()  # returns after Ctrl-C / SIGTERM (waitress closes its sockets itself)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.close()
+        app.extensions["visualdl.data"].stop(timeout=2.0)
+    print("visualdl: stopped")
+    return 0
+
+
+def _raise_interrupt(signum, frame) -> None:  # noqa: ANN001
+    raise KeyboardInterrupt
+
+
+def _url(host: str, server) -> str:  # noqa: ANN001
+    port = getattr(server, "effective_port", None)
+    if port is None:  # several sockets (e.g. "localhost" -> ::1 and 127.0.0.1)
+        port = server.effective_listen[0][1]
+    shown = host
+    if host in ("0.0.0.0", "::", ""):
+        shown = socket.gethostname()
+    elif ":" in host:
+        shown = f"[{host}]"
+    return f"http://{shown}:{port}/"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""One opened model: parsed graph, hierarchy and layout cache, and the queries on them.
+
+Everything the API answers about a model goes through here, so the API module only
+translates HTTP parameters; tests can exercise the same queries without a server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from visualdl.server.graph.hierarchy import ROOT, Hierarchy
+from visualdl.server.graph.layout import Layouter
+from visualdl.server.graph.measure import Options
+from visualdl.server.graph.model import GraphModel, Node
+from visualdl.server.graph.values import format_shape, tensor_values
+from visualdl.server.graph.view import visible_graph
+
+__all__ = ["INITIAL_VISIBLE_LIMIT", "GraphDocument", "parse_node_id"]
+
+#: Large graphs open collapsed to the deepest level that shows at most this many boxes.
+INITIAL_VISIBLE_LIMIT = 600
+MAX_SEARCH = 200
+
+
+class GraphDocument:
+    """Queries on one parsed model (thread-safe: the layout cache has its own lock)."""
+
+    def __init__(self, model: GraphModel) -> None:
+        self.model = model
+        self.hierarchy = Hierarchy(model)
+        self.layouter = Layouter(self.hierarchy)
+        self.initial = self.layouter.normalize(
+            self.hierarchy.initial_expanded(INITIAL_VISIBLE_LIMIT))
+        self.parse_seconds = 0.0
+        self._consumers: dict[tuple[int, str], list[int]] = {}
+        self._producer: dict[tuple[int, str], int] = {}
+        for edge in model.edges:
+            self._consumers.setdefault((edge.src, edge.tensor), []).append(edge.dst)
+            self._producer[(edge.dst, edge.tensor)] = edge.src
+
+    # -- summary ------------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        """Metadata, counts, inputs/outputs and the initial collapse state."""
+        m, h = self.model, self.hierarchy
+        ops = Counter(n.op_type for n in m.nodes if n.kind == "op")
+        return {
+            "metadata": m.metadata,
+            "counts": {
+                "nodes": m.op_count,
+                "edges": len(m.edges),
+                "inputs": len(m.inputs),
+                "outputs": len(m.outputs),
+                "initializers": len(m.initializers),
+                "groups": len(h.groups) - 1,
+                "subgraphs": sum(len(n.subgraphs) for n in m.nodes),
+                "parameters": sum(i.summary["size"] for i in m.initializers.values()),
+            },
+            "inputs": m.inputs,
+            "outputs": m.outputs,
+            "op_types": dict(ops.most_common()),
+            "depth": h.depth(),
+            "initial_expanded": sorted(self.initial),
+            "warnings": m.warnings,
+        }
+
+    def hierarchy_tree(self) -> dict[str, Any]:
+        """Every group: label, parent, depth, op count, children (for an outline/expand all)."""
+        return {
+            "groups": [
+                {"path": g.path, "label": g.label, "parent": g.parent, "depth": g.depth,
+                 "ops": g.ops, "groups": list(g.groups), "nodes": len(g.nodes)}
+                for p, g in self.hierarchy.groups.items() if p != ROOT
+            ]
+        }
+
+    # -- view ---------------------------------------------------------------------------------
+    def expanded_set(self, spec: str | list[str] | None) -> frozenset[str]:
+        """``"initial"`` (default), ``"all"``, ``"none"``, or a list of group paths."""
+        if spec is None or spec == "initial":
+            return self.initial
+        if spec == "all":
+            return self.layouter.normalize(set(self.hierarchy.groups))
+        if spec == "none":
+            return frozenset()
+        return self.layouter.normalize(set(spec))
+
+    def view(self, expanded: frozenset[str], options: Options) -> dict[str, Any]:
+        """The visible graph with coordinates for a collapse state."""
+        return visible_graph(self.hierarchy, self.layouter, expanded, options)
+
+    # -- details ------------------------------------------------------------------------------
+    def node(self, node_id: int) -> dict[str, Any]:
+        """Everything about one node: attributes, inputs/outputs with types and weights."""
+        node = self.model.nodes[node_id]
+        return {
+            "id": f"n{node.id}",
+            "kind": node.kind,
+            "name": node.name,
+            "op_type": node.op_type,
+            "domain": node.domain or "ai.onnx",
+            "category": node.category,
+            "group": self.hierarchy.node_group[node.id],
+            "ancestors": self.hierarchy.ancestors(node.id),
+            "doc": node.doc,
+            "attributes": [{"name": a, "type": t, "value": v} for a, t, v in node.attributes],
+            "inputs": [self._value(node, name, "in") for name in node.inputs],
+            "outputs": [self._value(node, name, "out") for name in node.outputs],
+            "subgraphs": node.subgraphs,
+        }
+
+    def _value(self, node: Node, name: str, side: str) -> dict[str, Any]:
+        if not name:
+            return {"name": "", "optional": True}
+        info = self.model.tensor(node.scope, name)
+        out: dict[str, Any] = {
+            "name": name,
+            "dtype": info.dtype if info else None,
+            "shape": info.shape if info else None,
+            "shape_text": format_shape(info.shape) if info else "",
+        }
+        init = self.model.initializer(node.scope, name)
+        if init is not None:
+            out["initializer"] = init.summary
+        if side == "in":
+            src = self._producer.get((node.id, name))
+            if src is not None:
+                out["producer"] = f"n{src}"
+        else:
+            out["consumers"] = [f"n{d}" for d in self._consumers.get((node.id, name), [])]
+        return out
+
+    def group(self, path: str) -> dict[str, Any]:
+        """A group's label, op histogram and children."""
+        g = self.hierarchy.groups[path]
+        ops = Counter()
+        stack = [path]
+        while stack:
+            p = stack.pop()
+            grp = self.hierarchy.groups[p]
+            ops.update(self.model.nodes[n].op_type for n in grp.nodes
+                       if self.model.nodes[n].kind == "op")
+            stack.extend(grp.groups)
+        return {
+            "id": f"g:{path}", "path": path, "label": g.label, "depth": g.depth,
+            "ops": g.ops, "op_types": dict(ops.most_common()),
+            "ancestors": self.hierarchy.chain(path)[1:-1],
+            "groups": list(g.groups), "nodes": [f"n{n}" for n in g.nodes],
+        }
+
+    def tensor(self, name: str, scope: int = 0, limit: int = 64) -> dict[str, Any]:
+        """An initializer's summary, statistics and first values (KeyError if unknown)."""
+        init = self.model.initializer(scope, name)
+        if init is None:
+            init = next((i for i in self.model.initializers.values() if i.name == name), None)
+        if init is None:
+            raise KeyError(name)
+        return tensor_values(init.proto, self.model.base_dir, limit)
+
+    # -- search -------------------------------------------------------------------------------
+    def search(self, query: str, limit: int = MAX_SEARCH) -> dict[str, Any]:
+        """Nodes whose name, op type or tensor names contain ``query`` (case-insensitive).
+
+        Each match names the groups to expand to reveal it; exact op-type matches and
+        name matches come before tensor matches.
+        """
+        q = query.strip().lower()
+        hits: list[tuple[int, int, dict[str, Any]]] = []
+        total = 0
+        if q:
+            for node in self.model.nodes:
+                found = self._match(node, q)
+                if found is None:
+                    continue
+                total += 1
+                if len(hits) < limit:
+                    rank, field, text = found
+                    hits.append((rank, node.id, {
+                        "id": f"n{node.id}", "name": node.name, "op_type": node.op_type,
+                        "kind": node.kind, "match": field, "text": text,
+                        "ancestors": self.hierarchy.ancestors(node.id),
+                    }))
+        hits.sort(key=lambda t: (t[0], t[1]))
+        return {"query": query, "total": total, "matches": [h[2] for h in hits]}
+
+    @staticmethod
+    def _match(node: Node, q: str) -> tuple[int, str, str] | None:
+        if node.op_type.lower() == q:
+            return 0, "op_type", node.op_type
+        if q in node.name.lower():
+            return 1, "name", node.name
+        if q in node.op_type.lower():
+            return 2, "op_type", node.op_type
+        for name in node.inputs + node.outputs:
+            if name and q in name.lower():
+                return 3, "tensor", name
+        return None
+
+
+def parse_node_id(text: str) -> int | None:
+    """``"n12"`` -> 12; None for anything else."""
+    m = re.fullmatch(r"n(\d{1,9})", text or "")
+    return int(m.group(1)) if m else None

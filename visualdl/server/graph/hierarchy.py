@@ -1,0 +1,202 @@
+"""Groups from name scopes, and what is visible for a given set of expanded groups.
+
+``/layer1/layer1.0/conv1/Conv`` puts the node in group ``layer1/layer1.0/conv1``. Groups
+holding a single node are dissolved (a box around one op adds nothing), and a group whose
+only content is one child group is merged with it (``encoder/layers`` instead of two
+nested frames). Subgraphs of If/Loop/Scan are groups under their control-flow node.
+
+For routing, every edge is also split once, here, into *local* edges per group: an edge
+from ``a/x`` to ``b/y`` is ``a -> b`` in the root, ``x -> out-port`` in ``a`` and
+``in-port -> y`` in ``b``. Those never change with the collapse state, so the layout of a
+group depends only on its own members and what is expanded inside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from visualdl.server.graph.model import GraphModel
+
+__all__ = ["ROOT", "Group", "Hierarchy", "LocalEdge", "Member", "PortKey"]
+
+ROOT = ""
+Member = tuple[str, object]  # ("n", node id) | ("g", group path) | ("in"|"out", PortKey)
+PortKey = tuple[int, str]  # (producer node id, tensor name): one port per tensor crossing
+LocalEdge = tuple[Member, Member, PortKey]
+
+
+@dataclass
+class Group:
+    """One name scope (or subgraph body)."""
+
+    path: str
+    label: str
+    parent: str | None
+    depth: int
+    groups: list[str] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)
+    ops: int = 0  # ops in the whole subtree
+    size: int = 0  # nodes (ops and pseudo-nodes) in the whole subtree
+
+
+class Hierarchy:
+    """The group tree of a GraphModel and its per-group local edges."""
+
+    def __init__(self, model: GraphModel) -> None:
+        self.model = model
+        self.groups: dict[str, Group] = {}
+        self.node_group: list[str] = [ROOT] * len(model.nodes)
+        self._build()
+        #: group -> its local edges (source member, target member, the tensor's port key)
+        self.local_edges: dict[str, dict[LocalEdge, None]] = {p: {} for p in self.groups}
+        self._split_edges()
+
+    # -- tree -----------------------------------------------------------------------------
+    def _build(self) -> None:
+        raw_nodes: dict[str, list[int]] = {}
+        for node in self.model.nodes:
+            raw_nodes.setdefault(node.group, []).append(node.id)
+        children: dict[str, set[str]] = {ROOT: set()}
+        linked: set[str] = set()
+        for path in list(raw_nodes):
+            while path and path not in linked:
+                linked.add(path)
+                parent = path.rsplit("/", 1)[0] if "/" in path else ROOT
+                children.setdefault(path, set())
+                children.setdefault(parent, set()).add(path)
+                path = parent
+        sizes = self._raw_sizes(children, raw_nodes)
+        self._emit(children, raw_nodes, sizes)
+
+    @staticmethod
+    def _raw_sizes(children: dict[str, set[str]], raw_nodes: dict[str, list[int]]) -> dict[str, int]:
+        order = _post_order(children)
+        sizes: dict[str, int] = {}
+        for path in order:
+            sizes[path] = len(raw_nodes.get(path, ())) + sum(sizes[c] for c in children[path])
+        return sizes
+
+    def _emit(self, children: dict[str, set[str]], raw_nodes: dict[str, list[int]],
+              sizes: dict[str, int]) -> None:
+        """Create the simplified groups top-down (iteratively: names can be deep)."""
+        self.groups[ROOT] = Group(ROOT, "", None, 0)
+        stack: list[tuple[str, str]] = [(ROOT, ROOT)]  # (raw path, simplified group it feeds)
+        while stack:
+            raw, target = stack.pop()
+            group = self.groups[target]
+            for nid in raw_nodes.get(raw, ()):
+                group.nodes.append(nid)
+                self.node_group[nid] = target
+            for child in sorted(children.get(raw, ())):
+                if sizes[child] <= 1:  # dissolve: its single node joins this group
+                    stack.append((child, target))
+                    continue
+                label_parts = [child.rsplit("/", 1)[-1]]
+                inner = child
+                while not raw_nodes.get(inner) and len(children.get(inner, ())) == 1:
+                    only = next(iter(children[inner]))
+                    if sizes[only] <= 1:
+                        break
+                    label_parts.append(only.rsplit("/", 1)[-1])
+                    inner = only
+                self.groups[inner] = Group(inner, "/".join(label_parts), target, group.depth + 1)
+                group.groups.append(inner)
+                stack.append((inner, inner))
+        self._count()
+
+    def _count(self) -> None:
+        kids = {p: set(g.groups) for p, g in self.groups.items()}
+        for path in _post_order(kids):
+            g = self.groups[path]
+            g.ops = sum(1 for n in g.nodes if self.model.nodes[n].kind == "op") + sum(
+                self.groups[c].ops for c in g.groups)
+            g.size = len(g.nodes) + sum(self.groups[c].size for c in g.groups)
+
+    # -- queries --------------------------------------------------------------------------
+    def chain(self, group: str) -> list[str]:
+        """Groups from the root down to ``group`` (both included)."""
+        out = []
+        path: str | None = group
+        while path is not None:
+            out.append(path)
+            path = self.groups[path].parent
+        out.reverse()
+        return out
+
+    def ancestors(self, node_id: int) -> list[str]:
+        """The groups holding a node, outermost first, without the root."""
+        return self.chain(self.node_group[node_id])[1:]
+
+    def visible_item(self, node_id: int, expanded: frozenset[str] | set[str]) -> Member:
+        """What stands for the node: itself, or its outermost collapsed group."""
+        for path in self.ancestors(node_id):
+            if path not in expanded:
+                return ("g", path)
+        return ("n", node_id)
+
+    def descendants(self, path: str) -> list[str]:
+        """All groups inside ``path`` (not itself)."""
+        out, stack = [], list(self.groups[path].groups)
+        while stack:
+            p = stack.pop()
+            out.append(p)
+            stack.extend(self.groups[p].groups)
+        return out
+
+    def depth(self) -> int:
+        """The deepest group level (0 when there are no groups)."""
+        return max(g.depth for g in self.groups.values())
+
+    def expanded_to(self, level: int) -> set[str]:
+        """Every group shallower than or at ``level`` expanded (root is level 0)."""
+        return {p for p, g in self.groups.items() if p != ROOT and g.depth <= level}
+
+    def visible_count(self, level: int) -> int:
+        """How many boxes ``expanded_to(level)`` shows (nodes plus collapsed groups)."""
+        nodes = sum(len(g.nodes) for g in self.groups.values() if g.depth <= level)
+        boxes = sum(1 for g in self.groups.values() if g.depth == level + 1)
+        return nodes + boxes
+
+    def initial_expanded(self, limit: int) -> set[str]:
+        """The deepest uniform level whose visible count stays within ``limit``."""
+        best = 0
+        for level in range(1, self.depth() + 1):
+            if self.visible_count(level) > limit:
+                break
+            best = level
+        return self.expanded_to(best)
+
+    # -- routing --------------------------------------------------------------------------
+    def _split_edges(self) -> None:
+        for edge in self.model.edges:
+            key: PortKey = (edge.src, edge.tensor)
+            su = self.chain(self.node_group[edge.src])
+            sv = self.chain(self.node_group[edge.dst])
+            common = 0
+            while common < min(len(su), len(sv)) and su[common] == sv[common]:
+                common += 1
+            lca = su[common - 1]
+            a = ("g", su[common]) if len(su) > common else ("n", edge.src)
+            b = ("g", sv[common]) if len(sv) > common else ("n", edge.dst)
+            self.local_edges[lca][(a, b, key)] = None
+            for i in range(common, len(su)):
+                inner = ("g", su[i + 1]) if i + 1 < len(su) else ("n", edge.src)
+                self.local_edges[su[i]][(inner, ("out", key), key)] = None
+            for i in range(common, len(sv)):
+                inner = ("g", sv[i + 1]) if i + 1 < len(sv) else ("n", edge.dst)
+                self.local_edges[sv[i]][(("in", key), inner, key)] = None
+
+
+def _post_order(children: dict[str, set[str]] | dict[str, list[str]]) -> list[str]:
+    """Children before parents, iteratively."""
+    order: list[str] = []
+    stack: list[tuple[str, bool]] = [(ROOT, False)]
+    while stack:
+        path, done = stack.pop()
+        if done:
+            order.append(path)
+            continue
+        stack.append((path, True))
+        for child in children.get(path, ()):
+            stack.append((child, False))
+    return order

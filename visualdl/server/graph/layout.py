@@ -1,0 +1,414 @@
+"""Layered layout of each group with igraph's Sugiyama layout, composed into one picture.
+
+Each expanded group is laid out on its own: its members (nodes, collapsed groups and
+already laid-out expanded groups as big boxes) plus one *port* per tensor entering or
+leaving it, pinned to the first and last layer. igraph's C core orders the layers and
+returns the dummy points of long edges; here those are turned into pixel positions with
+each box's real size. Edges only run through the gaps between layers and through the
+dummy slots, never through a box, and an edge into a nested group continues from the
+group's port, so whole routes avoid nodes. Every group's result is cached by what is
+expanded inside it, so expanding one group re-lays out only that group and its ancestors.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from statistics import median
+
+import igraph
+
+from visualdl.server.graph.hierarchy import ROOT, Hierarchy, LocalEdge, Member
+from visualdl.server.graph.measure import GROUP_HEADER, GROUP_PAD, Box, Options, group_box, node_box
+
+__all__ = ["Layouter", "LocalLayout", "Placed"]
+
+NODE_GAP = 22.0  # between boxes in one layer
+DUMMY_GAP = 10.0  # next to an edge passing through a layer
+RANK_GAP = 34.0  # between layers (room for the shape labels)
+ROOT_PAD = 20.0
+CACHE_SIZE = 20000  # group layouts kept per model
+
+
+@dataclass
+class LocalLayout:
+    """One group's layout, relative to its own box; sizes along (minor, major) axes."""
+
+    minor: float
+    major: float
+    boxes: dict[Member, tuple[float, float, float, float]]  # minor0, major0, minor, major
+    ports: dict[Member, float]  # ("in"|"out", key) -> minor offset on the box border
+    routes: dict[LocalEdge, list[tuple[float, float]]]
+    subs: dict[str, LocalLayout] = field(default_factory=dict)  # expanded member groups
+
+
+@dataclass
+class Placed:
+    """The composed picture in absolute (x, y) pixels."""
+
+    width: float
+    height: float
+    items: dict[Member, tuple[float, float, float, float]]  # visible node / collapsed group
+    frames: dict[str, tuple[float, float, float, float]]  # expanded groups (not the root)
+    routes: dict[tuple[str, LocalEdge], list[tuple[float, float]]]
+    boxes: dict[Member, Box]
+
+
+class Layouter:
+    """Lays out a hierarchy for any collapse state, caching each group's layout."""
+
+    def __init__(self, hierarchy: Hierarchy) -> None:
+        self.h = hierarchy
+        self.model = hierarchy.model
+        self._cache: OrderedDict[tuple, LocalLayout] = OrderedDict()
+        self._boxes: dict[tuple[Member, Options], Box] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    # -- public -------------------------------------------------------------------------------
+    def normalize(self, expanded: set[str] | frozenset[str]) -> frozenset[str]:
+        """Keep only known groups whose ancestors are all expanded (the effective state)."""
+        groups = self.h.groups
+        out = set()
+        for path in expanded:
+            if path in groups and path != ROOT:
+                if all(p in expanded for p in self.h.chain(path)[1:-1]):
+                    out.add(path)
+        return frozenset(out)
+
+    def place(self, expanded: frozenset[str], options: Options) -> Placed:
+        """Lay out (or fetch from cache) every visible group and compose absolute boxes."""
+        inside = self._inside(expanded)
+        with self._lock:
+            root = self._layout(ROOT, inside, options)
+        placed = Placed(0, 0, {}, {}, {}, {})
+        self._compose(ROOT, root, 0.0, 0.0, options, placed)
+        placed.width, placed.height = _xy(root.minor, root.major, options)
+        return placed
+
+    def box(self, member: Member, options: Options) -> Box:
+        """The content and size of a node or a collapsed group."""
+        key = (member, options)
+        box = self._boxes.get(key)
+        if box is None:
+            kind, ref = member
+            if kind == "n":
+                box = node_box(self.model, self.model.nodes[ref], options)  # type: ignore[index]
+            else:
+                box = group_box(self.h.groups[ref])  # type: ignore[index]
+            self._boxes[key] = box
+        return box
+
+    # -- state ----------------------------------------------------------------------------
+    def _inside(self, expanded: frozenset[str]) -> dict[str, frozenset[str]]:
+        """For each expanded group (and the root), the expanded groups inside it."""
+        acc: dict[str, set[str]] = {ROOT: set()}
+        for path in expanded:
+            acc.setdefault(path, set())
+            for anc in self.h.chain(path)[:-1]:
+                acc.setdefault(anc, set()).add(path)
+        return {k: frozenset(v) for k, v in acc.items()}
+
+    # -- one group ------------------------------------------------------------------------
+    def _layout(self, path: str, inside: dict[str, frozenset[str]], options: Options) -> LocalLayout:
+        key = (path, inside.get(path, frozenset()), options)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            self.hits += 1
+            return hit
+        self.misses += 1
+        group = self.h.groups[path]
+        subs = {c: self._layout(c, inside, options) for c in group.groups if c in inside}
+        result = _GroupLayout(self, path, subs, options).run()
+        self._cache[key] = result
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return result
+
+    def _compose(self, path: str, lay: LocalLayout, m0: float, j0: float, options: Options,
+                 placed: Placed) -> None:
+        for member, (a, b, da, db) in lay.boxes.items():
+            x, y = _xy(m0 + a, j0 + b, options)
+            w, h = _xy(da, db, options)
+            if member[0] == "g" and member[1] in lay.subs:
+                placed.frames[member[1]] = (x, y, w, h)  # type: ignore[index]
+                self._compose(member[1], lay.subs[member[1]], m0 + a, j0 + b, options, placed)  # type: ignore[index]
+            else:
+                placed.items[member] = (x, y, w, h)
+                placed.boxes[member] = self.box(member, options)
+        for edge, points in lay.routes.items():
+            placed.routes[(path, edge)] = [_xy(m0 + p, j0 + q, options) for p, q in points]
+
+
+def _xy(minor: float, major: float, options: Options) -> tuple[float, float]:
+    return (minor, major) if options.direction == "TB" else (major, minor)
+
+
+class _GroupLayout:
+    """The computation for one group (a helper object so the steps stay short)."""
+
+    def __init__(self, owner: Layouter, path: str, subs: dict[str, LocalLayout],
+                 options: Options) -> None:
+        self.owner, self.path, self.subs, self.options = owner, path, subs, options
+        group = owner.h.groups[path]
+        self.members: list[Member] = [("n", n) for n in group.nodes] + [("g", g) for g in group.groups]
+        self.edges: list[LocalEdge] = list(owner.h.local_edges[path])
+        ins = dict.fromkeys(a for a, _, _ in self.edges if a[0] == "in")
+        outs = dict.fromkeys(b for _, b, _ in self.edges if b[0] == "out")
+        self.vertices: list[Member] = self.members + list(ins) + list(outs)
+        self.index = {v: i for i, v in enumerate(self.vertices)}
+        self.n_members = len(self.members)
+        self.n_in = len(ins)
+        is_root = path == ROOT
+        if is_root:
+            self.pad = (ROOT_PAD, ROOT_PAD, ROOT_PAD, ROOT_PAD)
+        elif options.direction == "TB":  # (minor start, minor end, major start, major end)
+            self.pad = (GROUP_PAD, GROUP_PAD, GROUP_HEADER + 8, GROUP_PAD)
+        else:
+            self.pad = (GROUP_HEADER + 4, GROUP_PAD, GROUP_PAD, GROUP_PAD)
+
+    def size(self, v: int) -> tuple[float, float]:
+        """(minor, major) size of vertex ``v``; ports have no size."""
+        if v >= self.n_members:
+            return 0.0, 0.0
+        member = self.members[v]
+        if member[0] == "g" and member[1] in self.subs:
+            sub = self.subs[member[1]]  # type: ignore[index]
+            return sub.minor, sub.major
+        box = self.owner.box(member, self.options)
+        return (box.width, box.height) if self.options.direction == "TB" else (box.height, box.width)
+
+    # -- steps ------------------------------------------------------------------------------
+    def run(self) -> LocalLayout:
+        n = len(self.vertices)
+        pairs = [(self.index[a], self.index[b]) for a, b, _ in self.edges]
+        sizes = [self.size(v) for v in range(n)]
+        pairs, flipped = _acyclic(n, pairs)
+        layers = self._layers(n, pairs)
+        chains, slot_layers = _split_long(n, pairs, layers)
+        edges = [(u, v) for chain in chains for u, v in zip(chain, chain[1:])]
+        graph = igraph.Graph(n=len(slot_layers), edges=edges, directed=True)
+        maxiter = 100 if len(slot_layers) < 500 else (30 if len(slot_layers) < 3000 else 8)
+        # igraph orders each layer (crossing reduction); long edges arrive already split
+        # into one dummy slot per layer, so its coordinates cover every routing point.
+        lay = graph.layout_sugiyama(layers=slot_layers, hgap=1, vgap=1, maxiter=maxiter)
+        widths = [sizes[v][0] for v in range(n)] + [0.0] * (len(slot_layers) - n)
+        pos = self._place_minor([c[0] for c in lay.coords], slot_layers, widths, chains, n)
+        bands = self._bands(sizes, layers)
+        return self._finish(pairs, flipped, slot_layers, sizes, pos, bands, chains)
+
+    def _layers(self, n: int, pairs: list[tuple[int, int]]) -> list[int]:
+        """Longest-path layers; sources sit just above their first consumer; ports pinned."""
+        succ: list[list[int]] = [[] for _ in range(n)]
+        indeg = [0] * n
+        for a, b in pairs:
+            succ[a].append(b)
+            indeg[b] += 1
+        layer = [0] * n
+        order = _topo(n, succ, indeg)
+        for v in order:
+            for w in succ[v]:
+                layer[w] = max(layer[w], layer[v] + 1)
+        for v in reversed(order):  # pull sources down next to their consumers
+            if v < self.n_members and indeg[v] == 0 and succ[v]:
+                layer[v] = max(layer[v], min(layer[w] for w in succ[v]) - 1)
+        first_in = self.n_members
+        if self.n_in:
+            layer = [x + 1 for x in layer]
+            for v in range(first_in, first_in + self.n_in):
+                layer[v] = 0
+        last = max((layer[v] for v in range(first_in)), default=0) + 1
+        for v in range(first_in + self.n_in, n):
+            layer[v] = last
+        return layer
+
+    @staticmethod
+    def _place_minor(xs: list[float], layers: list[int], widths: list[float],
+                     chains: list[list[int]], n: int) -> list[float]:
+        """Pixel centers along each layer: igraph's order, real box widths, straight edges.
+
+        Starting from igraph's coordinates, sweeps down and up move every slot (box or
+        dummy) toward the mean of its neighbours in the previous (next) layer; in each
+        layer the closest positions that keep the order and the minimum gaps are found
+        exactly by isotonic regression (pool adjacent violators).
+        """
+        total = len(xs)
+        up: list[list[int]] = [[] for _ in range(total)]
+        down: list[list[int]] = [[] for _ in range(total)]
+        for chain in chains:
+            for u, v in zip(chain, chain[1:]):
+                down[u].append(v)
+                up[v].append(u)
+        real = [w for w in widths[:n] if w > 0]
+        unit = (median(real) if real else 60.0) + NODE_GAP
+        rows: dict[int, list[int]] = {}
+        for slot in range(total):
+            rows.setdefault(layers[slot], []).append(slot)
+        ordered = [sorted(rows[k], key=lambda s: (xs[s], s)) for k in sorted(rows)]
+        seps = [[(widths[a] + widths[b]) / 2 + (NODE_GAP if a < n and b < n else DUMMY_GAP)
+                 for a, b in zip(row, row[1:])] for row in ordered]
+        pos = [x * unit for x in xs]
+        for row, sep in zip(ordered, seps):
+            _fit_row(row, sep, [pos[s] for s in row], pos)
+        sweeps = 4 if total < 4000 else 2
+        for it in range(sweeps * 2 + 1):
+            down_pass = it % 2 == 0
+            seq = list(zip(ordered, seps))
+            if not down_pass:
+                seq.reverse()
+            final = it == sweeps * 2
+            for row, sep in seq:
+                targets = []
+                for slot in row:
+                    nbrs = up[slot] + down[slot] if final else (up[slot] if down_pass else down[slot])
+                    targets.append(sum(pos[t] for t in nbrs) / len(nbrs) if nbrs else pos[slot])
+                _fit_row(row, sep, targets, pos)
+        return pos
+
+    def _bands(self, sizes, layers) -> list[tuple[float, float]]:
+        """(start, end) along the major axis of each layer."""
+        count = max(layers, default=0) + 1
+        thick = [0.0] * count
+        for v, layer in enumerate(layers):
+            thick[layer] = max(thick[layer], sizes[v][1])
+        bands, pos = [], 0.0
+        for t in thick:
+            bands.append((pos, pos + t))
+            pos += t + RANK_GAP
+        return bands
+
+    def _finish(self, pairs, flipped, layers, sizes, pos, bands, chains):
+        n = len(self.vertices)
+        lo = min([pos[v] - sizes[v][0] / 2 for v in range(n)] + pos[n:], default=0.0)
+        hi = max([pos[v] + sizes[v][0] / 2 for v in range(n)] + pos[n:], default=0.0)
+        p0, p1, q0, q1 = self.pad
+        shift = p0 - lo
+        content_major = bands[-1][1] if bands else 0.0
+        if self.n_in:  # layer 0 holds only ports: their band sits on the border
+            content_major -= RANK_GAP
+        major = q0 + content_major + q1
+        minor = max(p0 + (hi - lo) + p1, 2 * GROUP_PAD + 60)
+        if self.path != ROOT:
+            minor = max(minor, len(self.owner.h.groups[self.path].label) * 7.0 + 60)
+        off = q0 - (RANK_GAP if self.n_in else 0.0)
+        boxes, ports = {}, {}
+        for v, member in enumerate(self.vertices):
+            c = pos[v] + shift
+            if v < self.n_members:
+                s0, s1 = sizes[v]
+                b0, b1 = bands[layers[v]]
+                boxes[member] = (c - s0 / 2, off + b0 + (b1 - b0 - s1) / 2, s0, s1)
+            else:
+                ports[member] = c
+        layout = LocalLayout(minor, major, boxes, ports, {}, self.subs)
+        geo = (layers, bands, pos, shift, off)
+        for e, chain in enumerate(chains):
+            pts = self._route(layout, e, chain, geo)
+            if e in flipped:
+                pts.reverse()
+            layout.routes[self.edges[e]] = pts
+        return layout
+
+    def _route(self, lay: LocalLayout, e: int, chain: list[int], geo: tuple) -> list[tuple[float, float]]:
+        """Points of one local edge: out of its source, through its dummy slots, into its target."""
+        layers, bands, pos, shift, off = geo
+        a, b = chain[0], chain[-1]
+        key = self.edges[e][2]
+        pts: list[tuple[float, float]] = []
+        va, vb = self.vertices[a], self.vertices[b]
+        if a >= self.n_members:
+            pts.append((lay.ports[va], 0.0))
+        else:
+            m = self._anchor(lay, va, ("out", key))
+            box = lay.boxes[va]
+            pts.append((m, box[1] + box[3]))
+            end = off + bands[layers[a]][1]
+            if end > box[1] + box[3] + 0.5:
+                pts.append((m, end))
+        for slot in chain[1:-1]:
+            m = pos[slot] + shift
+            s, t = bands[layers[slot]]
+            pts.append((m, off + s))
+            if t > s:
+                pts.append((m, off + t))
+        if b >= self.n_members:
+            pts.append((lay.ports[vb], lay.major))
+        else:
+            m = self._anchor(lay, vb, ("in", key))
+            box = lay.boxes[vb]
+            start = off + bands[layers[b]][0]
+            if start < box[1] - 0.5:
+                pts.append((m, start))
+            pts.append((m, box[1]))
+        return pts
+
+    def _anchor(self, lay: LocalLayout, member: Member, port: Member) -> float:
+        """Where an edge meets a box: its port for an expanded group, else its center."""
+        box = lay.boxes[member]
+        if member[0] == "g" and member[1] in self.subs:
+            sub = self.subs[member[1]]  # type: ignore[index]
+            if port in sub.ports:
+                return box[0] + sub.ports[port]
+        return box[0] + box[2] / 2
+
+
+def _split_long(n: int, pairs: list[tuple[int, int]], layers: list[int]
+                ) -> tuple[list[list[int]], list[int]]:
+    """Split every edge spanning several layers into a chain through one dummy per layer."""
+    slot_layers = list(layers)
+    chains = []
+    for a, b in pairs:
+        chain = [a]
+        for layer in range(layers[a] + 1, layers[b]):
+            chain.append(len(slot_layers))
+            slot_layers.append(layer)
+        chain.append(b)
+        chains.append(chain)
+    return chains, slot_layers
+
+
+def _acyclic(n: int, pairs: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], set[int]]:
+    """Reverse a small feedback arc set so layering sees a DAG (scopes can form cycles)."""
+    graph = igraph.Graph(n=n, edges=pairs, directed=True)
+    if graph.is_dag():
+        return pairs, set()
+    flipped = set(graph.feedback_arc_set(method="eades"))
+    return [(b, a) if i in flipped else (a, b) for i, (a, b) in enumerate(pairs)], flipped
+
+
+def _fit_row(row: list[int], sep: list[float], targets: list[float], pos: list[float]) -> None:
+    """Positions for one layer closest to ``targets`` (least squares) that keep the order
+    and the minimum center distances ``sep``; written into ``pos``."""
+    offsets = [0.0]
+    for gap in sep:
+        offsets.append(offsets[-1] + gap)
+    blocks: list[list[float]] = []  # [sum, count]
+    for t, off in zip(targets, offsets):
+        blocks.append([t - off, 1.0])
+        while len(blocks) > 1 and blocks[-2][0] * blocks[-1][1] > blocks[-1][0] * blocks[-2][1]:
+            total, count = blocks.pop()
+            blocks[-1][0] += total
+            blocks[-1][1] += count
+    i = 0
+    for total, count in blocks:
+        value = total / count
+        for _ in range(int(count)):
+            pos[row[i]] = value + offsets[i]
+            i += 1
+
+
+def _topo(n: int, succ: list[list[int]], indeg: list[int]) -> list[int]:
+    remaining = list(indeg)
+    order = [v for v in range(n) if remaining[v] == 0]
+    i = 0
+    while i < len(order):
+        v = order[i]
+        i += 1
+        for w in succ[v]:
+            remaining[w] -= 1
+            if remaining[w] == 0:
+                order.append(w)
+    return order

@@ -1,0 +1,181 @@
+"""Where models come from: ``--model`` files, graphs logged by ``add_graph``, and uploads.
+
+Each model gets an opaque id (``file:0``, ``log:<digest>``, ``upload:<digest>``); runs and
+tags of logged graphs are looked up in the reader's index by digest, never used as paths.
+Parsed models are kept in a small LRU (a 10,000-node model takes tens of MB parsed), and
+each is parsed once even when several requests ask for it at the same time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from visualdl.server.graph.document import GraphDocument
+from visualdl.server.graph.parse import ModelError, load_model, parse_model
+
+__all__ = ["MAX_UPLOADS", "PARSED_CACHE", "ModelError", "ModelSource", "ModelStore"]
+
+MAX_UPLOADS = 8
+PARSED_CACHE = 4
+
+
+@dataclass
+class ModelSource:
+    """One model the user can open."""
+
+    id: str
+    kind: str  # "file" | "log" | "upload"
+    name: str
+    size: int
+    load: Callable[[], tuple[Any, str | None]]  # -> (ModelProto, base_dir)
+    run: str | None = None
+    tag: str | None = None
+    step: int | None = None
+    wall_time: float | None = None
+
+    def public(self) -> dict[str, Any]:
+        """What the model list shows."""
+        out: dict[str, Any] = {"id": self.id, "source": self.kind, "name": self.name,
+                               "size": self.size}
+        if self.kind == "log":
+            out.update(run=self.run, tag=self.tag, step=self.step, wall_time=self.wall_time)
+        return out
+
+
+def _digest(*parts: object) -> str:
+    raw = "\u0000".join(str(p) for p in parts).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+class ModelStore:
+    """The models of one server, and their parsed documents."""
+
+    def __init__(self, files: Sequence[str | os.PathLike] = (),
+                 reader: Callable[[], Any] | None = None) -> None:
+        self._files: list[ModelSource] = []
+        for i, path in enumerate(files):
+            p = os.path.abspath(os.fspath(path))
+            if not os.path.isfile(p):
+                raise FileNotFoundError(f"model file does not exist: {p}")
+            self._files.append(ModelSource(f"file:{i}", "file", os.path.basename(p),
+                                           os.path.getsize(p), lambda p=p: load_model(p)))
+        self._reader = reader
+        self._uploads: OrderedDict[str, ModelSource] = OrderedDict()
+        self._docs: OrderedDict[str, GraphDocument] = OrderedDict()
+        self._locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def has_files(self) -> bool:
+        """True when the server was started with ``--model``."""
+        return bool(self._files)
+
+    # -- sources ------------------------------------------------------------------------------
+    def sources(self) -> list[ModelSource]:
+        """Files first, then logged graphs (newest step per run/tag), then uploads."""
+        with self._lock:
+            uploads = list(self._uploads.values())
+        return list(self._files) + self._logged() + uploads[::-1]
+
+    def _logged(self) -> list[ModelSource]:
+        reader = self._reader() if self._reader else None
+        if reader is None:
+            return []
+        out = []
+        for run in reader.runs():
+            try:
+                tags = reader.tags(run).get("graph", [])
+            except KeyError:
+                continue
+            for tag in tags:
+                try:
+                    refs = reader.graphs(run, tag)
+                except KeyError:
+                    continue
+                for ref in refs:
+                    out.append(self._log_source(reader, run, tag, ref))
+        return out
+
+    @staticmethod
+    def _log_source(reader: Any, run: str, tag: str, ref: Any) -> ModelSource:
+        def load(ref: Any = ref) -> tuple[Any, str | None]:
+            message = reader.load(ref)
+            model, _ = load_model(bytes(message.onnx))
+            return model, None
+
+        return ModelSource(
+            id=f"log:{_digest(run, tag, ref.step, ref.offset, ref.path)}", kind="log",
+            name=f"{run} / {tag} @ {ref.step}", size=int(ref.size), load=load, run=run,
+            tag=tag, step=int(ref.step), wall_time=float(ref.wall_time))
+
+    def source(self, model_id: str) -> ModelSource | None:
+        """The source with this id, or None."""
+        for src in self._files:
+            if src.id == model_id:
+                return src
+        with self._lock:
+            if model_id in self._uploads:
+                return self._uploads[model_id]
+        if model_id.startswith("log:"):
+            return next((s for s in self._logged() if s.id == model_id), None)
+        return None
+
+    # -- uploads ------------------------------------------------------------------------------
+    def add_upload(self, name: str, raw: bytes) -> ModelSource:
+        """Validate and parse an uploaded model now, so a bad file is refused at once."""
+        model, _ = load_model(raw)  # raises ModelError with a clear message
+        doc = GraphDocument(parse_model(model, None))
+        digest = hashlib.blake2b(raw, digest_size=8).hexdigest()
+        src = ModelSource(f"upload:{digest}", "upload", _clean_name(name), len(raw),
+                          lambda raw=raw: load_model(raw))
+        with self._lock:
+            self._uploads[src.id] = src
+            self._uploads.move_to_end(src.id)
+            while len(self._uploads) > MAX_UPLOADS:
+                old, _ = self._uploads.popitem(last=False)
+                self._docs.pop(old, None)
+            self._remember(src.id, doc)
+        return src
+
+    # -- documents ----------------------------------------------------------------------------
+    def document(self, model_id: str) -> GraphDocument:
+        """The parsed model (KeyError for an unknown id, ModelError for a bad file)."""
+        with self._lock:
+            doc = self._docs.get(model_id)
+            if doc is not None:
+                self._docs.move_to_end(model_id)
+                return doc
+            lock = self._locks.setdefault(model_id, threading.Lock())
+        with lock:  # one parse per model, however many requests wait for it
+            with self._lock:
+                doc = self._docs.get(model_id)
+            if doc is not None:
+                return doc
+            src = self.source(model_id)
+            if src is None:
+                raise KeyError(model_id)
+            started = time.perf_counter()
+            model, base_dir = src.load()
+            doc = GraphDocument(parse_model(model, base_dir))
+            doc.parse_seconds = time.perf_counter() - started
+            with self._lock:
+                self._remember(model_id, doc)
+            return doc
+
+    def _remember(self, model_id: str, doc: GraphDocument) -> None:
+        self._docs[model_id] = doc
+        self._docs.move_to_end(model_id)
+        while len(self._docs) > PARSED_CACHE:
+            self._docs.popitem(last=False)
+
+
+def _clean_name(name: str) -> str:
+    base = os.path.basename((name or "").replace("\\", "/")) or "upload.onnx"
+    return "".join(ch for ch in base if ch.isprintable())[:120] or "upload.onnx"

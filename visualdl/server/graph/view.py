@@ -1,0 +1,131 @@
+"""The visible graph for one collapse state, as the JSON the browser draws.
+
+Boxes are visible nodes and collapsed groups; frames are expanded groups; edges are the
+tensors between visible boxes (several original edges hidden inside one collapsed group
+become one), each with its tensor's dtype/shape and a route composed from the per-group
+routes of the layout.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from visualdl.server.graph.hierarchy import Hierarchy, LocalEdge, Member
+from visualdl.server.graph.layout import Layouter, Placed
+from visualdl.server.graph.measure import Options
+from visualdl.server.graph.values import format_shape
+
+__all__ = ["item_id", "visible_edges", "visible_graph"]
+
+
+def item_id(member: Member) -> str:
+    """``n12`` for node 12, ``g:<path>`` for a group."""
+    return f"n{member[1]}" if member[0] == "n" else f"g:{member[1]}"
+
+
+def visible_edges(h: Hierarchy, expanded: frozenset[str]) -> dict[tuple[Member, Member, tuple[int, str]], int]:
+    """(visible source, visible target, port key) -> one original edge index standing for it."""
+    cache: dict[int, Member] = {}
+
+    def vis(node_id: int) -> Member:
+        found = cache.get(node_id)
+        if found is None:
+            found = cache[node_id] = h.visible_item(node_id, expanded)
+        return found
+
+    out: dict[tuple[Member, Member, tuple[int, str]], int] = {}
+    for i, edge in enumerate(h.model.edges):
+        a, b = vis(edge.src), vis(edge.dst)
+        if a != b:
+            out.setdefault((a, b, (edge.src, edge.tensor)), i)
+    return out
+
+
+def _group_of(h: Hierarchy, member: Member) -> str:
+    if member[0] == "n":
+        return h.node_group[member[1]]  # type: ignore[index]
+    return h.groups[member[1]].parent or ""  # type: ignore[index]
+
+
+def _route(h: Hierarchy, placed: Placed, a: Member, b: Member, key: tuple[int, str]) -> list:
+    """Join the local routes: up and out of ``a``'s groups, across, down into ``b``'s."""
+    ca = h.chain(_group_of(h, a))
+    cb = h.chain(_group_of(h, b))
+    common = 0
+    while common < min(len(ca), len(cb)) and ca[common] == cb[common]:
+        common += 1
+    segments: list[tuple[str, LocalEdge]] = []
+    for i in range(len(ca) - 1, common - 1, -1):
+        inner = ("g", ca[i + 1]) if i + 1 < len(ca) else a
+        segments.append((ca[i], (inner, ("out", key), key)))
+    mid_a = ("g", ca[common]) if len(ca) > common else a
+    mid_b = ("g", cb[common]) if len(cb) > common else b
+    segments.append((ca[common - 1], (mid_a, mid_b, key)))
+    for i in range(common, len(cb)):
+        inner = ("g", cb[i + 1]) if i + 1 < len(cb) else b
+        segments.append((cb[i], (("in", key), inner, key)))
+    points: list[tuple[float, float]] = []
+    for seg in segments:
+        pts = placed.routes.get(seg)
+        if pts is None:
+            continue
+        if points and pts and _close(points[-1], pts[0]):
+            pts = pts[1:]
+        points.extend(pts)
+    return [[round(x, 1), round(y, 1)] for x, y in points]
+
+
+def _close(p: tuple[float, float], q: tuple[float, float]) -> bool:
+    return abs(p[0] - q[0]) < 0.5 and abs(p[1] - q[1]) < 0.5
+
+
+def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
+                  options: Options) -> dict[str, Any]:
+    """Everything the browser needs to draw one state."""
+    started = time.perf_counter()
+    misses = layouter.misses
+    placed = layouter.place(expanded, options)
+    layout_s = time.perf_counter() - started
+    model = h.model
+    nodes = []
+    for member, (x, y, w, hgt) in placed.items.items():
+        box = placed.boxes[member]
+        item: dict[str, Any] = {
+            "id": item_id(member), "x": round(x, 1), "y": round(y, 1), "w": w, "h": hgt,
+            "title": box.title, "subtitle": box.subtitle, "lines": [list(p) for p in box.lines],
+        }
+        if member[0] == "n":
+            node = model.nodes[member[1]]  # type: ignore[index]
+            item.update(type=node.kind, category=node.category, name=node.name)
+        else:
+            group = h.groups[member[1]]  # type: ignore[index]
+            item.update(type="group", category="group", path=group.path, ops=group.ops,
+                        expandable=True)
+        nodes.append(item)
+    frames = []
+    for path, (x, y, w, hgt) in placed.frames.items():
+        group = h.groups[path]
+        frames.append({"id": f"g:{path}", "path": path, "label": group.label, "ops": group.ops,
+                       "depth": group.depth, "x": round(x, 1), "y": round(y, 1), "w": w, "h": hgt})
+    frames.sort(key=lambda f: f["depth"])
+    edges = []
+    for (a, b, key), index in visible_edges(h, expanded).items():
+        edge = model.edges[index]
+        info = model.tensor(edge.scope, edge.tensor)
+        edges.append({
+            "from": item_id(a), "to": item_id(b), "tensor": edge.tensor,
+            "dtype": info.dtype if info else None,
+            "shape": info.shape if info else None,
+            "label": format_shape(info.shape) if info else "",
+            "points": _route(h, placed, a, b, key),
+        })
+    return {
+        "width": round(placed.width, 1), "height": round(placed.height, 1),
+        "direction": options.direction,
+        "expanded": sorted(expanded),
+        "nodes": nodes, "frames": frames, "edges": edges,
+        "stats": {"layout_seconds": round(layout_s, 4),
+                  "groups_laid_out": layouter.misses - misses,
+                  "total_seconds": round(time.perf_counter() - started, 4)},
+    }

@@ -1,0 +1,59 @@
+// The one HTTP client of the app. Every server error is {"error": "..."}; it surfaces here as
+// an ApiError so views have a single error path.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function parse(response) {
+  let body = null;
+  try {
+    body = await response.json();
+  } catch (_) {
+    body = null;
+  }
+  if (!response.ok) {
+    const message = body && typeof body.error === 'string' ? body.error : response.statusText;
+    throw new ApiError(response.status, message || `HTTP ${response.status}`);
+  }
+  return body;
+}
+
+/** GET a JSON API path with query parameters (arrays repeat the key). */
+export async function getJSON(path, params = {}) {
+  const response = await fetch(apiURL(path, params), {
+    headers: { Accept: 'application/json' },
+    cache: 'no-cache',
+  });
+  return parse(response);
+}
+
+/** POST a JSON body and parse the JSON answer. */
+export async function postJSON(path, body, params = {}) {
+  const response = await fetch(apiURL(path, params), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return parse(response);
+}
+
+/** Build a same-origin URL string; used for download links too. */
+export function apiURL(path, params = {}) {
+  const url = new URL(path, window.location.origin);
+  for (const [key, value] of Object.entries(params)) {
+    if (Array.isArray(value)) value.forEach((v) => url.searchParams.append(key, v));
+    else if (value !== undefined && value !== null) url.searchParams.set(key, value);
+  }
+  return url.pathname + url.search;
+}
+
+/** Numbers from the API: non-finite values arrive as "NaN"/"Infinity"/"-Infinity". */
+export function toNumbers(list) {
+  const out = new Float64Array(list.length);
+  for (let i = 0; i < list.length; i += 1) out[i] = Number(list[i]);
+  return out;
+}

@@ -1,0 +1,27 @@
+// The registry of dashboards. Each view module calls registerView() once; the shell shows a
+// tab for every registered view whose `kind` has data (see /api/tags).
+//
+// A view is {id, label, kind, order, mount(ctx), unmount(), update(change)} where
+//   ctx    = {main, settings, runs, tagsOf(kind), info, api} given by the shell (app.js),
+//   change = {data: bool, runs: bool} says what changed since the last call.
+
+const registry = new Map();
+
+/** Register a view; ids must be unique. */
+export function registerView(view) {
+  for (const key of ['id', 'label', 'kind', 'mount', 'unmount', 'update']) {
+    if (!(key in view)) throw new Error(`view is missing "${key}"`);
+  }
+  if (registry.has(view.id)) throw new Error(`view "${view.id}" registered twice`);
+  registry.set(view.id, { order: 100, ...view });
+}
+
+/** All views, in tab order. */
+export function allViews() {
+  return [...registry.values()].sort((a, b) => a.order - b.order || a.label.localeCompare(b.label));
+}
+
+/** The view with this id, or undefined. */
+export function viewById(id) {
+  return registry.get(id);
+}

@@ -1,0 +1,179 @@
+// The embeddings dashboard: a wide card per run × tag with the matrix projected by the server
+// (PCA with numpy; t-SNE and UMAP when their libraries are installed), drawn as a 2D or 3D
+// plotly scatter, colored by a metadata column, with a label search that highlights points.
+// Large matrices are sampled by the server; the card says so.
+import { registerView } from '../shared/views.js';
+import * as state from '../shared/state.js';
+import { getJSON, ApiError } from '../shared/api.js';
+import { RunTagGrid, runTagView } from '../shared/runtag.js';
+import { createPlot } from '../shared/plotcard.js';
+import { baseLayout, axis, plotlyText, themeColors, onThemeChange } from '../shared/plot.js';
+import { el, setChildren, uid, fmtInt, debounce } from '../shared/dom.js';
+import { embeddingFigure } from './embeddings_plot.js';
+
+state.declare('embMethod', 'pca');
+state.declare('embDims', 2);
+
+const METHODS = [['pca', 'PCA'], ['tsne', 't-SNE'], ['umap', 'UMAP']];
+
+class EmbeddingsView {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.grid = new RunTagGrid(ctx, { id: 'embeddings', kind: 'embedding', noun: 'embeddings', wide: true, makeCard: (c) => this.#makeCard(c) });
+    this.#buildSettings();
+    this.stopTheme = onThemeChange(() => this.grid.each((c) => c.draw()));
+    this.grid.layout();
+  }
+
+  #buildSettings() {
+    const methodId = uid('method');
+    const method = el('select', { id: methodId, name: 'emb-method' }, ...METHODS.map(([v, l]) => el('option', { value: v }, l)));
+    method.value = state.get('embMethod');
+    method.addEventListener('change', () => {
+      state.set({ embMethod: method.value });
+      this.grid.each((c) => c.project());
+    });
+    const dims = [2, 3].map((d) => {
+      const input = el('input', { type: 'radio', name: 'emb-dims', value: String(d) });
+      input.checked = Number(state.get('embDims')) === d;
+      input.addEventListener('change', () => {
+        state.set({ embDims: d });
+        this.grid.each((c) => c.project());
+      });
+      return el('label', { class: 'inline' }, input, ` ${d}D`);
+    });
+    setChildren(
+      this.ctx.settings,
+      el('h2', {}, 'Embeddings'),
+      el('div', { class: 'field' }, el('label', { for: methodId }, 'Projection'), method),
+      el('fieldset', { class: 'field' }, el('legend', {}, 'Dimensions'), ...dims),
+      el('p', { class: 'muted small' }, 't-SNE and UMAP are computed on request and may take several seconds.'),
+    );
+  }
+
+  #makeCard({ run, tag, body, card }) {
+    const stepId = uid('emb-step');
+    const colorId = uid('emb-color');
+    const searchId = uid('emb-search');
+    const stepSelect = el('select', { id: stepId, name: 'emb-step' });
+    const colorSelect = el('select', { id: colorId, name: 'emb-color' });
+    const search = el('input', { id: searchId, type: 'search', name: 'emb-search', placeholder: 'label text or regex', autocomplete: 'off' });
+    const status = el('p', { class: 'emb-status', role: 'status', 'aria-live': 'polite' });
+    const message = el('p', { class: 'emb-message', role: 'alert', hidden: true });
+    const plot = createPlot(`Embedding ${tag} of run ${run}`, { className: 'plot emb-plot' });
+    body.append(
+      el(
+        'div',
+        { class: 'emb-controls' },
+        el('div', { class: 'field' }, el('label', { for: stepId }, 'Step'), stepSelect),
+        el('div', { class: 'field' }, el('label', { for: colorId }, 'Color by'), colorSelect),
+        el('div', { class: 'field emb-search' }, el('label', { for: searchId }, 'Search labels'), search),
+      ),
+      status,
+      message,
+      plot.element,
+    );
+    let index = null;
+    let projection = null;
+    let seq = 0;
+
+    const controller = {
+      async refresh() {
+        index = await getJSON('/api/embeddings', { run, tag });
+        const keep = stepSelect.value;
+        setChildren(stepSelect, index.steps.map((s, i) => el('option', { value: String(s) }, `${s} (${index.shape[i][0]}×${index.shape[i][1]})`)));
+        stepSelect.value = index.steps.map(String).includes(keep) ? keep : String(index.steps[index.steps.length - 1]);
+        stepSelect.disabled = index.steps.length < 2;
+        await controller.project();
+      },
+      async project() {
+        if (!index) return;
+        const method = state.get('embMethod');
+        const dims = Number(state.get('embDims')) === 3 ? 3 : 2;
+        const token = (seq += 1);
+        const label = METHODS.find(([v]) => v === method)?.[1] || method;
+        status.textContent = `Computing ${label}…`;
+        card.dataset.state = 'loading';
+        message.hidden = true;
+        try {
+          const body = await getJSON('/api/embeddings/projection', { run, tag, step: stepSelect.value, method, dims });
+          if (token !== seq) return;
+          projection = body;
+          fillColorOptions(colorSelect, body.metadata_header);
+          controller.draw();
+          status.textContent = describe(body, label);
+          card.dataset.state = 'ready';
+        } catch (err) {
+          if (token !== seq) return;
+          projection = null;
+          plot.purge();
+          status.textContent = '';
+          message.hidden = false;
+          message.textContent = err instanceof ApiError && err.status === 501
+            ? `${label} is not available on this server: ${err.message}. PCA always works.`
+            : `Could not compute the projection: ${err.message}`;
+          card.dataset.state = err instanceof ApiError && err.status === 501 ? 'unavailable' : 'error';
+        }
+      },
+      draw() {
+        if (!projection) return;
+        const fig = embeddingFigure(projection, {
+          colorBy: colorSelect.value === '' ? -1 : Number(colorSelect.value),
+          search: search.value,
+          theme: themeColors(),
+          layout: baseLayout,
+          axis,
+          text: plotlyText,
+        });
+        plot.draw(fig.traces, fig.layout);
+        card.dataset.points = String(fig.points);
+        card.dataset.matches = String(fig.matches);
+        search.setAttribute('aria-invalid', fig.searchError ? 'true' : 'false');
+        const base = describe(projection, METHODS.find(([v]) => v === projection.method)?.[1]);
+        status.textContent = search.value
+          ? `${base} · ${fmtInt(fig.matches)} match${fig.matches === 1 ? '' : 'es'}${fig.searchError ? ' (invalid regex, matched as text)' : ''}`
+          : base;
+      },
+      destroy: () => plot.purge(),
+    };
+    stepSelect.addEventListener('change', () => controller.project());
+    colorSelect.addEventListener('change', () => {
+      colorSelect.dataset.picked = '1';
+      controller.draw();
+    });
+    search.addEventListener('input', debounce(() => controller.draw(), 150));
+    return controller;
+  }
+
+  update(change) {
+    this.grid.update(change);
+  }
+
+  destroy() {
+    this.stopTheme();
+    this.grid.destroy();
+  }
+}
+
+function fillColorOptions(select, header) {
+  const keep = select.value;
+  const options = [el('option', { value: '' }, 'None')];
+  (header || []).forEach((name, i) => options.push(el('option', { value: String(i) }, name)));
+  setChildren(select, options);
+  const valid = keep === '' || Number(keep) < (header || []).length;
+  // the first column (usually the label) until the user picks one, "None" included
+  select.value = select.dataset.picked && valid ? keep : header && header.length ? '0' : '';
+  select.disabled = !header || !header.length;
+}
+
+function describe(body, label) {
+  const extra = body.explained_variance
+    ? ` · variance explained ${body.explained_variance.map((v) => `${(v * 100).toFixed(1)}%`).join(' / ')}`
+    : '';
+  const count = body.sampled
+    ? `Sampled ${fmtInt(body.shown)} of ${fmtInt(body.total)} points`
+    : `${fmtInt(body.total)} points`;
+  return `${label} ${body.dims}D · ${count}${extra}`;
+}
+
+registerView(runTagView({ id: 'embeddings', label: 'Embeddings', kind: 'embedding', order: 85, View: EmbeddingsView }));

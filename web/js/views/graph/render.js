@@ -1,0 +1,239 @@
+// Draw one visible graph (the JSON of /api/graph/view) as SVG. Positions and sizes come from
+// the server, so nothing is measured here; text goes in through textContent only.
+import {
+  colorsOf, TEXT_COLOR, EDGE_COLOR, FRAME_STROKE, FRAME_FILL, FRAME_TEXT, LABEL_COLOR, FONT,
+} from './colors.js';
+
+const NS = 'http://www.w3.org/2000/svg';
+const PAD_X = 8;
+const PAD_Y = 5;
+const TITLE_H = 18;
+const LINE_H = 13;
+
+function svgEl(tag, attrs = {}, text = null) {
+  const node = document.createElementNS(NS, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+/** A smooth path through the route points (quadratic corners stay inside the polyline). */
+export function pathData(points) {
+  if (!points.length) return '';
+  const f = (p) => `${p[0]},${p[1]}`;
+  const mid = (p, q) => [(p[0] + q[0]) / 2, (p[1] + q[1]) / 2];
+  const n = points.length;
+  if (n < 3) return `M${points.map(f).join('L')}`;
+  let d = `M${f(points[0])}L${f(mid(points[0], points[1]))}`;
+  for (let i = 1; i < n - 1; i += 1) d += `Q${f(points[i])} ${f(mid(points[i], points[i + 1]))}`;
+  return `${d}L${f(points[n - 1])}`;
+}
+
+function drawFrame(frame) {
+  const g = svgEl('g', {
+    class: 'frame', 'data-id': frame.id, 'data-path': frame.path,
+    transform: `translate(${frame.x},${frame.y})`,
+  });
+  g.append(svgEl('rect', {
+    width: frame.w, height: frame.h, rx: 8, fill: FRAME_FILL, stroke: FRAME_STROKE,
+    'stroke-dasharray': '5 3', 'stroke-width': 1,
+  }));
+  const head = svgEl('g', {
+    class: 'frame-head', tabindex: 0, role: 'button',
+    'aria-label': `Collapse group ${frame.label}`, 'aria-expanded': 'true',
+  });
+  head.append(svgEl('rect', { width: Math.min(frame.w, 30 + frame.label.length * 7.2), height: 20, fill: 'transparent' }));
+  head.append(svgEl('text', {
+    x: 8, y: 14, fill: FRAME_TEXT, 'font-family': FONT, 'font-size': 11, 'font-weight': 600,
+  }, `− ${frame.label}`));
+  g.append(head);
+  return g;
+}
+
+function drawNode(item) {
+  const [fill, stroke] = colorsOf(item.category);
+  const isGroup = item.type === 'group';
+  const label = isGroup
+    ? `Group ${item.title}, ${item.ops} ops, collapsed`
+    : `${item.title}${item.subtitle ? ` ${item.subtitle}` : ''}`;
+  const g = svgEl('g', {
+    class: `node cat-${item.category}${isGroup ? ' group' : ''}`, 'data-id': item.id,
+    transform: `translate(${item.x},${item.y})`, tabindex: 0, role: 'button', 'aria-label': label,
+  });
+  if (isGroup) g.setAttribute('aria-expanded', 'false');
+  const rx = item.type === 'input' || item.type === 'output' ? item.h / 2 : 5;
+  if (isGroup) {
+    g.append(svgEl('rect', { x: 3, y: 3, width: item.w, height: item.h, rx, fill, stroke, 'stroke-width': 1 }));
+  }
+  g.append(svgEl('rect', {
+    class: 'box', width: item.w, height: item.h, rx, fill, stroke, 'stroke-width': isGroup ? 1.5 : 1,
+  }));
+  let y = PAD_Y + 13;
+  g.append(svgEl('text', {
+    x: item.w / 2, y, 'text-anchor': 'middle', fill: TEXT_COLOR, 'font-family': FONT,
+    'font-size': 12, 'font-weight': 700,
+  }, item.title));
+  y = PAD_Y + TITLE_H;
+  if (item.subtitle) {
+    y += LINE_H;
+    g.append(svgEl('text', {
+      class: 'sub', x: item.w / 2, y: y - 3, 'text-anchor': 'middle', fill: TEXT_COLOR,
+      'font-family': FONT, 'font-size': 10, opacity: 0.8,
+    }, item.subtitle));
+  }
+  for (const [key, value] of item.lines) {
+    y += LINE_H;
+    const t = svgEl('text', {
+      class: 'line', x: PAD_X, y: y - 3, fill: TEXT_COLOR, 'font-family': FONT, 'font-size': 10,
+    });
+    t.append(svgEl('tspan', { 'font-weight': 700 }, key));
+    t.append(document.createTextNode(` = ${value}`));
+    g.append(t);
+  }
+  return g;
+}
+
+function labelPoint(points, horizontal) {
+  const [x, y] = points[0];
+  return horizontal ? [x + 4, y - 4] : [x + 4, y + 12];
+}
+
+const TILE = 800; // graph px; elements are grouped into tiles so off-screen ones can be culled
+
+/** Groups the elements of one layer by tile; elements bigger than a tile stay always shown. */
+class TiledLayer {
+  constructor(layer, tiles) {
+    this.layer = layer;
+    this.tiles = tiles; // shared: key -> {box: [x0, y0, x1, y1], groups: [<g>]}
+    this.groups = new Map();
+  }
+
+  add(node, x0, y0, x1, y1) {
+    const big = x1 - x0 > TILE || y1 - y0 > TILE;
+    const key = big ? 'big' : `${Math.floor((x0 + x1) / 2 / TILE)},${Math.floor((y0 + y1) / 2 / TILE)}`;
+    let g = this.groups.get(key);
+    if (!g) {
+      g = svgEl('g', { 'data-tile': key });
+      this.groups.set(key, g);
+      this.layer.append(g);
+      if (!this.tiles.has(key)) this.tiles.set(key, { box: [x0, y0, x1, y1], groups: [], layers: [], shown: true });
+      this.tiles.get(key).groups.push(g);
+      this.tiles.get(key).layers.push(this.layer);
+    }
+    const box = this.tiles.get(key).box;
+    box[0] = Math.min(box[0], x0);
+    box[1] = Math.min(box[1], y0);
+    box[2] = Math.max(box[2], x1);
+    box[3] = Math.max(box[3], y1);
+    g.append(node);
+  }
+}
+
+function bounds(points) {
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  for (const [x, y] of points) {
+    x0 = Math.min(x0, x);
+    y0 = Math.min(y0, y);
+    x1 = Math.max(x1, x);
+    y1 = Math.max(y1, y);
+  }
+  return [x0, y0, x1, y1];
+}
+
+/** Build the SVG content for `view` into `root` (a <g>); returns lookups for the caller. */
+export function drawGraph(root, view) {
+  const horizontal = view.direction === 'LR';
+  const tiles = new Map();
+  const frames = svgEl('g', { class: 'frames' });
+  const edges = svgEl('g', {
+    class: 'edges', fill: 'none', stroke: EDGE_COLOR, 'stroke-width': 1.2,
+    'marker-end': 'url(#graph-arrow)',
+  });
+  const labels = svgEl('g', {
+    class: 'edge-labels', fill: LABEL_COLOR, 'font-family': FONT, 'font-size': 9,
+  });
+  const nodes = svgEl('g', { class: 'nodes' });
+  const [tf, te, tl, tn] = [frames, edges, labels, nodes].map((layer) => new TiledLayer(layer, tiles));
+  view.frames.forEach((f) => tf.add(drawFrame(f), f.x, f.y, f.x + f.w, f.y + f.h));
+  const seen = new Set();
+  for (const edge of view.edges) {
+    if (!edge.points.length) continue;
+    const path = svgEl('path', { class: 'edge', d: pathData(edge.points), 'data-from': edge.from, 'data-to': edge.to });
+    path.append(svgEl('title', {}, `${edge.tensor}${edge.label ? ` ${edge.label}` : ''}${edge.dtype ? ` ${edge.dtype}` : ''}`));
+    te.add(path, ...bounds(edge.points));
+    const key = `${edge.from}\u0000${edge.tensor}`;
+    if (edge.label && !seen.has(key)) {
+      seen.add(key);
+      const [x, y] = labelPoint(edge.points, horizontal);
+      tl.add(svgEl('text', { x, y }, edge.label), x, y - 9, x + edge.label.length * 5.4, y);
+    }
+  }
+  const byId = new Map();
+  for (const item of view.nodes) {
+    const g = drawNode(item);
+    byId.set(item.id, g);
+    tn.add(g, item.x, item.y, item.x + item.w, item.y + item.h);
+  }
+  root.replaceChildren(frames, edges, labels, nodes);
+  return { byId, tiles, layers: [frames, edges, labels, nodes] };
+}
+
+/**
+ * A cheap stand-in for far zoom levels: one path per op category holding every box, one
+ * for every edge and one for the group frames, so a 10,000-node graph zooms as a dozen
+ * elements instead of a hundred thousand.
+ */
+export function drawOverview(view) {
+  const g = svgEl('g', { class: 'overview' });
+  const r = (b) => `M${b.x},${b.y}h${b.w}v${b.h}h${-b.w}z`;
+  g.append(svgEl('path', {
+    d: view.frames.map(r).join(''), fill: FRAME_FILL, stroke: FRAME_STROKE, 'stroke-width': 1,
+  }));
+  const edges = view.edges.filter((e) => e.points.length).map((e) => `M${e.points.map((p) => `${p[0]},${p[1]}`).join('L')}`);
+  g.append(svgEl('path', { d: edges.join(''), fill: 'none', stroke: EDGE_COLOR, 'stroke-width': 1.2 }));
+  const byCategory = new Map();
+  for (const item of view.nodes) {
+    if (!byCategory.has(item.category)) byCategory.set(item.category, []);
+    byCategory.get(item.category).push(r(item));
+  }
+  for (const [category, parts] of byCategory) {
+    const [fill, stroke] = colorsOf(category);
+    g.append(svgEl('path', { d: parts.join(''), fill, stroke, 'stroke-width': 1 }));
+  }
+  return g;
+}
+
+/**
+ * Keep in the document only the tiles that intersect `rect` = [x0, y0, x1, y1] (graph
+ * coordinates). Hidden tiles are detached, not display:none: Chromium still walks hidden
+ * SVG subtrees when the zoom (the scale of the parent transform) changes.
+ */
+export function cullTiles(tiles, rect) {
+  for (const [key, tile] of tiles) {
+    const b = tile.box;
+    const show = key === 'big' || (b[0] <= rect[2] && b[2] >= rect[0] && b[1] <= rect[3] && b[3] >= rect[1]);
+    if (tile.shown === show) continue;
+    tile.shown = show;
+    tile.groups.forEach((g, i) => {
+      if (show) tile.layers[i].append(g);
+      else g.remove();
+    });
+  }
+}
+
+/** The <defs> the drawing needs (arrowheads), added once to the <svg>. */
+export function graphDefs() {
+  const defs = svgEl('defs');
+  const marker = svgEl('marker', {
+    id: 'graph-arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7,
+    orient: 'auto-start-reverse',
+  });
+  marker.append(svgEl('path', { d: 'M0,0L10,5L0,10z', fill: EDGE_COLOR }));
+  defs.append(marker);
+  return defs;
+}
+
+export { svgEl };

@@ -1,0 +1,4 @@
+// The ROC curves dashboard (shared logic in curves.js).
+import { registerCurveView } from './curves.js';
+
+registerCurveView('roc');
