@@ -31,11 +31,9 @@ from graph import onnx_models
 from graph.conftest import start
 
 from visualdl.server.graph import GraphDocument, Options, parse_bytes
+from visualdl.testing import launch_chromium
 
 SIZES = (1000, 5000, 10000)
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
 TARGET_FIRST_VIEW = 3.0
 TARGET_FRAME_MS = 50.0
 TARGET_EXPAND_MS = 300.0
@@ -108,7 +106,7 @@ def main() -> int:
     results = {}
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = launch_chromium(p)
             for i, n in enumerate(SIZES):
                 context = browser.new_context(viewport={"width": 1400, "height": 900})
                 page = context.new_page()

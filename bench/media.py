@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import socket
 import statistics
@@ -35,12 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
+from visualdl.testing import launch_chromium
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
 TAGS = ("samples/input", "samples/output")
 TARGETS = {"first_paint_s": 1.0, "slider_ms": 100.0, "rss_growth_mb": 20.0}
 
@@ -151,7 +149,7 @@ def browse(url: str, steps: int) -> dict:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(p)
         try:
             paints = []
             for _ in range(3):  # fresh context each time: cold cache, like a first visit

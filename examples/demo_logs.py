@@ -8,10 +8,8 @@ of record visualdl knows. It writes three runs (three learning rates) under --lo
 from __future__ import annotations
 
 import argparse
-import io
 import math
 import os
-import wave
 
 import numpy as np
 

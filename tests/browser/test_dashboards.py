@@ -4,9 +4,7 @@ inert, hparams charts hold one line/point per run, no console errors, a screensh
 
 from __future__ import annotations
 
-import io
 import re
-import time
 
 import numpy as np
 import pytest

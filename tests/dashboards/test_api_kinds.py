@@ -2,7 +2,6 @@
 reachable, 404s for unknown run/tag/step."""
 
 import io
-import json
 
 import numpy as np
 import pytest

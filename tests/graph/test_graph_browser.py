@@ -4,7 +4,6 @@ Skipped cleanly when chromium or playwright is missing; never downloads a browse
 
 from __future__ import annotations
 
-import os
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -12,22 +11,8 @@ from PIL import Image
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
 SVG_NS = "{http://www.w3.org/2000/svg}"
-
-if not os.path.exists(CHROMIUM):
-    pytest.skip("chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+# The session's Chromium is the ``browser`` fixture of tests/conftest.py.
 
 
 class Page:

@@ -7,16 +7,18 @@ what is wrong with the file; nothing the user sends can cause a 500.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Flask, Response, current_app, request
 
 from visualdl.server.api_common import arg_int, arg_str, cached_json, etag_for, not_modified
 from visualdl.server.errors import ApiError
-from visualdl.server.graph.document import GraphDocument, parse_node_id
-from visualdl.server.graph.measure import Options
-from visualdl.server.graph.parse import ModelError
+from visualdl.server.graph.errors import ModelError
 from visualdl.server.graph.store import ModelStore
+
+if TYPE_CHECKING:  # the graph modules import onnx; they load on the first graph request
+    from visualdl.server.graph.document import GraphDocument
+    from visualdl.server.graph.measure import Options
 from visualdl.server.jsonio import json_response
 
 __all__ = ["MAX_UPLOAD_BYTES", "MODELS_CONFIG", "STORE_KEY", "blueprint", "store"]
@@ -94,6 +96,8 @@ def _options() -> Options:
     direction = str(body.get("direction", request.args.get("direction", "TB")) or "TB").upper()
     if direction not in ("TB", "LR"):
         raise ApiError(400, "parameter direction must be TB or LR")
+    from visualdl.server.graph.measure import Options
+
     return Options(direction=direction, attrs=_flag("attrs"), inits=_flag("inits"))
 
 
@@ -188,7 +192,7 @@ def node() -> Response:
             raise ApiError(404, "unknown group")
         body = doc.group(path)
     else:
-        nid = parse_node_id(item)
+        nid = _parse_node_id(item)
         if nid is None or nid >= len(doc.model.nodes):
             raise ApiError(404, "unknown node")
         body = doc.node(nid)
@@ -220,3 +224,9 @@ def tensor() -> Response:
         raise ApiError(422, str(err)) from None
     return cached_json(body, etag_for("graph-tensor", model_id, name, limit))
 
+
+
+def _parse_node_id(item: Any) -> Any:
+    from visualdl.server.graph.document import parse_node_id
+
+    return parse_node_id(item)

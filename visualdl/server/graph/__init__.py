@@ -4,12 +4,29 @@
 lays each group out with igraph's Sugiyama layout, ``view`` composes what is visible for a
 collapse state, ``document`` answers the API's questions about one model, and ``store``
 knows where models come from (``--model`` files, ``add_graph`` logs, uploads).
+
+The names below load on first use, so that importing the package (the server does at
+start-up) does not import onnx and igraph.
 """
 
-from visualdl.server.graph.document import GraphDocument
-from visualdl.server.graph.measure import Options
-from visualdl.server.graph.parse import ModelError, parse_bytes, parse_model, parse_path
-from visualdl.server.graph.store import ModelStore
+from __future__ import annotations
 
-__all__ = ["GraphDocument", "ModelError", "ModelStore", "Options", "parse_bytes",
-           "parse_model", "parse_path"]
+import importlib
+from typing import Any
+
+_WHERE = {
+    "GraphDocument": "document",
+    "Options": "measure",
+    "ModelError": "errors",
+    "parse_bytes": "parse",
+    "parse_model": "parse",
+    "parse_path": "parse",
+    "ModelStore": "store",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)

@@ -14,6 +14,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto
 
 from visualdl.server.graph.categories import category_of
+from visualdl.server.graph.errors import ModelError
 from visualdl.server.graph.model import Edge, GraphModel, Initializer, Node, TensorInfo
 from visualdl.server.graph.values import (
     attribute_value,
@@ -25,10 +26,6 @@ from visualdl.server.graph.values import (
 __all__ = ["ModelError", "load_model", "parse_bytes", "parse_model", "parse_path"]
 
 _SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
-
-
-class ModelError(ValueError):
-    """The input is not a readable ONNX model; the message says why, for the user."""
 
 
 def load_model(source: bytes | str | os.PathLike) -> tuple[ModelProto, str | None]:

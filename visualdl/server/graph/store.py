@@ -17,8 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from visualdl.server.graph.document import GraphDocument
-from visualdl.server.graph.parse import ModelError, load_model, parse_model
+from typing import TYPE_CHECKING
+
+from visualdl.server.graph.errors import ModelError
+
+if TYPE_CHECKING:
+    from visualdl.server.graph.document import GraphDocument
 
 __all__ = ["MAX_UPLOADS", "PARSED_CACHE", "ModelError", "ModelSource", "ModelStore"]
 
@@ -65,7 +69,7 @@ class ModelStore:
             if not os.path.isfile(p):
                 raise FileNotFoundError(f"model file does not exist: {p}")
             self._files.append(ModelSource(f"file:{i}", "file", os.path.basename(p),
-                                           os.path.getsize(p), lambda p=p: load_model(p)))
+                                           os.path.getsize(p), lambda p=p: _load(p)))
         self._reader = reader
         self._uploads: OrderedDict[str, ModelSource] = OrderedDict()
         self._docs: OrderedDict[str, GraphDocument] = OrderedDict()
@@ -107,7 +111,7 @@ class ModelStore:
     def _log_source(reader: Any, run: str, tag: str, ref: Any) -> ModelSource:
         def load(ref: Any = ref) -> tuple[Any, str | None]:
             message = reader.load(ref)
-            model, _ = load_model(bytes(message.onnx))
+            model, _ = _load(bytes(message.onnx))
             return model, None
 
         return ModelSource(
@@ -130,11 +134,11 @@ class ModelStore:
     # -- uploads ------------------------------------------------------------------------------
     def add_upload(self, name: str, raw: bytes) -> ModelSource:
         """Validate and parse an uploaded model now, so a bad file is refused at once."""
-        model, _ = load_model(raw)  # raises ModelError with a clear message
-        doc = GraphDocument(parse_model(model, None))
+        model, _ = _load(raw)  # raises ModelError with a clear message
+        doc = _document(model, None)
         digest = hashlib.blake2b(raw, digest_size=8).hexdigest()
         src = ModelSource(f"upload:{digest}", "upload", _clean_name(name), len(raw),
-                          lambda raw=raw: load_model(raw))
+                          lambda raw=raw: _load(raw))
         with self._lock:
             self._uploads[src.id] = src
             self._uploads.move_to_end(src.id)
@@ -163,7 +167,7 @@ class ModelStore:
                 raise KeyError(model_id)
             started = time.perf_counter()
             model, base_dir = src.load()
-            doc = GraphDocument(parse_model(model, base_dir))
+            doc = _document(model, base_dir)
             doc.parse_seconds = time.perf_counter() - started
             with self._lock:
                 self._remember(model_id, doc)
@@ -179,3 +183,18 @@ class ModelStore:
 def _clean_name(name: str) -> str:
     base = os.path.basename((name or "").replace("\\", "/")) or "upload.onnx"
     return "".join(ch for ch in base if ch.isprintable())[:120] or "upload.onnx"
+
+
+# onnx and igraph are imported on first use, not when the server starts: most sessions
+# never open a graph, and the first chart should not wait for them.
+def _load(source: Any) -> tuple[Any, str | None]:
+    from visualdl.server.graph.parse import load_model
+
+    return load_model(source)
+
+
+def _document(model: Any, base_dir: str | None) -> GraphDocument:
+    from visualdl.server.graph.document import GraphDocument
+    from visualdl.server.graph.parse import parse_model
+
+    return GraphDocument(parse_model(model, base_dir))

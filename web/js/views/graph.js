@@ -585,6 +585,7 @@ registerView({
   label: 'Graph',
   kind: 'graph',
   order: 80,
+  needsPlotly: false, // drawn as SVG: the tab need not wait for plotly.js
   available: () => modelsGiven,
   mount(ctx) {
     view = new GraphView(ctx);
