@@ -90,7 +90,9 @@ class Result:
 # The peers' venvs are shared with bench/write_read.py (one place that knows how to install
 # them: tensorboardX 2.6 and TensorBoard 2.21 need separate venvs because of protobuf pins).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from write_read import TENSORBOARD, TENSORBOARDX, VISUALDL, ensure_venv, peer_env  # noqa: E402
+from write_read import (  # noqa: E402
+    TENSORBOARD, TENSORBOARDX, VISUALDL, VenvSpec, ensure_venv, peer_env,
+)
 
 
 def write_data(python: Path, script: str, target: Path, env: dict | None = None, isolated: bool = True) -> Path:
@@ -259,7 +261,7 @@ def table(results: list[Result]) -> str:
             lines.append(f"| {r.name} | - | - | - | - | - | - | {r.note} |")
             continue
         first = statistics.median(r.first_chart)
-        ratio = "1.0" if r is ours else (f"{first / ours_first:.1f}x slower" if ours else "-")
+        ratio = "1.0" if r is ours else (f"{first / ours_first:.2f}x slower" if ours else "-")
         lines.append(
             f"| {r.name} | {first:.2f} (n={len(r.first_chart)}) | {ratio} | {r.served_points:,} of {STEPS:,} "
             f"| {r.latency_ms:.1f} | {r.wire_bytes / 1024:.1f} / {r.raw_bytes / 1024:.1f} | {r.rss_mb:.0f} | {r.note} |"
@@ -278,14 +280,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cache = args.cache.resolve()
     cache.mkdir(parents=True, exist_ok=True)
+    ours_python = ours_interpreter(cache)
     ours_env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
 
     print("preparing data (cached in %s)" % cache, flush=True)
-    ours_dir = write_data(Path(sys.executable), WRITE_OURS, cache / "data-ours", ours_env, isolated=False)
+    ours_dir = write_data(Path(ours_python), WRITE_OURS, cache / "data-ours", ours_env, isolated=False)
     servers = [
         Server(
             "visualdl (ours)",
-            [sys.executable, "-m", "visualdl", "--logdir", str(ours_dir), "--port", "{port}"],
+            [ours_python, "-m", "visualdl", "--logdir", str(ours_dir), "--port", "{port}"],
             "http://127.0.0.1:{port}/api/scalars?run=run&tag=tag0&points=1000",
             ours_done,
             ours_env,
@@ -304,7 +307,55 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"Workload: {TAGS} tags x {STEPS:,} steps = {TAGS * STEPS:,} points, one run. Targets: {TARGETS}.")
     print(table(results))
+    print(verdicts(results))
     return 0
+
+
+def verdicts(results: list[Result]) -> str:
+    """The issue's targets, each with PASS or MISS, from this run's medians."""
+    by_name = {r.name: r for r in results if r.first_chart}
+    ours = by_name.get("visualdl (ours)")
+    if ours is None:
+        return "no result for ours"
+    first = statistics.median(ours.first_chart)
+    checks = [("latency of one 100,000-point series", ours.latency_ms, "<=", 10.0, "ms"),
+              ("response size", ours.wire_bytes / 1024, "<=", 100.0, "KB"),
+              ("server RSS", ours.rss_mb, "<=", 300.0, "MB")]
+    for peer, target in (("TensorBoard 2.21 --load_fast=true", 2.5), ("VisualDL 2.5.3", 15.0)):
+        if peer in by_name:
+            ratio = statistics.median(by_name[peer].first_chart) / first
+            checks.append((f"first chart vs {peer}", ratio, ">=", target, "x"))
+    lines = ["Targets (issue 3), from this run:"]
+    for name, value, op, target, unit in checks:
+        ok = value <= target if op == "<=" else value >= target
+        lines.append(f"  {name:<46} {value:8.2f} {unit:<3} target {op} {target:g} {unit}  "
+                     f"{'PASS' if ok else 'MISS'}")
+    return "\n".join(lines)
+
+
+def ours_interpreter(cache: Path) -> str:
+    """A venv of its own for ours too, holding only our runtime dependencies.
+
+    The peers start from clean venvs; ours would otherwise start in the development
+    environment, whose extra packages (test tools, numba-cuda's import hook, the editable
+    install's finder) add interpreter start-up time a user's install does not have. The
+    code itself comes from this checkout through PYTHONPATH.
+    """
+    try:
+        import tomllib
+
+        with open(REPO / "pyproject.toml", "rb") as f:
+            deps = tuple(tomllib.load(f)["project"]["dependencies"])
+    except (ImportError, OSError, KeyError) as err:
+        print(f"  ours runs in this interpreter ({err})", flush=True)
+        return sys.executable
+    workdir = cache / "peer-cwd"
+    workdir.mkdir(exist_ok=True)
+    python, why = ensure_venv(VenvSpec("visualdl-ours-deps", deps, "flask"), str(workdir))
+    if why:
+        print(f"  ours runs in this interpreter: {why}", flush=True)
+        return sys.executable
+    return python
 
 
 def prepare_peers(cache: Path, skip_tb_slow: bool, skipped: list[Result]) -> list[Server]:

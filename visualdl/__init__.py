@@ -1,11 +1,33 @@
 """visualdl: see your training.
 
 The public face of the package: ``LogWriter`` to record, ``LogReader`` to read back.
+Both load on first use (PEP 562), so that ``visualdl --logdir`` does not import the
+writer and a training script does not import the reader.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
-
-from visualdl.writer.log_writer import LogWriter  # noqa: E402
-from visualdl.reader.log_reader import LogReader  # noqa: E402
-
 __all__ = ["LogWriter", "LogReader", "__version__"]
+
+if TYPE_CHECKING:
+    from visualdl.reader.log_reader import LogReader
+    from visualdl.writer.log_writer import LogWriter
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LogWriter":
+        from visualdl.writer.log_writer import LogWriter
+
+        return LogWriter
+    if name == "LogReader":
+        from visualdl.reader.log_reader import LogReader
+
+        return LogReader
+    raise AttributeError(f"module 'visualdl' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

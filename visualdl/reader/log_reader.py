@@ -19,8 +19,7 @@ from visualdl.reader import discovery
 from visualdl.reader.events import BLOB_KINDS, BlobRef, CurveEvent, HistogramEvent, \
     HParamsEvent, Scalars, TextEvent
 from visualdl.reader.run_store import RunStore
-from visualdl.writer.log_writer import FORMAT_MAJOR
-from visualdl.writer.record_file import HEADER_SIZE, read_record_at, scan
+from visualdl.writer.record_file import FORMAT_MAJOR, HEADER_SIZE, read_record_at, scan
 from visualdl.writer.record_pb2 import Embedding, FileHeader, Record
 
 _CHUNK = 8 << 20

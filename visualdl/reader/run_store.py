@@ -14,38 +14,35 @@ from visualdl.writer.record_pb2 import Entry
 
 
 class _Series:
-    """Append-only columns with amortized doubling. Views of the first ``n`` rows stay
-    valid while more rows are appended, so readers can hold them across reloads."""
+    """Append-only columns kept as a list of chunks, joined on first read.
 
-    __slots__ = ("steps", "walls", "values", "n")
+    Loading a file appends one chunk per record (no copying); a query joins the chunks
+    once and keeps the result as the single chunk, so a series is copied at most once per
+    reload that added to it. Arrays handed out are never written to again, so readers can
+    hold them across reloads.
+    """
 
-    def __init__(self, capacity: int) -> None:
-        self.steps = np.empty(capacity, np.int64)
-        self.walls = np.empty(capacity, np.float64)
-        self.values = np.empty(capacity, np.float64)
+    __slots__ = ("chunks", "n")
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.n = 0
 
-    def extend(self, steps: Any, walls: Any, values: Any) -> None:
+    def extend(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
         k = len(steps)
         if len(walls) != k or len(values) != k:
             raise ValueError("scalar series columns differ in length")
-        end = self.n + k
-        if end > len(self.steps):
-            cap = max(end, 2 * len(self.steps))
-            for name in self.__slots__[:3]:
-                old = getattr(self, name)
-                new = np.empty(cap, old.dtype)
-                new[: self.n] = old[: self.n]
-                setattr(self, name, new)
-        self.steps[self.n : end] = steps
-        self.walls[self.n : end] = walls
-        self.values[self.n : end] = values
-        self.n = end
+        if k:
+            self.chunks.append((steps, walls, values))
+            self.n += k
 
     def view(self) -> Scalars:
-        n = self.n
-        return Scalars(readonly(self.steps[:n]), readonly(self.walls[:n]),
-                       readonly(self.values[:n]))
+        if not self.chunks:
+            return Scalars(*(readonly(np.empty(0, t)) for t in (np.int64, np.float64, np.float64)))
+        if len(self.chunks) > 1:
+            self.chunks = [tuple(np.concatenate(cols) for cols in zip(*self.chunks))]
+        steps, walls, values = self.chunks[0]
+        return Scalars(readonly(steps), readonly(walls), readonly(values))
 
 
 class _Events:
@@ -98,7 +95,7 @@ class RunStore:
         per_file = self.scalars.setdefault(msg.tag, {})
         series = per_file.get(file_id)
         if series is None:
-            series = per_file[file_id] = _Series(max(1024, len(steps)))
+            series = per_file[file_id] = _Series()
         series.extend(steps, np.array(msg.wall_times, dtype=np.float64),
                       np.array(msg.values, dtype=np.float64))
         self._merged.pop(msg.tag, None)

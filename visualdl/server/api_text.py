@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import markdown
-import nh3
 from flask import Blueprint, Response
 
 from visualdl.server.api_common import arg_str, cached_json, etag_for, not_modified, \
@@ -34,6 +32,9 @@ _ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"},
 @lru_cache(maxsize=4096)
 def render_markdown(text: str) -> str:
     """Markdown (tables and fenced code included) to HTML that is safe to insert."""
+    import markdown  # imported on the first text request, not at server start
+    import nh3
+
     html = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists"])
     # Relative URLs are dropped: in a logged string they can only point back into this
     # server's API (an ``<img src=x>`` would fire a request there), never at the user's files.

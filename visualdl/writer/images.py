@@ -7,7 +7,6 @@ import math
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from visualdl.writer.values import require_real, to_array
 
@@ -93,6 +92,8 @@ def make_grid(batch: np.ndarray) -> np.ndarray:
 
 
 def encode_png(hwc: np.ndarray) -> bytes:
+    from PIL import Image  # imported when first needed: servers and readers never are
+
     # Pillow infers L / RGB / RGBA from a uint8 array's shape.
     pixels = hwc[:, :, 0] if hwc.shape[2] == 1 else hwc
     out = io.BytesIO()
@@ -102,6 +103,8 @@ def encode_png(hwc: np.ndarray) -> bytes:
 
 def decode_png(data: bytes) -> np.ndarray:
     """PNG bytes to an H x W x C uint8 array (for readers and tests)."""
+    from PIL import Image
+
     with Image.open(io.BytesIO(data)) as im:
         pixels = np.asarray(im)
     return pixels[:, :, None] if pixels.ndim == 2 else pixels

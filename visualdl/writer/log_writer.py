@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 
 from visualdl.writer import audio, images, scalar_codec, stats
 from visualdl.writer.entries import BLOB_KINDS, encode_item
-from visualdl.writer.record_file import RecordFileWriter
+from visualdl.writer.record_file import FORMAT_MAJOR, FORMAT_MINOR, RecordFileWriter
 from visualdl.writer.record_pb2 import FileHeader, Record
 from visualdl.writer.values import (
     check_step,
@@ -42,8 +42,6 @@ from visualdl.writer.values import (
     to_array,
 )
 
-FORMAT_MAJOR = 1
-FORMAT_MINOR = 0
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _MAX_BATCHES = 4  # batches waiting for the writer thread before callers wait
 _MAX_PENDING_BYTES = 8 << 20  # hand a batch over early when its arrays get this big

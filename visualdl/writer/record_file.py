@@ -19,6 +19,11 @@ from typing import Iterator
 
 import google_crc32c
 
+# The record format's version, written in every file header. A reader refuses files of a
+# newer major version; minor versions only add fields that older readers skip.
+FORMAT_MAJOR = 1
+FORMAT_MINOR = 0
+
 _LEN = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
 HEADER_SIZE = 12  # length + length CRC
