@@ -15,7 +15,7 @@ from flask import Flask
 
 from visualdl.server.api_common import EXTENSION_KEY
 from visualdl.server.app import create_app
-from visualdl.server.cli import THREADS
+from visualdl.server.cli import make_server
 
 __all__ = ["ServerHandle", "start_server"]
 
@@ -73,10 +73,8 @@ def start_server(
     reload_interval: float = 5.0,
 ) -> ServerHandle:
     """Start serving ``logdirs`` on a daemon thread; port 0 picks a free port."""
-    from waitress.server import create_server
-
     app = create_app(logdirs, reload_interval=reload_interval)
-    server = create_server(app, host=host, port=port, threads=THREADS, ident="visualdl")
+    server = make_server(app, host, port)
     thread = threading.Thread(target=server.run, name="visualdl-server", daemon=True)
     thread.start()
     shown = f"[{host}]" if ":" in host else host

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import visualdl
 
-__all__ = ["main", "build_parser", "serve"]
+__all__ = ["main", "build_parser", "make_server", "serve"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8040
@@ -98,12 +98,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return serve(app, args.host, args.port)
 
 
-def serve(app, host: str, port: int) -> int:  # noqa: ANN001 - a Flask app
-    """Serve ``app`` with waitress until Ctrl-C or SIGTERM; returns the exit code."""
+def make_server(app, host: str, port: int):  # noqa: ANN001, ANN201 - Flask app, waitress server
+    """The waitress server for ``app``: the one place that configures it."""
+    import logging
+
     from waitress.server import create_server
 
+    # waitress warns "Task queue depth is N" whenever a request waits for a thread; a
+    # dashboard's burst of parallel requests does that routinely, so keep it quiet.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    return create_server(app, host=host, port=port, threads=THREADS, ident="visualdl")
+
+
+def serve(app, host: str, port: int) -> int:  # noqa: ANN001 - a Flask app
+    """Serve ``app`` with waitress until Ctrl-C or SIGTERM; returns the exit code."""
     try:
-        server = create_server(app, host=host, port=port, threads=THREADS, ident="visualdl")
+        server = make_server(app, host, port)
     except OSError as err:
         print(f"visualdl: error: cannot listen on {host}:{port}: {err}", file=sys.stderr)
         return 1
