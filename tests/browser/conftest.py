@@ -14,9 +14,20 @@ class PageWatch:
     def __init__(self, page) -> None:
         self.page = page
         self.errors: list[str] = []
-        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        page.on("requestfailed", lambda r: self.errors.append(f"requestfailed: {r.url}"))
+        self.watching = True
+        page.on("console", lambda m: m.type == "error" and self._add(m.text))
+        page.on("pageerror", lambda e: self._add(f"pageerror: {e}"))
+        page.on("requestfailed", lambda r: self._add(f"requestfailed: {r.url}"))
+
+    def _add(self, message: str) -> None:
+        if self.watching:
+            self.errors.append(message)
+
+    def finish(self) -> None:
+        """Stop recording and leave the page: call it before stopping a server the test
+        started itself, whose shutdown the page's polling would otherwise report."""
+        self.watching = False
+        self.page.goto("about:blank")
 
 
 @pytest.fixture

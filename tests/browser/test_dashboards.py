@@ -396,5 +396,6 @@ def test_tab_appears_when_its_data_arrives(watched, tmp_path):
         # a card at its newest step follows new steps as they arrive
         page.wait_for_selector('.card[data-tag="pic"] .image-frame img[data-step="1"]', timeout=15_000)
         assert red_pixel(page, '.card[data-tag="pic"] .image-frame img') == 200
+        watched.finish()
     finally:
         handle.stop()

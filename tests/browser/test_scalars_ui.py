@@ -228,6 +228,7 @@ def test_auto_refresh_keeps_zoom_and_nodes(watched, tmp_path):
         writer.flush()
         time.sleep(2.5)
         assert page.evaluate(f"() => document.querySelector('{plot}').data[0].x.length") == 80
+        watched.finish()
     writer.close()
 
 
@@ -252,6 +253,7 @@ def test_lazy_cards_with_many_tags(watched, tmp_path):
         assert card_summary(page)["group2/tag299"]["points"] == [20]
         page.locator('.group[data-group="group0"] > summary').click()  # collapse a group
         assert not page.locator('.group[data-group="group0"]').evaluate("d => d.open")
+        watched.finish()
 
 
 def test_hostile_names_are_text(watched, tmp_path):
@@ -268,6 +270,7 @@ def test_hostile_names_are_text(watched, tmp_path):
         assert page.locator(".card-title").text_content() == tag
         assert page.locator(".run-name").text_content() == run
         assert page.locator("img[src=x]").count() == 0
+        watched.finish()
 
 
 def test_dark_and_narrow(browser, server, tmp_path):
