@@ -215,6 +215,10 @@ def matmul(a: Array, b: Array, ta: bool = False, tb: bool = False) -> Array:
 def bias_add_(y: Array, b: Array, axis: int) -> None:
     """In place y += b broadcast along ``axis`` (the channel axis)."""
     o, c, n = shapes.axis_split(y.shape, axis)
+    if n == 1:  # channels last (linear layers): numpy's broadcast add is 4x the loop's speed
+        y2 = y.reshape(o, c)
+        np.add(y2, b, out=y2)
+        return
     _red.bias_add_kernel(y.reshape(o, c, n), b)
 
 
