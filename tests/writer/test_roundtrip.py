@@ -180,7 +180,7 @@ def test_embeddings_hparams_figure_graph(logdir, tmp_path):
     assert set(r.tags(run)) == {"embedding", "hparams", "figure", "graph"}
 
 
-def test_plotly_and_matplotlib_figure_objects(logdir):
+def test_plotly_figure_object(logdir):
     go = pytest.importorskip("plotly.graph_objects")
     fig = go.Figure(go.Bar(x=["a", "b"], y=[1, 2]))
     with LogWriter(logdir=str(logdir)) as w:
@@ -189,6 +189,22 @@ def test_plotly_and_matplotlib_figure_objects(logdir):
     r = _read(logdir)
     got = json.loads(r.load(r.figures(r.runs()[0], "plotly")[0]).plotly_json)
     assert got["data"][0]["y"] in ([1, 2], {"dtype": "i1", "bdata": "AQI="})
+
+
+def test_matplotlib_figure_is_stored_as_png(logdir):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(2, 1), dpi=50)
+    fig.add_subplot().plot([0, 1], [0, 1])
+    with LogWriter(logdir=str(logdir)) as w:
+        w.add_figure("mpl", fig, step=3)
+    r = _read(logdir)
+    (ref,) = r.figures(r.runs()[0], "mpl")
+    assert ref.step == 3 and ref.meta == {"format": "png"}
+    pixels = decode_png(r.load(ref).png)
+    assert pixels.shape[:2] == (50, 100)  # 2 x 1 inches at 50 dpi
 
 
 def test_tensor_like_values_without_importing_frameworks(logdir):

@@ -7,11 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-KINDS = (
-    "scalar", "image", "audio", "text", "histogram", "pr_curve", "roc_curve",
-    "embedding", "hparams", "figure", "graph",
-)
-BLOB_KINDS = ("image", "audio", "figure", "graph", "embedding")
+from visualdl.writer.kinds import BLOB_KINDS, KINDS  # noqa: F401  (re-exported)
 
 
 class Scalars(NamedTuple):

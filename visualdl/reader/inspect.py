@@ -10,13 +10,15 @@ import os
 import sys
 from typing import Sequence, TextIO
 
+import numpy as np
+
 from visualdl.reader.log_reader import LogReader
 
 
-def _step_range(steps: list[int]) -> str:
-    if not steps:
+def _step_range(steps: np.ndarray) -> str:
+    if not len(steps):
         return "-"
-    lo, hi = min(steps), max(steps)
+    lo, hi = int(steps.min()), int(steps.max())
     return f"{lo}" if lo == hi else f"{lo}..{hi}"
 
 
@@ -25,20 +27,15 @@ def _tag_lines(reader: LogReader, run: str) -> list[str]:
     for kind, tags in sorted(reader.tags(run).items()):
         for tag in tags:
             if kind == "scalar":
-                series = reader.scalars(run, tag)
-                steps = series.steps.tolist() if len(series.steps) < 2 else \
-                    [int(series.steps.min()), int(series.steps.max())]
-                count = len(series.values)
+                steps = reader.scalars(run, tag).steps
             elif kind == "hparams":
                 h = reader.hparams(run)
                 lines.append(f"    {kind:<10} {len(h.hparams)} values, metrics: "
                              f"{', '.join(h.metric_tags) or '-'}")
                 continue
             else:
-                events = reader.events(run, kind, tag)
-                steps = [e.step for e in events]
-                count = len(events)
-            lines.append(f"    {kind:<10} {tag}  ({count} points, steps {_step_range(steps)})")
+                steps = np.array([e.step for e in reader.events(run, kind, tag)], np.int64)
+            lines.append(f"    {kind:<10} {tag}  ({len(steps)} points, steps {_step_range(steps)})")
     return lines
 
 

@@ -58,7 +58,6 @@ class LogReader:
         self._reload_lock = threading.Lock()  # one reload at a time
         self._files: dict[str, FileState] = {}
         self._runs: dict[str, RunStore] = {}
-        self._run_dirs: dict[str, str] = {}
         self._messages: list[str] = []
         self.errors = 0
         self.version = 0
@@ -84,16 +83,15 @@ class LogReader:
                 for run_dir, paths in found.items():
                     run = discovery.run_name(root, run_dir)
                     for path in paths:
-                        new += self._read_file(self._file_state(path, run, run_dir))
+                        new += self._read_file(self._file_state(path, run))
             return new
 
-    def _file_state(self, path: str, run: str, run_dir: str) -> FileState:
+    def _file_state(self, path: str, run: str) -> FileState:
         with self._lock:
             state = self._files.get(path)
             if state is None:
                 state = FileState(path, run, len(self._files))
                 self._files[path] = state
-                self._run_dirs.setdefault(run, run_dir)
             return state
 
     def _read_file(self, state: FileState) -> int:

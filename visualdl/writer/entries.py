@@ -1,7 +1,7 @@
 """Building protobuf entries from checked values: runs in the writer's thread only.
 
 Each ``encode_<kind>`` takes what ``LogWriter`` queued for that kind and returns one
-``Entry``. ``BLOB_KINDS`` get a record of their own so readers can load them by offset.
+``Entry``. Blob kinds (``visualdl.writer.kinds.BLOB_KINDS``) get a record of their own.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import numpy as np
 
 from visualdl.writer import audio, images, stats
 from visualdl.writer.record_pb2 import Entry
-
-BLOB_KINDS = frozenset({"image", "audio", "figure", "graph", "embedding"})
 
 
 def _image(entry: Entry, payload: tuple[np.ndarray, str]) -> None:
@@ -122,8 +120,6 @@ _ENCODERS: dict[str, Callable[[Entry, Any], None]] = {
     "graph": _graph,
     "hparams": _hparams,
 }
-
-KINDS = frozenset(_ENCODERS) | {"scalar"}
 
 
 def encode_item(kind: str, tag: str, step: int, wall_time: float, payload: Any) -> Entry:

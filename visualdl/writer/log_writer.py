@@ -28,7 +28,8 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping
 
 from visualdl.writer import audio, images, scalar_codec, stats
-from visualdl.writer.entries import BLOB_KINDS, encode_item
+from visualdl.writer.entries import encode_item
+from visualdl.writer.kinds import BLOB_KINDS
 from visualdl.writer.record_file import FORMAT_MAJOR, FORMAT_MINOR, RecordFileWriter
 from visualdl.writer.record_pb2 import FileHeader, Record
 from visualdl.writer.values import (
@@ -121,8 +122,7 @@ class LogWriter:
         # Every thread's .series, with its thread, so that dead threads can be let go.
         self._all_series: list[tuple[threading.Thread, dict[str, list]]] = []
         self._items: list = []
-        self._pending = 0
-        self._pending_bytes = 0
+        self._pending_bytes = 0  # array bytes held by self._items
         self._batches: collections.deque[_Batch] = collections.deque()
         self._handed = 0
         self._written = 0
@@ -192,8 +192,7 @@ class LogWriter:
             series = self._local.series = {}
             with self._lock:
                 self._all_series.append((threading.current_thread(), series))
-                if self._thread is None:  # a forked child starts its thread on first use
-                    self._start_thread()
+                self._ensure_thread()
         return series.setdefault(tag, [])
 
     def _hand_off_now(self) -> None:
@@ -336,12 +335,10 @@ class LogWriter:
         with self._cond:
             if self._closed:
                 raise RuntimeError(f"{tag!r}: add_{kind} called after the LogWriter was closed")
-            if self._thread is None:
-                self._start_thread()
+            self._ensure_thread()
             self._items.append((kind, tag, step, walltime, payload))
-            self._pending += 1
             self._pending_bytes += nbytes
-            if self._pending >= self._max_queue or self._pending_bytes >= _MAX_PENDING_BYTES:
+            if len(self._items) >= self._max_queue or self._pending_bytes >= _MAX_PENDING_BYTES:
                 self._hand_off()
 
     def _take_scalars(self) -> dict[str, list]:
@@ -370,7 +367,7 @@ class LogWriter:
         """Move what is buffered into a batch for the writer thread (lock held)."""
         self._batches.append(_Batch(self._take_scalars(), self._items))
         self._items = []
-        self._pending = self._pending_bytes = 0
+        self._pending_bytes = 0
         self._handed += 1
 
     def _hand_off(self) -> None:
@@ -379,6 +376,12 @@ class LogWriter:
         self._cond.notify_all()
         while len(self._batches) > _MAX_BATCHES and self._error is None:
             self._cond.wait()
+
+    def _ensure_thread(self) -> None:
+        """Start the writer thread if there is none (lock held): a forked child starts its
+        own on first use rather than in every child that never logs."""
+        if self._thread is None:
+            self._start_thread()
 
     def _start_thread(self) -> None:
         self._thread = threading.Thread(target=self._run, name="visualdl-writer", daemon=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import google_crc32c
 
@@ -133,12 +132,6 @@ def read_record_at(path: str, offset: int) -> bytes:
     if masked_crc(data) != crc:
         raise ValueError(f"{path}: bad record data CRC at offset {offset}")
     return data
-
-
-def iter_records(buf: bytes) -> Iterator[bytes]:
-    """Yield the data of each good record in ``buf`` (a convenience for tools)."""
-    for _, data in scan(buf).records:
-        yield bytes(data)
 
 
 class RecordFileWriter:
