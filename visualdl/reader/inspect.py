@@ -39,8 +39,9 @@ def _tag_lines(reader: LogReader, run: str) -> list[str]:
     return lines
 
 
-def summarize(paths: Sequence[str], out: TextIO = sys.stdout) -> int:
+def summarize(paths: Sequence[str], out: TextIO | None = None) -> int:
     """Write the summary; return 0, or 1 when some record was bad or a file was refused."""
+    out = sys.stdout if out is None else out  # looked up now: callers may redirect it
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         print(f"visualdl inspect: no such file or directory: {', '.join(missing)}", file=out)
