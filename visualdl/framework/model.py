@@ -84,8 +84,8 @@ class Model:
         return self.network.parameters()
 
     def _device(self) -> str | None:
-        params = self.network.parameters()
-        return params[0].device if params else None
+        # the first parameter's device; runs per batch, so no full parameter list is built
+        return next((p.device for _, p in self.network.named_parameters()), None)
 
     def _split(self, batch: Any) -> tuple[list[Tensor], list[Tensor]]:
         fields = list(batch) if isinstance(batch, (list, tuple)) else [batch]
@@ -113,6 +113,18 @@ class Model:
                 total = total + extra
             return total
         return losses
+
+    def _metric_results(self, logs: dict) -> dict:
+        """Add each metric's accumulated values (over the epoch or evaluation) to ``logs``."""
+        for m in self.metrics:
+            for name, value in zip(m.name(), _as_list(m.accumulate())):
+                logs[name] = float(value)
+        return logs
+
+    def _batch_len(self) -> int:
+        """Samples in the current batch (its first input's leading dimension)."""
+        first = self.batch[0][0]
+        return first.shape[0] if first.ndim else 1
 
     def _metric_logs(self, outputs: Any, labels: list[Tensor], logs: dict) -> None:
         pred = _as_list(outputs)[0]
@@ -205,12 +217,12 @@ class Model:
     def _train_epoch(self, loader: Any, cbks: CallbackList) -> dict:
         for m in self.metrics:
             m.reset()
-        loss_sum, seen, logs = 0.0, 0, {}
+        loss_sum, seen = 0.0, 0
         for step, batch in enumerate(loader):
             self.batch = self._split(batch)
             cbks.on_train_batch_begin(step)
             logs = self.train_batch(*self.batch)
-            n = self.batch[0][0].shape[0] if self.batch[0][0].ndim else 1
+            n = self._batch_len()
             logs["batch_size"] = n
             loss_sum += logs["loss"] * n
             seen += n
@@ -218,11 +230,7 @@ class Model:
             if self.stop_training:
                 break
         self.batch = None
-        epoch_logs = {"loss": loss_sum / max(seen, 1)}
-        for m in self.metrics:
-            for name, value in zip(m.name(), _as_list(m.accumulate())):
-                epoch_logs[name] = float(value)
-        return epoch_logs
+        return self._metric_results({"loss": loss_sum / max(seen, 1)})
 
     def _eval_loop(self, loader: Any, cbks: CallbackList) -> dict:
         for m in self.metrics:
@@ -234,7 +242,7 @@ class Model:
             self.batch = self._split(batch)
             cbks.on_eval_batch_begin(step)
             logs = self.eval_batch(*self.batch)
-            n = self.batch[0][0].shape[0] if self.batch[0][0].ndim else 1
+            n = self._batch_len()
             if "loss" in logs:
                 loss_sum += logs["loss"] * n
             seen += n
@@ -243,9 +251,7 @@ class Model:
         result: dict[str, float] = {}
         if self.loss is not None and seen:
             result["loss"] = loss_sum / seen
-        for m in self.metrics:
-            for name, value in zip(m.name(), _as_list(m.accumulate())):
-                result[name] = float(value)
+        self._metric_results(result)
         cbks.on_eval_end(result)
         self.network.train()
         return result

@@ -133,18 +133,12 @@ class Tensor:
         return self
 
     def _accumulate_grad(self, g: Any) -> None:
-        if isinstance(g, RowSparseGrad):
-            if self._grad is None:
-                self._grad = g
-                return
-            prev = self._grad if isinstance(self._grad, RowSparseGrad) else self._grad._data
-            new = accumulate(g.be, prev, g)
-        else:
-            if self._grad is None:
-                self._grad = Tensor._make(g, self._device)
-                return
-            prev = self._grad if isinstance(self._grad, RowSparseGrad) else self._grad._data
-            new = accumulate(_device.backend(self._device), prev, g)
+        sparse = isinstance(g, RowSparseGrad)
+        if self._grad is None:
+            self._grad = g if sparse else Tensor._make(g, self._device)
+            return
+        prev = self._grad if isinstance(self._grad, RowSparseGrad) else self._grad._data
+        new = accumulate(g.be if sparse else _device.backend(self._device), prev, g)
         self._grad = new if isinstance(new, RowSparseGrad) else Tensor._make(new, self._device)
 
     def backward(self, grad: Tensor | None = None, retain_graph: bool = False) -> None:

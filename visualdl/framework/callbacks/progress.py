@@ -51,7 +51,6 @@ class ProgBarLogger(Callback):
         self.file = file
         self._bar: Any = None
         self._start = 0.0
-        self._train_line = ""
 
     def _out(self) -> Any:
         return self.file if self.file is not None else sys.stderr
@@ -66,9 +65,10 @@ class ProgBarLogger(Callback):
         self._bar = _tqdm()(total=total, desc=desc, unit="step", leave=leave, file=self._out(),
                           dynamic_ncols=True, mininterval=0.2)
 
-    def _close(self, logs: dict | None, prefix: str = "") -> None:
+    def _close(self, logs: dict | None = None) -> None:
+        """Close the open bar (if any), leaving ``logs`` on it."""
         if self._bar is not None:
-            text = format_logs(logs, self._names(), prefix)
+            text = format_logs(logs, self._names())
             if text:
                 self._bar.set_postfix_str(text, refresh=False)
             self._bar.close()
@@ -93,11 +93,11 @@ class ProgBarLogger(Callback):
                   file=self._out())
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        self._train_line = format_logs(logs, self._names())
         if self._bar is not None:
             self._close(logs)
         elif self.verbose:
-            print(f"Epoch {epoch + 1}/{self.params.get('epochs')}  {self._train_line}  "
+            print(f"Epoch {epoch + 1}/{self.params.get('epochs')}  "
+                  f"{format_logs(logs, self._names())}  "
                   f"({time.perf_counter() - self._start:.2f}s)", file=self._out())
 
     # -- evaluation
@@ -110,9 +110,7 @@ class ProgBarLogger(Callback):
             self._bar.update(1)
 
     def on_eval_end(self, logs: dict | None = None) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
+        self._close()
         if self.verbose:
             print(f"Eval  {format_logs(logs, self._names(), 'eval ')}", file=self._out())
 
@@ -126,6 +124,4 @@ class ProgBarLogger(Callback):
             self._bar.update(1)
 
     def on_predict_end(self, logs: dict | None = None) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
+        self._close()

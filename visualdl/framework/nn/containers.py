@@ -8,7 +8,20 @@ from typing import Any, Iterable, Iterator
 from .layer import Layer
 
 
-class Sequential(Layer):
+class _Container(Layer):
+    """Children by position: ``c[i]``, ``len(c)``, ``iter(c)``."""
+
+    def __getitem__(self, i: int) -> Layer:
+        return list(self._sub_layers.values())[i]
+
+    def __len__(self) -> int:
+        return len(self._sub_layers)
+
+    def __iter__(self) -> Iterator[Layer]:
+        return iter(self._sub_layers.values())
+
+
+class Sequential(_Container):
     """``Sequential(l1, l2, ...)`` names children "0", "1", ...; ``Sequential(("a", l1), ...)``
     or ``Sequential(OrderedDict(...))`` keeps the given names."""
 
@@ -30,17 +43,8 @@ class Sequential(Layer):
             x = layer(x)
         return x
 
-    def __getitem__(self, i: int) -> Layer:
-        return list(self._sub_layers.values())[i]
 
-    def __len__(self) -> int:
-        return len(self._sub_layers)
-
-    def __iter__(self) -> Iterator[Layer]:
-        return iter(self._sub_layers.values())
-
-
-class LayerList(Layer):
+class LayerList(_Container):
     def __init__(self, layers: Iterable[Layer] | None = None) -> None:
         super().__init__()
         for layer in layers or ():
@@ -49,12 +53,3 @@ class LayerList(Layer):
     def append(self, layer: Layer) -> LayerList:
         self.add_sublayer(str(len(self._sub_layers)), layer)
         return self
-
-    def __getitem__(self, i: int) -> Layer:
-        return list(self._sub_layers.values())[i]
-
-    def __len__(self) -> int:
-        return len(self._sub_layers)
-
-    def __iter__(self) -> Iterator[Layer]:
-        return iter(self._sub_layers.values())

@@ -68,7 +68,8 @@ for _name, _code in codes.UNARY.items():
         _unary_op(_name, _code)
 
 
-def _float_input(x: Tensor, name: str) -> Tensor:
+def _float_input(x: Tensor) -> Tensor:
+    """Integer and bool inputs of float-valued math are cast to float32 first."""
     if not dtypes.is_float(x.dtype):
         return cast(x, dtypes.float32)
     return x
@@ -79,23 +80,23 @@ def neg(x: Tensor) -> Tensor:
 
 
 def exp(x: Tensor) -> Tensor:
-    return apply("exp", _float_input(x, "exp"))
+    return apply("exp", _float_input(x))
 
 
 def log(x: Tensor) -> Tensor:
-    return apply("log", _float_input(x, "log"))
+    return apply("log", _float_input(x))
 
 
 def sqrt(x: Tensor) -> Tensor:
-    return apply("sqrt", _float_input(x, "sqrt"))
+    return apply("sqrt", _float_input(x))
 
 
 def tanh(x: Tensor) -> Tensor:
-    return apply("tanh", _float_input(x, "tanh"))
+    return apply("tanh", _float_input(x))
 
 
 def sigmoid(x: Tensor) -> Tensor:
-    return apply("sigmoid", _float_input(x, "sigmoid"))
+    return apply("sigmoid", _float_input(x))
 
 
 def relu(x: Tensor) -> Tensor:
@@ -108,7 +109,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def gelu(x: Tensor) -> Tensor:
     """Exact (erf) GELU, as PyTorch's default."""
-    return apply("gelu", _float_input(x, "gelu"))
+    return apply("gelu", _float_input(x))
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - mirrors torch.abs
@@ -143,8 +144,8 @@ class Add(_Binary):
 
     def forward(self, a, b):
         if self.recording:
-            self.saved = (a.shape, b.shape)
-        return self.be.binary(ADD, a, b)
+            self.saved = (a.shape, b.shape)  # the gradient needs only the shapes
+        return self.be.binary(self.code, a, b)
 
     def backward(self, g):
         sa, sb = self.saved
@@ -155,11 +156,6 @@ class Add(_Binary):
 @register("sub")
 class Sub(Add):
     code = SUB
-
-    def forward(self, a, b):
-        if self.recording:
-            self.saved = (a.shape, b.shape)
-        return self.be.binary(SUB, a, b)
 
     def backward(self, g):
         sa, sb = self.saved
