@@ -192,7 +192,9 @@ def node() -> Response:
             raise ApiError(404, "unknown group")
         body = doc.group(path)
     else:
-        nid = _parse_node_id(item)
+        from visualdl.server.graph.document import parse_node_id  # loaded by _document()
+
+        nid = parse_node_id(item)
         if nid is None or nid >= len(doc.model.nodes):
             raise ApiError(404, "unknown node")
         body = doc.node(nid)
@@ -224,9 +226,3 @@ def tensor() -> Response:
         raise ApiError(422, str(err)) from None
     return cached_json(body, etag_for("graph-tensor", model_id, name, limit))
 
-
-
-def _parse_node_id(item: Any) -> Any:
-    from visualdl.server.graph.document import parse_node_id
-
-    return parse_node_id(item)

@@ -133,15 +133,10 @@ class GraphDocument:
 
     def group(self, path: str) -> dict[str, Any]:
         """A group's label, op histogram and children."""
-        g = self.hierarchy.groups[path]
-        ops = Counter()
-        stack = [path]
-        while stack:
-            p = stack.pop()
-            grp = self.hierarchy.groups[p]
-            ops.update(self.model.nodes[n].op_type for n in grp.nodes
-                       if self.model.nodes[n].kind == "op")
-            stack.extend(grp.groups)
+        h, nodes = self.hierarchy, self.model.nodes
+        g = h.groups[path]
+        ops = Counter(nodes[n].op_type for p in [path, *h.descendants(path)]
+                      for n in h.groups[p].nodes if nodes[n].kind == "op")
         return {
             "id": f"g:{path}", "path": path, "label": g.label, "depth": g.depth,
             "ops": g.ops, "op_types": dict(ops.most_common()),

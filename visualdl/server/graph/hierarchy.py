@@ -36,7 +36,6 @@ class Group:
     groups: list[str] = field(default_factory=list)
     nodes: list[int] = field(default_factory=list)
     ops: int = 0  # ops in the whole subtree
-    size: int = 0  # nodes (ops and pseudo-nodes) in the whole subtree
 
 
 class Hierarchy:
@@ -110,7 +109,6 @@ class Hierarchy:
             g = self.groups[path]
             g.ops = sum(1 for n in g.nodes if self.model.nodes[n].kind == "op") + sum(
                 self.groups[c].ops for c in g.groups)
-            g.size = len(g.nodes) + sum(self.groups[c].size for c in g.groups)
 
     # -- queries --------------------------------------------------------------------------
     def chain(self, group: str) -> list[str]:
@@ -167,24 +165,33 @@ class Hierarchy:
         return self.expanded_to(best)
 
     # -- routing --------------------------------------------------------------------------
+    def segments(self, a: Member, group_a: str, b: Member, group_b: str,
+                 key: PortKey) -> list[tuple[str, LocalEdge]]:
+        """The local edges (group, edge) that an edge from ``a`` (held by ``group_a``) to
+        ``b`` (held by ``group_b``) is split into, in route order: up and out of ``a``'s
+        groups, across their innermost common group, down into ``b``'s."""
+        ca, cb = self.chain(group_a), self.chain(group_b)
+        common = 0
+        while common < min(len(ca), len(cb)) and ca[common] == cb[common]:
+            common += 1
+        out: list[tuple[str, LocalEdge]] = []
+        for i in range(len(ca) - 1, common - 1, -1):
+            inner = ("g", ca[i + 1]) if i + 1 < len(ca) else a
+            out.append((ca[i], (inner, ("out", key), key)))
+        mid_a = ("g", ca[common]) if len(ca) > common else a
+        mid_b = ("g", cb[common]) if len(cb) > common else b
+        out.append((ca[common - 1], (mid_a, mid_b, key)))
+        for i in range(common, len(cb)):
+            inner = ("g", cb[i + 1]) if i + 1 < len(cb) else b
+            out.append((cb[i], (("in", key), inner, key)))
+        return out
+
     def _split_edges(self) -> None:
         for edge in self.model.edges:
-            key: PortKey = (edge.src, edge.tensor)
-            su = self.chain(self.node_group[edge.src])
-            sv = self.chain(self.node_group[edge.dst])
-            common = 0
-            while common < min(len(su), len(sv)) and su[common] == sv[common]:
-                common += 1
-            lca = su[common - 1]
-            a = ("g", su[common]) if len(su) > common else ("n", edge.src)
-            b = ("g", sv[common]) if len(sv) > common else ("n", edge.dst)
-            self.local_edges[lca][(a, b, key)] = None
-            for i in range(common, len(su)):
-                inner = ("g", su[i + 1]) if i + 1 < len(su) else ("n", edge.src)
-                self.local_edges[su[i]][(inner, ("out", key), key)] = None
-            for i in range(common, len(sv)):
-                inner = ("g", sv[i + 1]) if i + 1 < len(sv) else ("n", edge.dst)
-                self.local_edges[sv[i]][(("in", key), inner, key)] = None
+            for group, local in self.segments(("n", edge.src), self.node_group[edge.src],
+                                              ("n", edge.dst), self.node_group[edge.dst],
+                                              (edge.src, edge.tensor)):
+                self.local_edges[group][local] = None
 
 
 def _post_order(children: dict[str, set[str]] | dict[str, list[str]]) -> list[str]:

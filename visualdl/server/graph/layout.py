@@ -64,7 +64,6 @@ class Layouter:
         self._cache: OrderedDict[tuple, LocalLayout] = OrderedDict()
         self._boxes: dict[tuple[Member, Options], Box] = {}
         self._lock = threading.Lock()
-        self.hits = 0
         self.misses = 0
 
     # -- public -------------------------------------------------------------------------------
@@ -117,7 +116,6 @@ class Layouter:
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
-            self.hits += 1
             return hit
         self.misses += 1
         group = self.h.groups[path]

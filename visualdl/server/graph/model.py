@@ -83,18 +83,18 @@ class GraphModel:
 
     def tensor(self, scope: int, name: str) -> TensorInfo | None:
         """The type of ``name`` as seen from ``scope`` (inner scopes shadow outer ones)."""
-        while True:
-            info = self.tensors.get((scope, name))
-            if info is not None or scope not in self.scope_parent:
-                return info
-            scope = self.scope_parent[scope]
+        return self._visible(self.tensors, scope, name)
 
     def initializer(self, scope: int, name: str) -> Initializer | None:
         """The initializer ``name`` visible from ``scope``, if any."""
+        return self._visible(self.initializers, scope, name)
+
+    def _visible(self, table: dict[TensorKey, Any], scope: int, name: str) -> Any:
+        """``table[(scope, name)]``, looked up from ``scope`` out to the root scope."""
         while True:
-            init = self.initializers.get((scope, name))
-            if init is not None or scope not in self.scope_parent:
-                return init
+            found = table.get((scope, name))
+            if found is not None or scope not in self.scope_parent:
+                return found
             scope = self.scope_parent[scope]
 
     @property

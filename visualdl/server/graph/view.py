@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from visualdl.server.graph.hierarchy import Hierarchy, LocalEdge, Member
+from visualdl.server.graph.hierarchy import Hierarchy, Member
 from visualdl.server.graph.layout import Layouter, Placed
 from visualdl.server.graph.measure import Options
 from visualdl.server.graph.values import format_shape
@@ -50,21 +50,7 @@ def _group_of(h: Hierarchy, member: Member) -> str:
 
 def _route(h: Hierarchy, placed: Placed, a: Member, b: Member, key: tuple[int, str]) -> list:
     """Join the local routes: up and out of ``a``'s groups, across, down into ``b``'s."""
-    ca = h.chain(_group_of(h, a))
-    cb = h.chain(_group_of(h, b))
-    common = 0
-    while common < min(len(ca), len(cb)) and ca[common] == cb[common]:
-        common += 1
-    segments: list[tuple[str, LocalEdge]] = []
-    for i in range(len(ca) - 1, common - 1, -1):
-        inner = ("g", ca[i + 1]) if i + 1 < len(ca) else a
-        segments.append((ca[i], (inner, ("out", key), key)))
-    mid_a = ("g", ca[common]) if len(ca) > common else a
-    mid_b = ("g", cb[common]) if len(cb) > common else b
-    segments.append((ca[common - 1], (mid_a, mid_b, key)))
-    for i in range(common, len(cb)):
-        inner = ("g", cb[i + 1]) if i + 1 < len(cb) else b
-        segments.append((cb[i], (("in", key), inner, key)))
+    segments = h.segments(a, _group_of(h, a), b, _group_of(h, b), key)
     points: list[tuple[float, float]] = []
     for seg in segments:
         pts = placed.routes.get(seg)

@@ -7,6 +7,7 @@ import { getJSON, postJSON, ApiError } from '../shared/api.js';
 import { el, setChildren, debounce, fmtInt } from '../shared/dom.js';
 import { drawGraph, drawOverview, graphDefs, svgEl, cullTiles } from './graph/render.js';
 import { PanZoom } from './graph/panzoom.js';
+import { colorsOf } from './graph/colors.js';
 import { exportSVG, exportPNG } from './graph/export.js';
 import { renderModel, renderNode, renderGroup, renderTensor } from './graph/panel.js';
 
@@ -163,7 +164,8 @@ class GraphView {
 
   #legend() {
     const cats = ['layer', 'activation', 'pool', 'normalization', 'math', 'shape', 'control', 'constant', 'quantization', 'group'];
-    return el('ul', { class: 'graph-legend plain' }, cats.map((c) => el('li', {}, el('span', { class: `swatch cat-${c}` }), ` ${c}`)));
+    // swatch colors from colors.js, the one table the drawing and the export use too
+    return el('ul', { class: 'graph-legend plain' }, cats.map((c) => el('li', {}, el('span', { class: `swatch cat-${c}`, style: { background: colorsOf(c)[0] } }), ` ${c}`)));
   }
 
   #bindKeys() {

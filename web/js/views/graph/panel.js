@@ -1,5 +1,6 @@
 // The properties panel: the model (nothing selected), a node, or a group.
 import { el, setChildren, fmtInt } from '../../shared/dom.js';
+import { fmtBytes } from '../../shared/format.js';
 
 function fmtShape(shape) {
   if (shape === null || shape === undefined) return '?';
@@ -16,12 +17,6 @@ function table(rows) {
 
 function section(title, ...content) {
   return el('section', { class: 'props-section' }, el('h3', {}, title), ...content);
-}
-
-function fmtBytes(n) {
-  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MB`;
-  if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(1)} KB`;
-  return `${n} B`;
 }
 
 export function renderModel(panel, summary, model) {
