@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,8 @@ from visualdl.testing import launch_chromium
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server import free_port, rss_mb, stop  # noqa: E402  (bench/server.py: the same helpers)
 
 TAGS = ("samples/input", "samples/output")
 TARGETS = {"first_paint_s": 1.0, "slider_ms": 100.0, "rss_growth_mb": 20.0}
@@ -58,19 +59,6 @@ def write_logdir(root: Path, steps: int) -> Path:
                                axis=-1).astype(np.uint8)
                 w.add_image(tag, img, step)
     return root
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def start_server(logdir: Path) -> tuple[subprocess.Popen, str]:
@@ -94,15 +82,6 @@ def start_server(logdir: Path) -> tuple[subprocess.Popen, str]:
         time.sleep(0.1)
     stop(proc)
     raise TimeoutError("the server did not finish loading in 120 s")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 # Records when each card's image element is attached (the view attaches it decoded).

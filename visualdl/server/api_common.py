@@ -7,7 +7,7 @@ path), so a name like ``../../etc/passwd`` is just an unknown key or an ordinary
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from flask import Response, current_app, request
 
@@ -22,6 +22,8 @@ __all__ = [
     "arg_choice",
     "require_run",
     "require_tag",
+    "read_tag",
+    "run_tag_json",
     "cached_json",
     "not_modified",
     "etag_for",
@@ -29,6 +31,8 @@ __all__ = [
 ]
 
 EXTENSION_KEY = "visualdl.data"
+
+T = TypeVar("T")
 
 
 def service() -> DataService:
@@ -86,6 +90,24 @@ def require_tag(run: str, kind: str, tag: str) -> str:
     if tag not in tags.get(kind, ()):
         raise ApiError(404, f"unknown {kind} tag for this run")
     return tag
+
+
+def read_tag(run: str, kind: str, tag: str, read: Callable[[str, str], T]) -> T:
+    """``read(run, tag)`` for a tag of ``kind``; 404 for an unknown run or tag, also when
+    the run or tag vanished between the check and the read."""
+    require_tag(run, kind, tag)
+    try:
+        return read(run, tag)
+    except KeyError:
+        raise ApiError(404, f"unknown {kind} tag for this run") from None
+
+
+def run_tag_json(name: str, build: Callable[[str, str], Any]) -> Response:
+    """The ``?run=&tag=`` route shape: a 304 when the client holds this data version's
+    answer, else ``build(run, tag)`` as cacheable JSON."""
+    run, tag = arg_str("run"), arg_str("tag")
+    etag = etag_for(name, service().version, run, tag)
+    return not_modified(etag) or cached_json(build(run, tag), etag)
 
 
 def etag_for(*parts: object) -> str:

@@ -6,9 +6,7 @@ import numpy as np
 from flask import Blueprint, Response
 
 from visualdl.reader.events import CurveEvent
-from visualdl.server.api_common import arg_str, cached_json, etag_for, not_modified, \
-    require_tag, service
-from visualdl.server.errors import ApiError
+from visualdl.server.api_common import read_tag, run_tag_json, service
 from visualdl.server.jsonio import float_list
 
 __all__ = ["blueprint", "area_under"]
@@ -54,20 +52,14 @@ def _entry(kind: str, e: CurveEvent) -> dict:
 
 
 def _curves(kind: str) -> Response:
-    run, tag = arg_str("run"), arg_str("tag")
-    etag = etag_for(kind, service().version, run, tag)
-    cached = not_modified(etag)
-    if cached is not None:
-        return cached
-    require_tag(run, kind, tag)
-    reader = service().reader
-    try:
-        events = reader.pr_curves(run, tag) if kind == "pr_curve" else reader.roc_curves(run, tag)
-    except KeyError:
-        raise ApiError(404, f"unknown {kind} tag for this run") from None
-    body = {"run": run, "tag": tag, "kind": kind, "total": len(events),
-            "entries": [_entry(kind, e) for e in events]}
-    return cached_json(body, etag)
+    def build(run: str, tag: str) -> dict:
+        reader = service().reader
+        read = reader.pr_curves if kind == "pr_curve" else reader.roc_curves
+        events = read_tag(run, kind, tag, read)
+        return {"run": run, "tag": tag, "kind": kind, "total": len(events),
+                "entries": [_entry(kind, e) for e in events]}
+
+    return run_tag_json(kind, build)
 
 
 @blueprint.get("/api/pr_curves")

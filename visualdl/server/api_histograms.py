@@ -11,9 +11,7 @@ import numpy as np
 from flask import Blueprint, Response
 
 from visualdl.reader.events import HistogramEvent
-from visualdl.server.api_common import arg_str, cached_json, etag_for, not_modified, \
-    require_tag, service
-from visualdl.server.errors import ApiError
+from visualdl.server.api_common import read_tag, run_tag_json, service
 from visualdl.server.jsonio import float_list
 
 __all__ = ["blueprint", "percentiles"]
@@ -23,13 +21,8 @@ PERCENTILES = (0.0, 6.68, 15.87, 30.85, 50.0, 69.15, 84.13, 93.32, 100.0)
 blueprint = Blueprint("histograms", __name__)
 
 
-def _events() -> tuple[str, str, list[HistogramEvent]]:
-    run, tag = arg_str("run"), arg_str("tag")
-    require_tag(run, KIND, tag)
-    try:
-        return run, tag, service().reader.histograms(run, tag)
-    except KeyError:
-        raise ApiError(404, "unknown histogram tag for this run") from None
+def _events(run: str, tag: str) -> list[HistogramEvent]:
+    return read_tag(run, KIND, tag, service().reader.histograms)
 
 
 def percentiles(event: HistogramEvent, points: tuple[float, ...] = PERCENTILES) -> list[float]:
@@ -61,13 +54,12 @@ def percentiles(event: HistogramEvent, points: tuple[float, ...] = PERCENTILES) 
 @blueprint.get("/api/histograms")
 def histograms() -> Response:
     """``?run=&tag=``: every step's bucket edges and counts, with min/max/mean/std."""
-    run, tag = arg_str("run"), arg_str("tag")
-    etag = etag_for("histograms", service().version, run, tag)
-    cached = not_modified(etag)
-    if cached is not None:
-        return cached
-    run, tag, events = _events()
-    body = {"run": run, "tag": tag, "total": len(events), "entries": [
+    return run_tag_json("histograms", _histograms)
+
+
+def _histograms(run: str, tag: str) -> dict:
+    events = _events(run, tag)
+    return {"run": run, "tag": tag, "total": len(events), "entries": [
         {
             "step": e.step,
             "wall_time": e.wall_time,
@@ -80,20 +72,18 @@ def histograms() -> Response:
         }
         for e in events
     ]}
-    return cached_json(body, etag)
 
 
 @blueprint.get("/api/distributions")
 def distributions() -> Response:
     """``?run=&tag=``: per step, the values at ``PERCENTILES`` (one list per percentile)."""
-    run, tag = arg_str("run"), arg_str("tag")
-    etag = etag_for("distributions", service().version, run, tag)
-    cached = not_modified(etag)
-    if cached is not None:
-        return cached
-    run, tag, events = _events()
+    return run_tag_json("distributions", _distributions)
+
+
+def _distributions(run: str, tag: str) -> dict:
+    events = _events(run, tag)
     rows = np.array([percentiles(e) for e in events]).reshape(len(events), len(PERCENTILES))
-    body = {
+    return {
         "run": run,
         "tag": tag,
         "steps": [e.step for e in events],
@@ -101,4 +91,3 @@ def distributions() -> Response:
         "percentiles": list(PERCENTILES),
         "values": [float_list(rows[:, k]) for k in range(len(PERCENTILES))],
     }
-    return cached_json(body, etag)

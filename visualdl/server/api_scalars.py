@@ -20,7 +20,7 @@ from visualdl.server.api_common import (
     cached_json,
     etag_for,
     not_modified,
-    require_tag,
+    read_tag,
     service,
 )
 from visualdl.server.downsample import MIN_POINTS, minmax_indices
@@ -38,11 +38,7 @@ blueprint = Blueprint("scalars", __name__)
 
 
 def _load(run: str, tag: str):
-    require_tag(run, KIND, tag)
-    try:
-        return service().reader.scalars(run, tag)
-    except KeyError:
-        raise ApiError(404, "unknown scalar tag for this run") from None
+    return read_tag(run, KIND, tag, service().reader.scalars)
 
 
 def series_json(run: str, tag: str, points: int) -> dict[str, Any]:

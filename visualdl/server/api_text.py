@@ -11,9 +11,7 @@ from functools import lru_cache
 
 from flask import Blueprint, Response
 
-from visualdl.server.api_common import arg_str, cached_json, etag_for, not_modified, \
-    require_tag, service
-from visualdl.server.errors import ApiError
+from visualdl.server.api_common import read_tag, run_tag_json, service
 
 __all__ = ["blueprint", "render_markdown"]
 
@@ -46,21 +44,15 @@ def render_markdown(text: str) -> str:
 @blueprint.get("/api/text")
 def text() -> Response:
     """``?run=&tag=``: every entry (no sampling) with step, wall time, source and HTML."""
-    run, tag = arg_str("run"), arg_str("tag")
-    etag = etag_for("text", service().version, run, tag)
-    cached = not_modified(etag)
-    if cached is not None:
-        return cached
-    require_tag(run, KIND, tag)
-    try:
-        events = service().reader.texts(run, tag)
-    except KeyError:
-        raise ApiError(404, "unknown text tag for this run") from None
-    body = {
+    return run_tag_json("text", _entries)
+
+
+def _entries(run: str, tag: str) -> dict:
+    events = read_tag(run, KIND, tag, service().reader.texts)
+    return {
         "run": run,
         "tag": tag,
         "total": len(events),
         "entries": [{"step": e.step, "wall_time": e.wall_time, "text": e.text,
                      "html": render_markdown(e.text)} for e in events],
     }
-    return cached_json(body, etag)

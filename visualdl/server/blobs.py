@@ -14,7 +14,7 @@ from flask import Response
 
 from visualdl.reader.events import BlobRef
 from visualdl.server.api_common import (
-    arg_int, arg_str, cached_json, etag_for, not_modified, require_tag, service,
+    arg_int, arg_str, etag_for, not_modified, read_tag, run_tag_json, service,
 )
 from visualdl.server.errors import ApiError
 
@@ -29,11 +29,7 @@ _step_maps_lock = threading.Lock()
 
 def refs(kind: str, run: str, tag: str) -> list[BlobRef]:
     """Every blob of one tag in time order; 404 for an unknown run or tag."""
-    require_tag(run, kind, tag)
-    try:
-        return service().reader.blobs(run, kind, tag)
-    except KeyError:
-        raise ApiError(404, f"unknown {kind} tag for this run") from None
+    return read_tag(run, kind, tag, lambda r, t: service().reader.blobs(r, kind, t))
 
 
 def ref_for_step(kind: str, run: str, tag: str, step: int) -> BlobRef:
@@ -94,16 +90,14 @@ def index_json(run: str, tag: str, found: list[BlobRef], meta_keys: tuple[str, .
 
 def index_response(kind: str, meta_keys: tuple[str, ...], extra: Any = None) -> Response:
     """The ``?run=&tag=`` index route of a blob kind; ``extra(found)`` adds fields."""
-    run, tag = arg_str("run"), arg_str("tag")
-    etag = etag_for(kind, "index", service().version, run, tag)
-    cached = not_modified(etag)
-    if cached is not None:
-        return cached
-    found = refs(kind, run, tag)
-    body = index_json(run, tag, found, meta_keys)
-    if extra is not None:
-        body.update(extra(found))
-    return cached_json(body, etag)
+    def build(run: str, tag: str) -> dict:
+        found = refs(kind, run, tag)
+        body = index_json(run, tag, found, meta_keys)
+        if extra is not None:
+            body.update(extra(found))
+        return body
+
+    return run_tag_json(f"{kind} index", build)
 
 
 def requested_ref(kind: str) -> tuple[str, str, int, BlobRef]:

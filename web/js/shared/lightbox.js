@@ -28,7 +28,3 @@ export function openLightbox({ src, alt, caption, filter = '', pixelated = false
   d.querySelector('.lightbox-caption').textContent = caption;
   if (!d.open) d.showModal();
 }
-
-export function closeLightbox() {
-  if (dialog && dialog.open) dialog.close();
-}

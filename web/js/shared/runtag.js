@@ -195,7 +195,11 @@ export class RunTagGrid {
   }
 }
 
-/** Boilerplate of a run×tag view: registerView() arguments around a view class. */
+/**
+ * Boilerplate of a run×tag view: registerView() arguments around a view class. The view
+ * keeps its RunTagGrid in `grid`, which gets every update and is destroyed on unmount, and
+ * may keep an `onThemeChange` unsubscriber in `stopTheme`.
+ */
 export function runTagView({ id, label, kind, order, View, needsPlotly = true }) {
   let view = null;
   return {
@@ -208,10 +212,13 @@ export function runTagView({ id, label, kind, order, View, needsPlotly = true })
       view = new View(ctx);
     },
     update(change) {
-      if (view) view.update(change);
+      if (view) view.grid.update(change);
     },
     unmount() {
-      if (view) view.destroy();
+      if (view) {
+        if (view.stopTheme) view.stopTheme();
+        view.grid.destroy();
+      }
       view = null;
     },
   };

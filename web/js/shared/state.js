@@ -1,7 +1,6 @@
 // The view state lives in the URL's query string, so a copied link reproduces the view.
 // Keys are declared with defaults; values equal to their default are left out of the URL.
 
-const listeners = new Set();
 const defaults = new Map(); // key -> default value (string, number, boolean or array)
 
 /** Declare a key and its default; views declare their own keys when they load. */
@@ -28,7 +27,7 @@ export function get(key) {
   return raw;
 }
 
-/** Set several keys at once; one history entry is replaced, listeners are told which keys. */
+/** Set several keys at once; one history entry is replaced (none when nothing changed). */
 export function set(changes) {
   const p = params();
   const changed = [];
@@ -44,7 +43,6 @@ export function set(changes) {
   const query = p.toString();
   const url = `${window.location.pathname}${query ? `?${query}` : ''}${window.location.hash}`;
   window.history.replaceState(null, '', url);
-  listeners.forEach((fn) => fn(changed));
 }
 
 function sameAsDefault(value, fallback) {
@@ -54,10 +52,4 @@ function sameAsDefault(value, fallback) {
 function encode(value) {
   if (typeof value === 'boolean') return value ? '1' : '0';
   return String(value);
-}
-
-/** Call `fn(changedKeys)` after every set(); returns an unsubscribe function. */
-export function subscribe(fn) {
-  listeners.add(fn);
-  return () => listeners.delete(fn);
 }

@@ -20,8 +20,3 @@ export function registerView(view) {
 export function allViews() {
   return [...registry.values()].sort((a, b) => a.order - b.order || a.label.localeCompare(b.label));
 }
-
-/** The view with this id, or undefined. */
-export function viewById(id) {
-  return registry.get(id);
-}

@@ -51,14 +51,6 @@ class AudioView {
       },
     });
   }
-
-  update(change) {
-    this.grid.update(change);
-  }
-
-  destroy() {
-    this.grid.destroy();
-  }
 }
 
 registerView(runTagView({ id: 'audio', label: 'Audio', kind: 'audio', order: 30, View: AudioView, needsPlotly: false }));

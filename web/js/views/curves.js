@@ -91,15 +91,6 @@ class CurvesView {
     };
     return controller;
   }
-
-  update(change) {
-    this.grid.update(change);
-  }
-
-  destroy() {
-    this.stopTheme();
-    this.grid.destroy();
-  }
 }
 
 /** Register the PR ('pr') or ROC ('roc') view. */

@@ -79,15 +79,6 @@ class DistributionsView {
     };
     return controller;
   }
-
-  update(change) {
-    this.grid.update(change);
-  }
-
-  destroy() {
-    this.stopTheme();
-    this.grid.destroy();
-  }
 }
 
 registerView(runTagView({ id: 'distributions', label: 'Distributions', kind: 'histogram', order: 55, View: DistributionsView }));

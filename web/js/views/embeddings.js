@@ -144,15 +144,6 @@ class EmbeddingsView {
     search.addEventListener('input', debounce(() => controller.draw(), 150));
     return controller;
   }
-
-  update(change) {
-    this.grid.update(change);
-  }
-
-  destroy() {
-    this.stopTheme();
-    this.grid.destroy();
-  }
 }
 
 function fillColorOptions(select, header) {

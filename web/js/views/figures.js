@@ -74,14 +74,6 @@ class FiguresView {
       },
     });
   }
-
-  update(change) {
-    this.grid.update(change);
-  }
-
-  destroy() {
-    this.grid.destroy();
-  }
 }
 
 registerView(runTagView({ id: 'figures', label: 'Figures', kind: 'figure', order: 90, View: FiguresView }));

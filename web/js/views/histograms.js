@@ -153,15 +153,6 @@ class HistogramsView {
   redraw() {
     this.grid.each((c) => c.render().catch(() => {}));
   }
-
-  update(change) {
-    this.grid.update(change);
-  }
-
-  destroy() {
-    this.stopTheme();
-    this.grid.destroy();
-  }
 }
 
 registerView(runTagView({ id: 'histograms', label: 'Histograms', kind: 'histogram', order: 50, View: HistogramsView }));

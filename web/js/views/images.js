@@ -156,14 +156,6 @@ class ImagesView {
       content: [frame, meta],
     });
   }
-
-  update(change) {
-    this.grid.update(change);
-  }
-
-  destroy() {
-    this.grid.destroy();
-  }
 }
 
 registerView(runTagView({ id: 'images', label: 'Images', kind: 'image', order: 20, View: ImagesView, needsPlotly: false }));

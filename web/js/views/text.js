@@ -66,14 +66,6 @@ class TextView {
     };
     return controller;
   }
-
-  update(change) {
-    this.grid.update(change);
-  }
-
-  destroy() {
-    this.grid.destroy();
-  }
 }
 
 function entryNode(entry, plain) {
