@@ -9,26 +9,14 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 import visualdl
+from visualdl.reader.events import KINDS
 from visualdl.server.api_common import cached_json, etag_for, not_modified, service
 from visualdl.server.errors import ApiError
 from visualdl.server.jsonio import json_response
 
 __all__ = ["blueprint", "KINDS"]
 
-#: Every kind the reader knows; ``/api/tags?kind=`` accepts exactly these.
-KINDS = (
-    "scalar",
-    "image",
-    "audio",
-    "text",
-    "histogram",
-    "pr_curve",
-    "roc_curve",
-    "embedding",
-    "hparams",
-    "figure",
-    "graph",
-)
+# ``/api/tags?kind=`` accepts exactly the kinds of the record format (read off record.proto).
 
 blueprint = Blueprint("core", __name__)
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 from flask import Blueprint, Response
 
 from visualdl.server.api_common import cached_json, etag_for, not_modified, service
+from visualdl.server.jsonio import float_list
 
 __all__ = ["blueprint", "hparams_table"]
 
@@ -18,12 +17,7 @@ def _last(reader, run: str, tag: str) -> float | str | None:
         values = reader.scalars(run, tag).values
     except KeyError:
         return None
-    if len(values) == 0:
-        return None
-    v = float(values[-1])
-    if math.isfinite(v):
-        return v
-    return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+    return float_list(values[-1:])[0] if len(values) else None
 
 
 def hparams_table() -> dict:

@@ -41,6 +41,16 @@ export async function postJSON(path, body, params = {}) {
   return parse(response);
 }
 
+/** POST a FormData body (a file upload) and parse the JSON answer. */
+export async function postForm(path, form, params = {}) {
+  const response = await fetch(apiURL(path, params), {
+    method: 'POST',
+    headers: { Accept: 'application/json' },
+    body: form,
+  });
+  return parse(response);
+}
+
 /** Build a same-origin URL string; used for download links too. */
 export function apiURL(path, params = {}) {
   const url = new URL(path, window.location.origin);

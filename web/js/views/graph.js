@@ -3,7 +3,7 @@
 // server (/api/graph/view); this module draws and handles input.
 import { registerView } from '../shared/views.js';
 import * as state from '../shared/state.js';
-import { getJSON, postJSON, ApiError } from '../shared/api.js';
+import { getJSON, postJSON, postForm } from '../shared/api.js';
 import { el, setChildren, debounce, fmtInt } from '../shared/dom.js';
 import { drawGraph, drawOverview, graphDefs, svgEl, cullTiles } from './graph/render.js';
 import { PanZoom } from './graph/panzoom.js';
@@ -279,9 +279,7 @@ class GraphView {
     form.append('file', file, file.name);
     this.status.textContent = `Uploading ${file.name}…`;
     try {
-      const response = await fetch('/api/graph/upload', { method: 'POST', body: form });
-      const body = await response.json().catch(() => null);
-      if (!response.ok) throw new ApiError(response.status, (body && body.error) || response.statusText);
+      const body = await postForm('/api/graph/upload', form);
       this.#clearError();
       this.models = this.models.filter((m) => m.id !== body.model.id).concat([body.model]);
       this.#fillModelSelect();
