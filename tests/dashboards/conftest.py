@@ -72,7 +72,7 @@ class Api:
         self.session = requests.Session()
 
     def get(self, path: str, **params) -> requests.Response:
-        return self.session.get(self.url + path, params=params, timeout=30)
+        return self.session.get(self.url + path, params=params, timeout=120)  # UMAP compiles on first use
 
     def json(self, path: str, **params):
         response = self.get(path, **params)

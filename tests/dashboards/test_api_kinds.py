@@ -152,6 +152,15 @@ def test_embedding_tsne_when_installed(api):
     assert np.linalg.norm(centres[0] - centres[1]) > 3 * max(x[:30].std(), y[:30].std()) / 2
 
 
+def test_embedding_umap_when_installed(api):
+    pytest.importorskip("umap")
+    body = api.json("/api/embeddings/projection", run="b", tag="emb", step=1, method="umap")
+    assert body["method"] == "umap" and body["shown"] == 60 and len(body["coords"]) == 2
+    x, y = np.array(body["coords"][0]), np.array(body["coords"][1])
+    gap = np.hypot(x[:30].mean() - x[30:].mean(), y[:30].mean() - y[30:].mean())
+    assert gap > 3 * max(x[:30].std(), y[:30].std())  # the two clusters stay apart
+
+
 def test_figures(api):
     index = api.json("/api/figures", run="a", tag="fig")
     assert index["steps"] == [0, 1, 2, 3, 4] and index["format"] == ["plotly"] * 5
