@@ -41,5 +41,11 @@ def minmax_indices(values: np.ndarray, max_points: int) -> np.ndarray:
     base = np.arange(rows, dtype=np.int64) * width
     mins = low.reshape(rows, width).argmin(axis=1) + base
     maxs = high.reshape(rows, width).argmax(axis=1) + base
-    picked = np.concatenate(([0, n - 1], mins, maxs))
-    return np.unique(picked[picked < n])
+    picked = np.sort(np.concatenate(([0, n - 1], mins, maxs)))
+    picked = picked[picked < n]
+    # Sorted, so duplicates are neighbours. (np.unique would do, but it imports numpy.ma,
+    # 6 ms on the first chart request.)
+    keep = np.empty(picked.shape[0], dtype=bool)
+    keep[:1] = True
+    np.not_equal(picked[1:], picked[:-1], out=keep[1:])
+    return picked[keep]
