@@ -82,6 +82,31 @@ def test_torn_tail_is_not_yet_written(tmp_path):
     assert r.scalars("run", "x").values.tolist() == [0, 1, 2, 3, 4]
 
 
+@pytest.mark.parametrize("chunk", [64, 1000, 1 << 20])
+def test_reads_in_chunks_smaller_and_larger_than_records(tmp_path, monkeypatch, chunk):
+    """The reader reads a file in chunks and starts each read at the first unused byte; a
+    record cut by a chunk's end, or larger than a whole chunk, must come out whole, and
+    mixed records (scalars decoded by numpy, others by protobuf) keep their order."""
+    from visualdl.reader import log_reader
+
+    monkeypatch.setattr(log_reader, "_CHUNK", chunk)
+    with LogWriter(logdir=str(tmp_path / "run")) as w:
+        for f in range(5):
+            for i in range(50 * (f + 1)):
+                w.add_scalar("x", float(i) / 7, f * 1000 + i)
+            w.add_text("note", f"flush {f}", f)
+            w.flush()
+    monkeypatch.setattr(log_reader, "_CHUNK", 1 << 30)
+    whole = LogReader(str(tmp_path))
+    monkeypatch.setattr(log_reader, "_CHUNK", chunk)
+    r = LogReader(str(tmp_path))
+    assert r.errors == 0 and whole.errors == 0
+    got, want = r.scalars("run", "x"), whole.scalars("run", "x")
+    assert len(got.steps) == sum(50 * (f + 1) for f in range(5))
+    assert got.steps.tolist() == want.steps.tolist() and got.values.tolist() == want.values.tolist()
+    assert [e.text for e in r.events("run", "text", "note")] == [f"flush {f}" for f in range(5)]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_garbage_files_never_raise(tmp_path, seed):
     rng = np.random.default_rng(seed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 from google.protobuf.message import DecodeError
 
@@ -21,6 +21,7 @@ from visualdl.reader.events import BLOB_KINDS, BlobRef, CurveEvent, HistogramEve
 from visualdl.reader.run_store import RunStore
 from visualdl.writer.record_file import FORMAT_MAJOR, HEADER_SIZE, read_record_at, scan
 from visualdl.writer.record_pb2 import Embedding, FileHeader, Record
+from visualdl.writer.scalar_codec import DecodedSeries, decode_scalar_record
 
 _CHUNK = 8 << 20
 _MAX_MESSAGES = 200
@@ -107,12 +108,15 @@ class LogReader:
 
     def _read_stream(self, state: FileState, f: Any) -> int:
         count = 0
-        pending = b""
+        size = _CHUNK
         while True:
-            data = f.read(_CHUNK)
-            if not data:
+            # Each read starts at the first byte not yet used, so a record cut by the
+            # previous read is read again whole (from the page cache) instead of being
+            # glued to the next chunk, a copy of the whole chunk.
+            f.seek(state.offset)
+            buf = f.read(size)
+            if not buf:
                 return count
-            buf = pending + data if pending else data
             if state.offset == 0 and not self._looks_like_records(state, buf):
                 return count
             base = state.offset
@@ -131,7 +135,10 @@ class LogReader:
                     self.version += 1
             count += added
             state.offset = result.end
-            pending = buf[result.end - base :]
+            if len(buf) < size:  # the end of the file; a torn tail waits for the next reload
+                return count
+            # One record larger than a chunk: read more at once until it fits.
+            size = _CHUNK if result.end > base else size * 2
 
     def _looks_like_records(self, state: FileState, buf: bytes) -> bool:
         """Refuse a file whose first bytes are not a framed record, without scanning it."""
@@ -142,7 +149,7 @@ class LogReader:
             return False
         return True
 
-    def _handle_record(self, state: FileState, offset: int, record: Record | str) -> int:
+    def _handle_record(self, state: FileState, offset: int, record: Decoded) -> int:
         """Add one decoded record (lock held); ``record`` is the decode error if any."""
         if isinstance(record, str):
             state.errors += 1
@@ -150,7 +157,7 @@ class LogReader:
             return 0
         state.records += 1
         if state.header is None:
-            if not record.HasField("header"):
+            if isinstance(record, list) or not record.HasField("header"):
                 self._refuse(state, "not a visualdl record file (no file header)")
                 return 0
             state.header = record.header
@@ -162,12 +169,13 @@ class LogReader:
                     f"({FORMAT_MAJOR}.x): upgrade visualdl to read it",
                 )
                 return 0
-        if not record.entries:
+        entries = record if isinstance(record, list) else record.entries
+        if not entries:
             return 1
         store = self._runs.get(state.run)
         if store is None:
             store = self._runs[state.run] = RunStore()
-        for entry in record.entries:
+        for entry in entries:
             try:
                 store.add_entry(entry, state.file_id, state.path, offset)
             except (ValueError, TypeError) as exc:
@@ -277,8 +285,16 @@ class LogReader:
             return store.event_list(kind, tag)
 
 
-def _decode(payload: memoryview) -> Record | str:
-    """A record's protobuf, or the reason it cannot be decoded."""
+#: What ``_decode`` makes of one record: scalar series decoded with numpy, a protobuf
+#: ``Record`` for anything else, or the reason it cannot be decoded.
+Decoded = Union[list[DecodedSeries], Record, str]
+
+
+def _decode(payload: memoryview) -> Decoded:
+    """A record's contents; records of scalars only skip protobuf (see scalar_codec)."""
+    series = decode_scalar_record(payload)
+    if series is not None:
+        return series
     try:
         return Record.FromString(payload)
     except (DecodeError, ValueError, RuntimeError) as exc:

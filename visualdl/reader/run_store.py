@@ -11,6 +11,7 @@ from visualdl.reader.events import (
     BlobRef, CurveEvent, HistogramEvent, HParamsEvent, Scalars, TextEvent, readonly,
 )
 from visualdl.writer.record_pb2 import Entry
+from visualdl.writer.scalar_codec import DecodedSeries
 
 
 class _Series:
@@ -76,10 +77,17 @@ class RunStore:
         self._merged: dict[str, tuple[int, Scalars]] = {}
 
     # -- adding -------------------------------------------------------------------
-    def add_entry(self, entry: Entry, file_id: int, path: str, offset: int) -> None:
+    def add_entry(self, entry: Entry | DecodedSeries, file_id: int, path: str, offset: int) -> None:
+        """Add one entry: a protobuf ``Entry``, or a series scalar_codec decoded."""
+        if isinstance(entry, DecodedSeries):
+            self._add_scalars(*entry, file_id)
+            return
         kind = entry.WhichOneof("kind")
         if kind == "scalars":
-            self._add_scalars(entry.scalars, file_id)
+            msg = entry.scalars
+            self._add_scalars(msg.tag, np.array(msg.steps, dtype=np.int64),
+                              np.array(msg.wall_times, dtype=np.float64),
+                              np.array(msg.values, dtype=np.float64), file_id)
         elif kind == "hparams":
             msg = entry.hparams
             values = {k: getattr(v, v.WhichOneof("kind")) for k, v in msg.hparams.items()
@@ -90,15 +98,14 @@ class RunStore:
             event = _EVENT_BUILDERS[kind](msg, kind, path, offset)
             self.events.setdefault(kind, {}).setdefault(msg.tag, _Events()).add(file_id, event)
 
-    def _add_scalars(self, msg: Any, file_id: int) -> None:
-        steps = np.array(msg.steps, dtype=np.int64)
-        per_file = self.scalars.setdefault(msg.tag, {})
+    def _add_scalars(self, tag: str, steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
+                     file_id: int) -> None:
+        per_file = self.scalars.setdefault(tag, {})
         series = per_file.get(file_id)
         if series is None:
             series = per_file[file_id] = _Series()
-        series.extend(steps, np.array(msg.wall_times, dtype=np.float64),
-                      np.array(msg.values, dtype=np.float64))
-        self._merged.pop(msg.tag, None)
+        series.extend(steps, walls, values)
+        self._merged.pop(tag, None)
 
     # -- reading ------------------------------------------------------------------
     def tags(self) -> dict[str, list[str]]:
