@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import re
+import socket
 import signal
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import visualdl
 from visualdl import LogWriter
 from visualdl.server import create_app
 from visualdl.server.cli import build_parser, main
+from visualdl.server.listen import listen
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,6 +49,7 @@ def test_bad_flags_exit_2(argv, capsys):
 def test_missing_logdir_is_a_clear_error(tmp_path, capsys):
     assert main(["--logdir", str(tmp_path / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    assert gc.isenabled()  # start-up pauses the collector; an early return must resume it
 
 
 def test_create_app_validates(tmp_path):
@@ -113,6 +117,96 @@ def test_port_in_use_is_a_clear_error(tmp_path):
             capture_output=True, text=True, timeout=20, env=env,
         )
         assert second.returncode == 1 and "cannot listen" in second.stderr
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+
+
+def test_listen_binds_literal_addresses_and_names():
+    socks = listen("127.0.0.1", 0)
+    try:
+        assert len(socks) == 1 and socks[0].family == socket.AF_INET
+        host, port = socks[0].getsockname()
+        assert host == "127.0.0.1" and port > 0
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass  # listening: the connection is accepted into the backlog
+        with pytest.raises(OSError):
+            listen("127.0.0.1", port)  # in use
+    finally:
+        for s in socks:
+            s.close()
+    named = listen("localhost", 0)
+    try:
+        assert named and {s.family for s in named} <= {socket.AF_INET, socket.AF_INET6}
+        assert all(s.getsockname()[1] > 0 for s in named)
+    finally:
+        for s in named:
+            s.close()
+    with pytest.raises(OSError):
+        listen("no-such-host.invalid", 0)
+
+
+def test_listen_ipv6_literal():
+    try:
+        socks = listen("::1", 0)
+    except OSError as err:
+        pytest.skip(f"no IPv6 loopback here: {err}")
+    try:
+        assert socks[0].family == socket.AF_INET6
+        assert socks[0].getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY) == 1
+        assert socks[0].getsockname()[0] == "::1"
+    finally:
+        for s in socks:
+            s.close()
+
+
+# The app factory made slow (1 s), so that "while the server starts" is a wide window.
+_SLOW_START = """
+import sys, time
+import visualdl.server.app as app_module
+from visualdl.server.cli import main
+fast = app_module.create_app
+def slow(*args, **kwargs):
+    time.sleep(1.0)
+    return fast(*args, **kwargs)
+app_module.create_app = slow
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_request_sent_during_start_up_is_answered(tmp_path):
+    """The port is bound before the app is built: a browser that connects while the server
+    starts waits in the backlog and gets its answer, instead of a refusal."""
+    with LogWriter(logdir=str(tmp_path / "run")) as w:
+        w.add_scalar("loss", 0.5, step=1)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_START, "--logdir", str(tmp_path), "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                conn = socket.create_connection(("127.0.0.1", port), timeout=30)
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.005)
+        connected = time.monotonic()
+        with conn:
+            conn.sendall(b"GET /api/runs HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            line = proc.stdout.readline()
+            printed = time.monotonic()
+            reply = b"".join(iter(lambda: conn.recv(65536), b""))
+        assert "serving at" in line
+        assert printed - connected > 0.5  # connected well before the server said it serves
+        head, _, body = reply.partition(b"\r\n\r\n")
+        assert head.split(b" ")[1] == b"200", head
+        assert b'"runs"' in body
     finally:
         proc.terminate()
         assert proc.wait(timeout=10) == 0

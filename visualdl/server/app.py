@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from flask import Flask, Response
 
@@ -28,11 +28,10 @@ from visualdl.server import (
 )
 from visualdl.server.api_common import EXTENSION_KEY
 from visualdl.server.compression import install_compression
-from visualdl.server.data import DataService
+from visualdl.server.data import DataService, open_data_service
 from visualdl.server.errors import register_error_handlers
-from visualdl.server.graph.nologs import NoLogsDataService
 
-__all__ = ["create_app", "API_MODULES", "resolve_logdirs"]
+__all__ = ["create_app", "API_MODULES"]
 
 #: One entry per component; a new dashboard adds its API module here.
 API_MODULES = (
@@ -59,24 +58,6 @@ _CSP = (
 )
 
 
-def resolve_logdirs(logdirs: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
-    """Normalize the logdir argument(s); raises FileNotFoundError for a missing path.
-
-    A ``.log`` file is accepted as is (the reader treats its directory as the run).
-    """
-    if isinstance(logdirs, (str, os.PathLike)):
-        logdirs = [logdirs]
-    out = []
-    for item in logdirs:
-        path = Path(item).expanduser()
-        if not path.exists():
-            raise FileNotFoundError(f"logdir does not exist: {path}")
-        out.append(os.fspath(path))
-    if not out:
-        raise ValueError("at least one logdir is required")
-    return out
-
-
 def create_app(
     logdirs: str | os.PathLike | Sequence[str | os.PathLike],
     reload_interval: float = 5.0,
@@ -84,6 +65,7 @@ def create_app(
     web_dir: str | os.PathLike | None = None,
     start_reload: bool = True,
     models: Sequence[str | os.PathLike] = (),
+    data: DataService | None = None,
 ) -> Flask:
     """Build the app for ``logdirs``.
 
@@ -91,17 +73,14 @@ def create_app(
     anything is loaded); tests may pass False and call ``app.extensions[...]`` themselves.
     The data service is reachable as ``app.extensions["visualdl.data"]`` so callers can
     ``stop()`` it. ``models`` are ONNX files for the graph view (``--model``); when models
-    are given, ``logdirs`` may be empty.
+    are given, ``logdirs`` may be empty. ``data`` is a service already built for ``logdirs``
+    (the CLI builds and starts it before importing Flask, so reading overlaps that import).
     """
-    if reload_interval <= 0:
-        raise ValueError("reload_interval must be positive")
+    if data is None:
+        data = open_data_service(logdirs, reload_interval, has_models=bool(models))
     app = Flask(__name__, static_folder=None)
     app.config.update(MAX_CONTENT_LENGTH=16 * 1024 * 1024, JSON_SORT_KEYS=False)
     app.config[api_graph.MODELS_CONFIG] = [os.fspath(m) for m in models]
-    if not logdirs and models:  # `visualdl --model m.onnx` alone: no logs to read
-        data = NoLogsDataService(reload_interval)
-    else:
-        data = DataService(resolve_logdirs(logdirs), reload_interval)
     app.extensions[EXTENSION_KEY] = data
     app.extensions[static.STATIC_KEY] = static.StaticFiles(
         Path(web_dir) if web_dir is not None else static.find_web_dir()

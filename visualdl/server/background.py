@@ -16,6 +16,7 @@ from flask import Flask
 from visualdl.server.api_common import EXTENSION_KEY
 from visualdl.server.app import create_app
 from visualdl.server.cli import make_server
+from visualdl.server.listen import listen
 
 __all__ = ["ServerHandle", "start_server"]
 
@@ -74,7 +75,7 @@ def start_server(
 ) -> ServerHandle:
     """Start serving ``logdirs`` on a daemon thread; port 0 picks a free port."""
     app = create_app(logdirs, reload_interval=reload_interval)
-    server = make_server(app, host, port)
+    server = make_server(app, listen(host, port))
     thread = threading.Thread(target=server.run, name="visualdl-server", daemon=True)
     thread.start()
     shown = f"[{host}]" if ":" in host else host

@@ -13,11 +13,12 @@ import logging
 import os
 import threading
 import time
-from typing import Sequence
+from pathlib import Path
+from typing import Iterable, Sequence
 
 from visualdl.reader.log_reader import LogReader
 
-__all__ = ["DataService"]
+__all__ = ["DataService", "open_data_service", "resolve_logdirs"]
 
 _log = logging.getLogger(__name__)
 
@@ -95,6 +96,44 @@ class DataService:
             self._loaded.set()
             self._wake.wait(self.reload_interval)
             self._wake.clear()
+
+
+def resolve_logdirs(logdirs: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
+    """Normalize the logdir argument(s); raises FileNotFoundError for a missing path.
+
+    A ``.log`` file is accepted as is (the reader treats its directory as the run).
+    """
+    if isinstance(logdirs, (str, os.PathLike)):
+        logdirs = [logdirs]
+    out = []
+    for item in logdirs:
+        path = Path(item).expanduser()
+        if not path.exists():
+            raise FileNotFoundError(f"logdir does not exist: {path}")
+        out.append(os.fspath(path))
+    if not out:
+        raise ValueError("at least one logdir is required")
+    return out
+
+
+def open_data_service(
+    logdirs: str | os.PathLike | Sequence[str | os.PathLike],
+    reload_interval: float = 5.0,
+    *,
+    has_models: bool = False,
+) -> DataService:
+    """The data service for ``logdirs`` (not started); raises for a missing logdir.
+
+    With no logdirs but ONNX models to show (``visualdl --model m.onnx``) there is nothing
+    to read, and the service says so at once.
+    """
+    if reload_interval <= 0:
+        raise ValueError("reload_interval must be positive")
+    if not logdirs and has_models:
+        from visualdl.server.graph.nologs import NoLogsDataService
+
+        return NoLogsDataService(reload_interval)
+    return DataService(resolve_logdirs(logdirs), reload_interval)
 
 
 class _EmptyReader:
