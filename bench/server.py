@@ -332,7 +332,7 @@ def ours_interpreter(cache: Path) -> str:
     The peers start from clean venvs; ours would otherwise start in the development
     environment, whose extra packages (test tools, numba-cuda's import hook, the editable
     install's finder) add interpreter start-up time a user's install does not have. The
-    code itself comes from this checkout through PYTHONPATH.
+    code itself comes from this checkout through PYTHONPATH, its bytecode compiled first.
     """
     try:
         import tomllib
@@ -347,7 +347,11 @@ def ours_interpreter(cache: Path) -> str:
     python, why = ensure_venv(VenvSpec("visualdl-ours-deps", deps, "flask"), str(workdir))
     if why:
         print(f"  ours runs in this interpreter: {why}", flush=True)
-        return sys.executable
+        python = sys.executable
+    # pip compiles a package's bytecode when it installs it, as it did the peers'; code run
+    # from the checkout would be compiled again at every start wherever
+    # PYTHONDONTWRITEBYTECODE is set (it is on our machines).
+    subprocess.run([python, "-m", "compileall", "-q", str(REPO / "visualdl")], check=True)
     return python
 
 
