@@ -23,7 +23,7 @@ from visualdl.writer.record_file import FORMAT_MAJOR, HEADER_SIZE, read_record_a
 from visualdl.writer.record_pb2 import Embedding, FileHeader, Record
 from visualdl.writer.scalar_codec import DecodedSeries, decode_scalar_record
 
-_CHUNK = 8 << 20
+_CHUNK = 2 << 20  # bytes per read; a buffer this size stays in cache
 _MAX_MESSAGES = 200
 
 
@@ -108,15 +108,21 @@ class LogReader:
 
     def _read_stream(self, state: FileState, f: Any) -> int:
         count = 0
-        size = _CHUNK
+        unread = os.fstat(f.fileno()).st_size - state.offset
+        if unread <= 0:
+            return 0
+        # One buffer per file, reused for each chunk: records are decoded into objects of
+        # their own (protobuf copies, numpy copies), so nothing keeps pointing into it.
+        buffer = bytearray(min(_CHUNK, unread))
         while True:
             # Each read starts at the first byte not yet used, so a record cut by the
             # previous read is read again whole (from the page cache) instead of being
-            # glued to the next chunk, a copy of the whole chunk.
+            # glued to the next chunk.
             f.seek(state.offset)
-            buf = f.read(size)
-            if not buf:
+            n = f.readinto(buffer)
+            if not n:
                 return count
+            buf = memoryview(buffer)[:n]
             if state.offset == 0 and not self._looks_like_records(state, buf):
                 return count
             base = state.offset
@@ -135,10 +141,10 @@ class LogReader:
                     self.version += 1
             count += added
             state.offset = result.end
-            if len(buf) < size:  # the end of the file; a torn tail waits for the next reload
+            if n < len(buffer):  # the end of the file; a torn tail waits for the next reload
                 return count
-            # One record larger than a chunk: read more at once until it fits.
-            size = _CHUNK if result.end > base else size * 2
+            if result.end == base:  # one record larger than the buffer: grow it until it fits
+                buffer = bytearray(2 * len(buffer))
 
     def _looks_like_records(self, state: FileState, buf: bytes) -> bool:
         """Refuse a file whose first bytes are not a framed record, without scanning it."""
