@@ -113,6 +113,9 @@ CASES: list[Case] = [
          T(lambda x, y: TF.cross_entropy(x, y, reduction="none")), [normal(5, 4), labels(5, 4)]),
     Case("cross_entropy_ignore", lambda x, y: F.cross_entropy(x, y, ignore_index=2),
          T(lambda x, y: TF.cross_entropy(x, y, ignore_index=2)), [normal(6, 4), labels(6, 4, ignore=2)]),
+    # PyTorch's default ignore_index (-100) marks padding: those rows leave the mean's count
+    Case("cross_entropy_ignore_default", lambda x, y: F.cross_entropy(x, y),
+         T(lambda x, y: TF.cross_entropy(x, y)), [normal(6, 4), labels(6, 4, ignore=-100)]),
     Case("mse_loss", F.mse_loss, T(lambda a, b: TF.mse_loss(a, b)), [normal(3, 4), normal(3, 4)]),
     Case("mse_loss_sum", lambda a, b: F.mse_loss(a, b, reduction="sum"),
          T(lambda a, b: TF.mse_loss(a, b, reduction="sum")), [normal(3, 4), normal(3, 4)]),

@@ -42,3 +42,15 @@ def test_cuda_matches_pytorch_float32(case):
         if r is None:
             continue
         np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5, err_msg=f"input {i}")
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_cross_entropy_label_out_of_range_is_an_error(device):
+    logits = vf.tensor(np.zeros((3, 4), np.float32), device=device)
+    for labels in ([0, 4, 1], [0, -2, 1]):
+        with pytest.raises(IndexError, match="label out of range"):
+            vf.nn.functional.cross_entropy(logits, vf.tensor(np.array(labels), device=device))
+    # ignore_index is not a class and is not "out of range"
+    loss = vf.nn.functional.cross_entropy(
+        logits, vf.tensor(np.array([0, -100, 3]), device=device), ignore_index=-100)
+    np.testing.assert_allclose(loss.numpy(), np.log(4.0), rtol=1e-6)

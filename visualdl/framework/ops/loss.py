@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..codes import MUL, NE, NEG, R_SUM, SCALE, SUB
+from ..codes import MUL, NEG, R_SUM, SCALE, SUB
 from ..dispatch import Op, apply, register
 from ..tensor import Tensor, as_tensor
 
@@ -27,9 +27,8 @@ class CrossEntropy(Op):
         be = self.be
         rows, probs = be.cross_entropy(logits, labels, ignore_index, self.recording)
         count = rows.shape[0]
-        if reduction == "mean" and 0 <= ignore_index < logits.shape[1]:  # else no label can match
-            mask = be.compare(NE, labels, be.full((), ignore_index, labels.dtype))
-            count = int(np.asarray(be.to_numpy(be.reduce(R_SUM, be.astype(mask, np.int64), (0,)))))
+        if reduction == "mean":  # as PyTorch: the mean over the labels not ignored
+            count = int(np.count_nonzero(be.to_numpy(labels) != ignore_index))
         if self.recording:
             self.saved = (probs, labels, count)
         return _reduce(be, rows, reduction, count)
