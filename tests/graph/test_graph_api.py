@@ -215,3 +215,26 @@ def test_bad_view_bodies(server):
         response = server.post("/api/graph/view", json=body)
         assert response.status_code == 400, body
         assert "error" in response.json()
+
+
+@pytest.mark.parametrize("path, params", [
+    ("/api/graph/summary", {"model": "file:0"}),
+    ("/api/graph/hierarchy", {"model": "file:0"}),
+    ("/api/graph/view", {"model": "file:0"}),
+    ("/api/graph/node", {"model": "file:0", "id": "n0"}),
+    ("/api/graph/node", {"model": "file:0", "id": "g:stem"}),
+    ("/api/graph/search", {"model": "file:0", "q": "conv"}),
+    ("/api/graph/tensor", {"model": "file:0", "name": "stem.conv.weight"}),
+])
+def test_graph_answers_revalidate_with_304(server, path, params):
+    first = server.get(path, params=params)
+    assert first.status_code == 200, first.text
+    etag = first.headers["ETag"]
+    again = server.get(path, params=params, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    assert again.headers["ETag"] == etag
+    other = server.get(path, params=params, headers={"If-None-Match": 'W/"something-else"'})
+    assert other.status_code == 200
+    fresh, old = other.json(), first.json()
+    fresh.pop("stats", None), old.pop("stats", None)  # the view's timings differ per request
+    assert fresh == old

@@ -106,8 +106,13 @@ def run_tag_json(name: str, build: Callable[[str, str], Any]) -> Response:
     """The ``?run=&tag=`` route shape: a 304 when the client holds this data version's
     answer, else ``build(run, tag)`` as cacheable JSON."""
     run, tag = arg_str("run"), arg_str("tag")
-    etag = etag_for(name, service().version, run, tag)
-    return not_modified(etag) or cached_json(build(run, tag), etag)
+    return etag_json(etag_for(name, service().version, run, tag), lambda: build(run, tag))
+
+
+def etag_json(etag: str, build: Callable[[], Any]) -> Response:
+    """A 304 when the client already holds ``etag``, else ``build()`` as cacheable JSON
+    (built only then)."""
+    return not_modified(etag) or cached_json(build(), etag)
 
 
 def etag_for(*parts: object) -> str:

@@ -7,11 +7,12 @@ what is wrong with the file; nothing the user sends can cause a 500.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Flask, Response, current_app, request
 
-from visualdl.server.api_common import arg_int, arg_str, cached_json, etag_for, not_modified
+from visualdl.server.api_common import arg_int, arg_str, etag_for, etag_json
 from visualdl.server.errors import ApiError
 from visualdl.server.graph.errors import ModelError
 from visualdl.server.graph.store import ModelStore
@@ -156,16 +157,15 @@ def upload() -> Response:
 def summary() -> Response:
     """Metadata, counts, inputs/outputs, op histogram and the initial collapse state."""
     model_id, doc = _document()
-    body = {"model": model_id, **doc.summary(), "parse_seconds": round(doc.parse_seconds, 4)}
-    return cached_json(body, etag_for("graph-summary", model_id))
+    return etag_json(etag_for("graph-summary", model_id), lambda: {
+        "model": model_id, **doc.summary(), "parse_seconds": round(doc.parse_seconds, 4)})
 
 
 @blueprint.get("/api/graph/hierarchy")
 def hierarchy() -> Response:
     """The group tree."""
     model_id, doc = _document()
-    etag = etag_for("graph-hierarchy", model_id)
-    return not_modified(etag) or cached_json(doc.hierarchy_tree(), etag)
+    return etag_json(etag_for("graph-hierarchy", model_id), doc.hierarchy_tree)
 
 
 @blueprint.route("/api/graph/view", methods=["GET", "POST"])
@@ -174,11 +174,8 @@ def view() -> Response:
     model_id, doc = _document()
     expanded = doc.expanded_set(_expanded_spec())
     options = _options()
-    etag = etag_for("graph-view", model_id, sorted(expanded), options)
-    cached = not_modified(etag)
-    if cached is not None:
-        return cached
-    return cached_json({"model": model_id, **doc.view(expanded, options)}, etag)
+    return etag_json(etag_for("graph-view", model_id, sorted(expanded), options),
+                     lambda: {"model": model_id, **doc.view(expanded, options)})
 
 
 @blueprint.get("/api/graph/node")
@@ -190,15 +187,15 @@ def node() -> Response:
         path = item[2:]
         if path not in doc.hierarchy.groups or not path:
             raise ApiError(404, "unknown group")
-        body = doc.group(path)
+        build = partial(doc.group, path)
     else:
         from visualdl.server.graph.document import parse_node_id  # loaded by _document()
 
         nid = parse_node_id(item)
         if nid is None or nid >= len(doc.model.nodes):
             raise ApiError(404, "unknown node")
-        body = doc.node(nid)
-    return cached_json(body, etag_for("graph-node", model_id, item))
+        build = partial(doc.node, nid)
+    return etag_json(etag_for("graph-node", model_id, item), build)
 
 
 @blueprint.get("/api/graph/search")
@@ -209,7 +206,8 @@ def search() -> Response:
     if len(query) > 500:
         raise ApiError(400, "the search text is too long")
     limit = arg_int("limit", 200, 1, 5000)
-    return cached_json(doc.search(query, limit), etag_for("graph-search", model_id, query, limit))
+    return etag_json(etag_for("graph-search", model_id, query, limit),
+                     lambda: doc.search(query, limit))
 
 
 @blueprint.get("/api/graph/tensor")
@@ -218,11 +216,14 @@ def tensor() -> Response:
     model_id, doc = _document()
     name = arg_str("name")
     limit = arg_int("limit", 64, 0, 4096)
-    try:
-        body = doc.tensor(name, 0, limit)
-    except KeyError:
-        raise ApiError(404, "unknown initializer") from None
-    except ValueError as err:  # external data missing or outside the model folder
-        raise ApiError(422, str(err)) from None
-    return cached_json(body, etag_for("graph-tensor", model_id, name, limit))
+
+    def build() -> dict[str, Any]:
+        try:
+            return doc.tensor(name, 0, limit)
+        except KeyError:
+            raise ApiError(404, "unknown initializer") from None
+        except ValueError as err:  # external data missing or outside the model folder
+            raise ApiError(422, str(err)) from None
+
+    return etag_json(etag_for("graph-tensor", model_id, name, limit), build)
 
