@@ -163,7 +163,8 @@ def test_embeddings_hparams_figure_graph(logdir, tmp_path):
     with LogWriter(logdir=str(logdir)) as w:
         w.add_embeddings("emb", mat, metadata=[["a", 1], ["b", 2], ["c", 3], ["d", 4]],
                          metadata_header=["name", "n"], step=2)
-        w.add_hparams({"lr": 0.01, "opt": "adam", "bn": False, "layers": 3}, ["loss", "acc"])
+        w.add_hparams({"lr": 0.01, "opt": "adam", "bn": False, "layers": 3, "seed": -7,
+                       "huge": 2**70, "np_int": np.int32(5)}, ["loss", "acc"])
         w.add_figure("fig", plotly_fig, step=4)
         w.add_graph(str(onnx_path))
     r = _read(logdir)
@@ -172,7 +173,11 @@ def test_embeddings_hparams_figure_graph(logdir, tmp_path):
     assert np.array_equal(matrix, mat.astype(np.float32))
     assert header == ["name", "n"] and rows[2] == ["c", "3"]
     hp = r.hparams(run)
-    assert hp.hparams == {"lr": 0.01, "opt": "adam", "bn": False, "layers": 3.0}
+    assert hp.hparams == {"lr": 0.01, "opt": "adam", "bn": False, "layers": 3, "seed": -7,
+                          "huge": float(2**70), "np_int": 5}
+    types = {k: type(v) for k, v in hp.hparams.items()}
+    assert types == {"lr": float, "opt": str, "bn": bool, "layers": int, "seed": int,
+                     "huge": float, "np_int": int}
     assert hp.metric_tags == ("loss", "acc")
     fig = r.load(r.figures(run, "fig")[0])
     assert json.loads(fig.plotly_json) == plotly_fig

@@ -103,6 +103,8 @@ def _hparams(entry: Entry, payload: tuple[dict, list[str]]) -> None:
             slot.flag = value
         elif isinstance(value, str):
             slot.text = value
+        elif isinstance(value, int) and -(2**63) <= value < 2**63:
+            slot.integer = value  # read back as an int, not 3.0
         else:
             slot.number = float(value)
     msg.metric_tags.extend(metrics)

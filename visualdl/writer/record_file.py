@@ -21,7 +21,7 @@ import google_crc32c
 # The record format's version, written in every file header. A reader refuses files of a
 # newer major version; minor versions only add fields that older readers skip.
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 0
+FORMAT_MINOR = 1  # 1.1: HParamValue.integer
 
 _LEN = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
