@@ -290,3 +290,42 @@ def test_dark_and_narrow(browser, server, tmp_path):
     page.screenshot(path=str(tmp_path / "narrow-dark.png"), full_page=False)
     context.close()
     assert errors == []
+
+
+def _tooltip_runs(page, tag: str) -> list[str]:
+    """Run names in the unified tooltip, top to bottom, with the value each shows."""
+    plot = page.locator(f'.card[data-tag="{tag}"] .plot .nsewdrag').first
+    box = plot.bounding_box()
+    page.mouse.move(box["x"] + 5, box["y"] + 5)  # away, so the next hover redraws the tooltip
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
+    page.wait_for_selector(f'.card[data-tag="{tag}"] .hoverlayer .legend .traces', timeout=5000)
+    rows = page.eval_on_selector_all(
+        f'.card[data-tag="{tag}"] .hoverlayer .legend .traces',
+        "els => els.map(e => [e.getBoundingClientRect().top, e.textContent])",
+    )
+    out = []
+    for _, text in sorted(rows):
+        name, _, rest = text.partition(": ")
+        out.append((name, float(rest.split(" ")[0])))
+    return out
+
+
+def test_tooltip_order_follows_values(watched, server):
+    page = open_app(watched, server.url + "/?smoothing=0")
+    as_run_order = _tooltip_runs(page, "loss")
+    assert [name for name, _ in as_run_order] == list(RUNS)  # default: run order
+    page.select_option("select[name=tooltip-order]", "value descending")
+    page.wait_for_function("() => location.search.includes('tips=')")
+    wait_ready(page, list(TAGS))
+    high_first = _tooltip_runs(page, "loss")
+    values = [v for _, v in high_first]
+    assert len(values) == len(RUNS) and values == sorted(values, reverse=True)
+    assert sorted(high_first) == sorted(as_run_order)  # the same step, only reordered
+    page.select_option("select[name=tooltip-order]", "value ascending")
+    wait_ready(page, list(TAGS))
+    low_first = [v for _, v in _tooltip_runs(page, "loss")]
+    assert low_first == sorted(values)
+    # the order lives in the URL: a reload keeps it
+    page.reload()
+    wait_ready(page, list(TAGS))
+    assert page.input_value("select[name=tooltip-order]") == "value ascending"

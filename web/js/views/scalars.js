@@ -16,11 +16,19 @@ state.declare('smoothing', 0.6);
 state.declare('x', 'step');
 state.declare('logy', false);
 state.declare('outliers', false);
+state.declare('tips', 'trace');
 
 const X_MODES = [
   ['step', 'Step'],
   ['relative', 'Relative'],
   ['wall', 'Wall'],
+];
+
+// The tooltip's order: plotly's layout.hoversort values (TensorBoard offers the same choice).
+const TIP_ORDERS = [
+  ['trace', 'Run order'],
+  ['value descending', 'Highest value first'],
+  ['value ascending', 'Lowest value first'],
 ];
 
 let view = null; // the mounted instance
@@ -86,6 +94,17 @@ class ScalarsView {
       });
       return el('label', { class: 'block' }, input, ` ${label}`);
     };
+    const tipsId = uid('tips');
+    const tips = el(
+      'select',
+      { id: tipsId, name: 'tooltip-order' },
+      ...TIP_ORDERS.map(([value, label]) => el('option', { value }, label)),
+    );
+    tips.value = this.#tipOrder();
+    tips.addEventListener('change', () => {
+      state.set({ tips: tips.value });
+      this.redrawVisible();
+    });
     setChildren(
       this.ctx.settings,
       el('h2', {}, 'Scalars'),
@@ -98,6 +117,7 @@ class ScalarsView {
       el('fieldset', { class: 'field' }, el('legend', {}, 'Horizontal axis'), ...radios),
       checkbox('logy', 'Log-scale y-axis'),
       checkbox('outliers', 'Ignore outliers in chart scaling'),
+      el('div', { class: 'field' }, el('label', { for: tipsId }, 'Tooltip order'), tips),
     );
   }
 
@@ -263,7 +283,13 @@ class ScalarsView {
       xMode: X_MODES.some(([v]) => v === x) ? x : 'step',
       logY: state.get('logy'),
       ignoreOutliers: state.get('outliers'),
+      tipOrder: this.#tipOrder(),
     };
+  }
+
+  #tipOrder() {
+    const order = state.get('tips');
+    return TIP_ORDERS.some(([v]) => v === order) ? order : 'trace';
   }
 
   /** Draw `tag` from the cache if anything it depends on changed since the last draw. */

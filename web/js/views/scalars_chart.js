@@ -78,7 +78,7 @@ export function robustRange(valueArrays, logScale) {
 /**
  * Build {traces, layout, stats} for one chart.
  * runs: [{run, color, series: {steps, wall, values, total, downsampled, start}}]
- * opts: {smoothing, xMode, logY, ignoreOutliers, uirevision}
+ * opts: {smoothing, xMode, logY, ignoreOutliers, tipOrder, uirevision}
  */
 export function buildChart(runs, opts) {
   const traces = [];
@@ -171,6 +171,7 @@ export function buildChart(runs, opts) {
     yaxis,
     shapes,
     hovermode: 'x unified',
+    hoversort: opts.tipOrder || 'trace', // plotly.js >= 3.6
     uirevision: opts.uirevision,
   });
   return { traces, layout, nonFinite };
