@@ -25,10 +25,17 @@ def _reduce(be, rows, reduction, count):
 class CrossEntropy(Op):
     def forward(self, logits, labels, reduction, ignore_index):
         be = self.be
+        # The labels are read on the host once (N integers; a copy from the GPU), for both
+        # the range check and the mean's count. A device kernel cannot raise: an out-of-range
+        # label would read past its row and give NaN silently.
+        host = be.to_numpy(labels)
+        used = host != ignore_index
+        classes = host[used]
+        if classes.size and (classes.min() < 0 or classes.max() >= logits.shape[1]):
+            raise IndexError("cross_entropy: label out of range")
         rows, probs = be.cross_entropy(logits, labels, ignore_index, self.recording)
-        count = rows.shape[0]
-        if reduction == "mean":  # as PyTorch: the mean over the labels not ignored
-            count = int(np.count_nonzero(be.to_numpy(labels) != ignore_index))
+        # as PyTorch: the mean is over the labels not ignored
+        count = int(np.count_nonzero(used)) if reduction == "mean" else rows.shape[0]
         if self.recording:
             self.saved = (probs, labels, count)
         return _reduce(be, rows, reduction, count)
