@@ -10,6 +10,7 @@ import { CardGrid, groupOf } from './cards.js';
 import { createFilterInput } from './filterinput.js';
 import { colorOf } from './colors.js';
 import { el, setChildren, fmtInt, uid } from './dom.js';
+import { classView } from './views.js';
 
 state.declare('sync', false);
 
@@ -196,30 +197,24 @@ export class RunTagGrid {
 }
 
 /**
- * Boilerplate of a run×tag view: registerView() arguments around a view class. The view
- * keeps its RunTagGrid in `grid`, which gets every update and is destroyed on unmount, and
- * may keep an `onThemeChange` unsubscriber in `stopTheme`.
+ * registerView() arguments around a run×tag view class. The view keeps its RunTagGrid in
+ * `grid`, which gets every update and is destroyed on unmount, and may keep an
+ * `onThemeChange` unsubscriber in `stopTheme`.
  */
-export function runTagView({ id, label, kind, order, View, needsPlotly = true }) {
-  let view = null;
-  return {
-    id,
-    label,
-    kind,
-    order,
-    needsPlotly,
-    mount(ctx) {
-      view = new View(ctx);
-    },
+export function runTagView({ View, needsPlotly = true, ...spec }) {
+  class RunTagLifecycle {
+    constructor(ctx) {
+      this.view = new View(ctx);
+    }
+
     update(change) {
-      if (view) view.grid.update(change);
-    },
-    unmount() {
-      if (view) {
-        if (view.stopTheme) view.stopTheme();
-        view.grid.destroy();
-      }
-      view = null;
-    },
-  };
+      this.view.grid.update(change);
+    }
+
+    destroy() {
+      if (this.view.stopTheme) this.view.stopTheme();
+      this.view.grid.destroy();
+    }
+  }
+  return classView({ ...spec, needsPlotly, View: RunTagLifecycle });
 }

@@ -20,3 +20,25 @@ export function registerView(view) {
 export function allViews() {
   return [...registry.values()].sort((a, b) => a.order - b.order || a.label.localeCompare(b.label));
 }
+
+/**
+ * registerView() arguments around a view class: `mount` makes one instance, `update` and
+ * `unmount` call its `update(change)` and `destroy()`. Other keys (order, needsPlotly,
+ * available, ...) pass through.
+ */
+export function classView({ View, ...spec }) {
+  let view = null;
+  return {
+    ...spec,
+    mount(ctx) {
+      view = new View(ctx);
+    },
+    update(change) {
+      if (view) view.update(change);
+    },
+    unmount() {
+      if (view) view.destroy();
+      view = null;
+    },
+  };
+}

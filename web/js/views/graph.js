@@ -1,7 +1,7 @@
 // The model graph view: an ONNX graph as SVG with pan/zoom, name-scope groups that
 // collapse and expand, find, a properties panel, and SVG/PNG export. Layout happens on the
 // server (/api/graph/view); this module draws and handles input.
-import { registerView } from '../shared/views.js';
+import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
 import { getJSON, postJSON, postForm } from '../shared/api.js';
 import { el, setChildren, debounce, fmtInt } from '../shared/dom.js';
@@ -30,7 +30,6 @@ function ensureStylesheet() {
   document.head.append(el('link', { id: 'graph-css', rel: 'stylesheet', href: '/static/css/graph.css' }));
 }
 
-let view = null;
 const OVERVIEW_MIN_NODES = 300; // graphs bigger than this draw an overview when zoomed far out
 const OVERVIEW_BELOW = 0.2;
 
@@ -308,7 +307,7 @@ class GraphView {
       if (seq === this.seq) this.#fail(err);
       return null;
     }
-    if (seq !== this.seq || view !== this) return null;
+    if (seq !== this.seq || this.destroyed) return null;
     this.#clearError();
     const before = anchor ? this.#screenBox(anchor) : null;
     this.expanded = new Set(data.expanded);
@@ -396,7 +395,7 @@ class GraphView {
   async #showGroup(path) {
     try {
       const group = await getJSON('/api/graph/node', { model: this.model.id, id: `g:${path}` });
-      if (view !== this) return;
+      if (this.destroyed) return;
       renderGroup(this.panel, group, this.expanded.has(path), () => this.toggleGroup(path, !this.expanded.has(path)));
     } catch (err) {
       this.#fail(err);
@@ -419,7 +418,7 @@ class GraphView {
     g.classList.add('selected');
     try {
       const node = await getJSON('/api/graph/node', { model: this.model.id, id });
-      if (view !== this || this.selected !== id) return;
+      if (this.destroyed || this.selected !== id) return;
       renderNode(this.panel, node, {
         select: (other) => this.reveal(other),
         showTensor: (name, box) => this.#showTensor(name, box),
@@ -563,7 +562,7 @@ class GraphView {
     if (change.data) {
       // new logged graphs may have arrived; keep what is open
       getJSON('/api/graph/models').then((body) => {
-        if (view !== this) return;
+        if (this.destroyed) return;
         const known = new Set(this.models.map((m) => m.id));
         const uploads = this.models.filter((m) => m.source === 'upload');
         this.models = body.models.concat(uploads.filter((m) => !body.models.some((b) => b.id === m.id)));
@@ -574,27 +573,19 @@ class GraphView {
   }
 
   destroy() {
+    this.destroyed = true; // answers still in flight are dropped
     this.cleanup.forEach((fn) => fn());
     this.pz.destroy();
     if (window.__vdlGraph === this) delete window.__vdlGraph;
   }
 }
 
-registerView({
+registerView(classView({
   id: 'graph',
   label: 'Graph',
   kind: 'graph',
   order: 80,
   needsPlotly: false, // drawn as SVG: the tab need not wait for plotly.js
   available: () => modelsGiven,
-  mount(ctx) {
-    view = new GraphView(ctx);
-  },
-  update(change) {
-    if (view) view.update(change);
-  },
-  unmount() {
-    if (view) view.destroy();
-    view = null;
-  },
-});
+  View: GraphView,
+}));

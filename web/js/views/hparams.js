@@ -2,7 +2,7 @@
 // sortable, filterable, CSV download), a parallel-coordinates chart and a scatter matrix.
 // Choosing a run (its row button, or a point of the scatter matrix) shows its metric curves.
 /* global Plotly */
-import { registerView } from '../shared/views.js';
+import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
 import { getJSON, postJSON, toNumbers } from '../shared/api.js';
 import { createFilterInput } from '../shared/filterinput.js';
@@ -215,20 +215,10 @@ function createPlotPurge(div) {
   if (plotlyReady() && div.data) Plotly.purge(div);
 }
 
-let view = null;
-registerView({
+registerView(classView({
   id: 'hparams',
   label: 'HParams',
   kind: 'hparams',
   order: 70,
-  mount(ctx) {
-    view = new HParamsView(ctx);
-  },
-  update(change) {
-    if (view) view.update(change);
-  },
-  unmount() {
-    if (view) view.destroy();
-    view = null;
-  },
-});
+  View: HParamsView,
+}));

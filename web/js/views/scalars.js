@@ -1,6 +1,6 @@
 // The scalars dashboard: one lazily drawn plotly chart per tag, all selected runs in it.
 /* global Plotly */
-import { registerView } from '../shared/views.js';
+import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
 import { postJSON, apiURL, toNumbers } from '../shared/api.js';
 import { createBatcher } from '../shared/batcher.js';
@@ -31,7 +31,6 @@ const TIP_ORDERS = [
   ['value ascending', 'Lowest value first'],
 ];
 
-let view = null; // the mounted instance
 
 class ScalarsView {
   constructor(ctx) {
@@ -251,7 +250,7 @@ class ScalarsView {
       );
     });
     Promise.all(requests).then(() => {
-      if (view === this) this.draw(tag);
+      if (!this.destroyed) this.draw(tag);
     });
   }
 
@@ -349,6 +348,7 @@ class ScalarsView {
   }
 
   destroy() {
+    this.destroyed = true; // fetches still in flight draw nothing
     this.unsubscribe.forEach((fn) => fn());
     for (const card of this.grid.cards.values()) {
       const plot = card.querySelector('.plot');
@@ -358,19 +358,10 @@ class ScalarsView {
   }
 }
 
-registerView({
+registerView(classView({
   id: 'scalars',
   label: 'Scalars',
   kind: 'scalar',
   order: 10,
-  mount(ctx) {
-    view = new ScalarsView(ctx);
-  },
-  update(change) {
-    if (view) view.update(change);
-  },
-  unmount() {
-    if (view) view.destroy();
-    view = null;
-  },
-});
+  View: ScalarsView,
+}));
