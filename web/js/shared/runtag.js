@@ -11,6 +11,7 @@ import { createFilterInput } from './filterinput.js';
 import { colorOf } from './colors.js';
 import { el, setChildren, fmtInt, uid } from './dom.js';
 import { classView } from './views.js';
+import { stateCheckbox } from './controls.js';
 
 state.declare('sync', false);
 
@@ -67,13 +68,9 @@ export class RunTagGrid {
 
   /** A checkbox for the settings panel: move one slider, every card follows. */
   syncControl() {
-    const input = el('input', { type: 'checkbox', name: 'sync' });
-    input.checked = state.get('sync');
-    input.addEventListener('change', () => {
-      state.set({ sync: input.checked });
+    return stateCheckbox('sync', 'Sync all sliders to one step', () => {
       this.syncStep = null;
     });
-    return el('label', { class: 'block' }, input, ' Sync all sliders to one step');
   }
 
   /** Called by a controller when its user moved its slider to `step`. */

@@ -9,6 +9,7 @@ import { RunTagGrid, runTagView } from '../shared/runtag.js';
 import { createPlot } from '../shared/plotcard.js';
 import { baseLayout, axis, plotlyText, themeColors, onThemeChange } from '../shared/plot.js';
 import { el, setChildren, uid, fmtInt, debounce } from '../shared/dom.js';
+import { stateRadios, stateSelect } from '../shared/controls.js';
 import { embeddingFigure } from './embeddings_plot.js';
 
 state.declare('embMethod', 'pca');
@@ -26,27 +27,12 @@ class EmbeddingsView {
   }
 
   #buildSettings() {
-    const methodId = uid('method');
-    const method = el('select', { id: methodId, name: 'emb-method' }, ...METHODS.map(([v, l]) => el('option', { value: v }, l)));
-    method.value = state.get('embMethod');
-    method.addEventListener('change', () => {
-      state.set({ embMethod: method.value });
-      this.grid.each((c) => c.project());
-    });
-    const dims = [2, 3].map((d) => {
-      const input = el('input', { type: 'radio', name: 'emb-dims', value: String(d) });
-      input.checked = Number(state.get('embDims')) === d;
-      input.addEventListener('change', () => {
-        state.set({ embDims: d });
-        this.grid.each((c) => c.project());
-      });
-      return el('label', { class: 'inline' }, input, ` ${d}D`);
-    });
+    const project = () => this.grid.each((c) => c.project());
     setChildren(
       this.ctx.settings,
       el('h2', {}, 'Embeddings'),
-      el('div', { class: 'field' }, el('label', { for: methodId }, 'Projection'), method),
-      el('fieldset', { class: 'field' }, el('legend', {}, 'Dimensions'), ...dims),
+      stateSelect('embMethod', 'Projection', METHODS, project, { name: 'emb-method' }),
+      stateRadios('embDims', 'Dimensions', [[2, '2D'], [3, '3D']], project, { name: 'emb-dims', inline: true }),
       el('p', { class: 'muted small' }, 't-SNE and UMAP are computed on request and may take several seconds.'),
     );
   }

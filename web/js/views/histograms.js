@@ -10,6 +10,7 @@ import { baseLayout, axis, themeColors, onThemeChange } from '../shared/plot.js'
 import { colorOf } from '../shared/colors.js';
 import { mix } from '../shared/tint.js';
 import { el, setChildren, fmtInt } from '../shared/dom.js';
+import { stateRadios } from '../shared/controls.js';
 
 state.declare('histMode', 'offset');
 
@@ -110,16 +111,9 @@ class HistogramsView {
       noun: 'histograms',
       makeCard: (c) => this.#makeCard(c),
     });
-    const radios = [['offset', 'Offset (ridgeline)'], ['overlay', 'Overlay']].map(([value, label]) => {
-      const input = el('input', { type: 'radio', name: 'hist-mode', value });
-      input.checked = state.get('histMode') === value;
-      input.addEventListener('change', () => {
-        state.set({ histMode: value });
-        this.redraw();
-      });
-      return el('label', { class: 'block' }, input, ` ${label}`);
-    });
-    setChildren(ctx.settings, el('h2', {}, 'Histograms'), el('fieldset', { class: 'field' }, el('legend', {}, 'Mode'), ...radios));
+    const modes = [['offset', 'Offset (ridgeline)'], ['overlay', 'Overlay']];
+    setChildren(ctx.settings, el('h2', {}, 'Histograms'),
+      stateRadios('histMode', 'Mode', modes, () => this.redraw(), { name: 'hist-mode' }));
     this.stopTheme = onThemeChange(() => this.redraw());
     this.grid.layout();
   }

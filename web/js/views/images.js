@@ -9,6 +9,7 @@ import { RunTagGrid, runTagView } from '../shared/runtag.js';
 import { steppedCard } from '../shared/steppedcard.js';
 import { openLightbox } from '../shared/lightbox.js';
 import { el, setChildren, uid } from '../shared/dom.js';
+import { stateCheckbox } from '../shared/controls.js';
 
 state.declare('actual', false);
 state.declare('brightness', 100);
@@ -31,12 +32,6 @@ class ImagesView {
   }
 
   #buildSettings() {
-    const actual = el('input', { type: 'checkbox', name: 'actual-size' });
-    actual.checked = state.get('actual');
-    actual.addEventListener('change', () => {
-      state.set({ actual: actual.checked });
-      this.#applyLook();
-    });
     const sliders = ['brightness', 'contrast'].map((key) => this.#percentSlider(key));
     const reset = el('button', { type: 'button', class: 'btn' }, 'Reset brightness & contrast');
     reset.addEventListener('click', () => {
@@ -48,7 +43,7 @@ class ImagesView {
       this.ctx.settings,
       el('h2', {}, 'Images'),
       this.grid.syncControl(),
-      el('label', { class: 'block' }, actual, ' Show actual size'),
+      stateCheckbox('actual', 'Show actual size', () => this.#applyLook(), { name: 'actual-size' }),
       ...sliders.map((s) => s.element),
       reset,
     );

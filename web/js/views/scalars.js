@@ -8,6 +8,7 @@ import { CardGrid } from '../shared/cards.js';
 import { createFilterInput } from '../shared/filterinput.js';
 import { colorOf } from '../shared/colors.js';
 import { el, setChildren, uid, fmtInt } from '../shared/dom.js';
+import { stateCheckbox, stateRadios, stateSelect, validChoice } from '../shared/controls.js';
 import { PLOT_CONFIG, plotlyReady, onThemeChange } from '../shared/plot.js';
 import { buildChart } from './scalars_chart.js';
 
@@ -75,35 +76,7 @@ class ScalarsView {
     slider.addEventListener('input', () => setSmoothing(slider.value));
     number.addEventListener('change', () => setSmoothing(number.value));
 
-    const radios = X_MODES.map(([value, label]) => {
-      const input = el('input', { type: 'radio', name: 'x-axis', value });
-      input.checked = state.get('x') === value;
-      input.addEventListener('change', () => {
-        state.set({ x: value });
-        this.redrawVisible();
-      });
-      return el('label', { class: 'inline' }, input, ` ${label}`);
-    });
-    const checkbox = (key, label) => {
-      const input = el('input', { type: 'checkbox', name: key });
-      input.checked = state.get(key);
-      input.addEventListener('change', () => {
-        state.set({ [key]: input.checked });
-        this.redrawVisible();
-      });
-      return el('label', { class: 'block' }, input, ` ${label}`);
-    };
-    const tipsId = uid('tips');
-    const tips = el(
-      'select',
-      { id: tipsId, name: 'tooltip-order' },
-      ...TIP_ORDERS.map(([value, label]) => el('option', { value }, label)),
-    );
-    tips.value = this.#tipOrder();
-    tips.addEventListener('change', () => {
-      state.set({ tips: tips.value });
-      this.redrawVisible();
-    });
+    const redraw = () => this.redrawVisible();
     setChildren(
       this.ctx.settings,
       el('h2', {}, 'Scalars'),
@@ -113,10 +86,10 @@ class ScalarsView {
         el('label', { for: smoothingId }, 'Smoothing'),
         el('div', { class: 'slider-row' }, slider, number),
       ),
-      el('fieldset', { class: 'field' }, el('legend', {}, 'Horizontal axis'), ...radios),
-      checkbox('logy', 'Log-scale y-axis'),
-      checkbox('outliers', 'Ignore outliers in chart scaling'),
-      el('div', { class: 'field' }, el('label', { for: tipsId }, 'Tooltip order'), tips),
+      stateRadios('x', 'Horizontal axis', X_MODES, redraw, { name: 'x-axis', inline: true }),
+      stateCheckbox('logy', 'Log-scale y-axis', redraw),
+      stateCheckbox('outliers', 'Ignore outliers in chart scaling', redraw),
+      stateSelect('tips', 'Tooltip order', TIP_ORDERS, redraw, { name: 'tooltip-order' }),
     );
   }
 
@@ -276,19 +249,13 @@ class ScalarsView {
 
   // ---- drawing ---------------------------------------------------------------------------
   #options() {
-    const x = state.get('x');
     return {
       smoothing: state.get('smoothing'),
-      xMode: X_MODES.some(([v]) => v === x) ? x : 'step',
+      xMode: validChoice('x', X_MODES),
       logY: state.get('logy'),
       ignoreOutliers: state.get('outliers'),
-      tipOrder: this.#tipOrder(),
+      tipOrder: validChoice('tips', TIP_ORDERS),
     };
-  }
-
-  #tipOrder() {
-    const order = state.get('tips');
-    return TIP_ORDERS.some(([v]) => v === order) ? order : 'trace';
   }
 
   /** Draw `tag` from the cache if anything it depends on changed since the last draw. */

@@ -10,6 +10,7 @@ import { getJSON } from '../shared/api.js';
 import { RunTagGrid, runTagView } from '../shared/runtag.js';
 import { fmtWall } from '../shared/format.js';
 import { el, setChildren, fmtInt } from '../shared/dom.js';
+import { stateCheckbox } from '../shared/controls.js';
 
 state.declare('plain', false);
 
@@ -24,16 +25,11 @@ class TextView {
       noun: 'text',
       makeCard: (c) => this.#makeCard(c),
     });
-    const plain = el('input', { type: 'checkbox', name: 'plain-text' });
-    plain.checked = state.get('plain');
-    plain.addEventListener('change', () => {
-      state.set({ plain: plain.checked });
-      this.grid.each((c) => c.render());
-    });
     setChildren(
       ctx.settings,
       el('h2', {}, 'Text'),
-      el('label', { class: 'block' }, plain, ' Show plain text (no Markdown)'),
+      stateCheckbox('plain', 'Show plain text (no Markdown)', () => this.grid.each((c) => c.render()),
+        { name: 'plain-text' }),
     );
     this.grid.layout();
   }
