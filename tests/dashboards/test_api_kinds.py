@@ -38,6 +38,18 @@ def test_image_bytes_are_cacheable(api):
     assert again.status_code == 304 and again.content == b""
 
 
+@pytest.mark.parametrize("path, params", [
+    ("/api/hparams", {}),
+    ("/api/embeddings/projection", {"run": "a", "tag": "emb", "step": 1}),
+])
+def test_json_answers_revalidate(api, path, params):
+    first = api.get(path, **params)
+    assert first.status_code == 200, first.text
+    again = api.session.get(api.url + path, params=params,
+                            headers={"If-None-Match": first.headers["ETag"]}, timeout=10)
+    assert again.status_code == 304 and again.content == b""
+
+
 @pytest.mark.parametrize("path,params,status", [
     ("/api/images", {"run": "nope", "tag": "samples/input"}, 404),
     ("/api/images", {"run": "a", "tag": "nope"}, 404),

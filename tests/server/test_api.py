@@ -241,6 +241,16 @@ def test_etag_revalidation(client):
     assert again.status_code == 304 and again.content == b""
 
 
+@pytest.mark.parametrize("path, params", [
+    ("/api/runs", {}), ("/api/tags", {}), ("/api/tags", {"kind": "scalar"}),
+])
+def test_index_routes_revalidate(client, path, params):
+    first = client.get(path, params=params)
+    assert first.status_code == 200
+    again = client.get(path, params=params, headers={"If-None-Match": first.headers["ETag"]})
+    assert again.status_code == 304 and again.content == b""
+
+
 def test_index_and_static(client):
     index = client.get("/")
     assert index.status_code == 200 and "text/html" in index.headers["Content-Type"]

@@ -10,7 +10,7 @@ from flask import Blueprint, Response, request
 
 import visualdl
 from visualdl.reader.events import KINDS
-from visualdl.server.api_common import cached_json, etag_for, not_modified, service
+from visualdl.server.api_common import etag_for, etag_json, service
 from visualdl.server.errors import ApiError
 from visualdl.server.jsonio import json_response
 
@@ -47,7 +47,7 @@ def runs() -> Response:
     """Sorted run names."""
     data = service()
     etag = etag_for("runs", data.version, data.loaded)
-    return not_modified(etag) or cached_json({"runs": list(data.reader.runs())}, etag)
+    return etag_json(etag, lambda: {"runs": list(data.reader.runs())})
 
 
 @blueprint.get("/api/tags")
@@ -57,11 +57,11 @@ def tags() -> Response:
     kind = request.args.get("kind")
     if kind is not None and kind not in KINDS:
         raise ApiError(400, f"parameter kind must be one of: {', '.join(KINDS)}")
-    etag = etag_for("tags", kind, data.version, data.loaded)
-    cached = not_modified(etag)
-    if cached is not None:
-        return cached
-    reader = data.reader
+    return etag_json(etag_for("tags", kind, data.version, data.loaded),
+                     lambda: _tags_body(data.reader, kind))
+
+
+def _tags_body(reader, kind: str | None) -> dict:  # noqa: ANN001 - a LogReader
     by_kind: dict[str, dict[str, list[str]]] = {}
     for run in reader.runs():
         try:
@@ -72,8 +72,8 @@ def tags() -> Response:
             if names and (kind is None or k == kind):
                 by_kind.setdefault(k, {})[run] = list(names)
     if kind is not None:
-        return cached_json({"kind": kind, "runs": by_kind.get(kind, {})}, etag)
-    return cached_json({"kinds": by_kind}, etag)
+        return {"kind": kind, "runs": by_kind.get(kind, {})}
+    return {"kinds": by_kind}
 
 
 @blueprint.post("/api/reload")

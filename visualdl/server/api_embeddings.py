@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from functools import partial
+from typing import Callable
 
 from flask import Blueprint, Response
 
 from visualdl.reader import load_embedding
 from visualdl.server import blobs
-from visualdl.server.api_common import arg_choice, arg_int, cached_json, etag_for, \
-    not_modified
+from visualdl.server.api_common import arg_choice, arg_int, etag_for, etag_json
 from visualdl.server.errors import ApiError
 from visualdl.server.jsonio import float_list
 from visualdl.server.projections import METHODS, MissingLibrary, project, sample_rows
@@ -44,19 +45,21 @@ def projection() -> Response:
     dims = arg_int("dims", 2, 2, 3)
     limit = arg_int("max_points", _LIMITS[method], 10, _LIMITS[method])
     key = (ref.path, ref.offset, method, dims, limit)
-    etag = etag_for("projection", *key)
-    cached = not_modified(etag)
-    if cached is not None:
-        return cached
+    compute = partial(_compute, run, tag, step, ref, method, dims, limit)
+    return etag_json(etag_for("projection", *key), lambda: _remembered(key, compute))
+
+
+def _remembered(key: tuple, compute: Callable[[], dict]) -> dict:
+    """The projection for ``key`` from the small LRU cache, computed on a miss."""
     with _cache_lock:
         body = _cache.get(key)
     if body is None:
-        body = _compute(run, tag, step, ref, method, dims, limit)
+        body = compute()
         with _cache_lock:
             _cache[key] = body
             while len(_cache) > _CACHE_SIZE:
                 _cache.popitem(last=False)
-    return cached_json(body, etag)
+    return body
 
 
 def _compute(run, tag, step, ref, method, dims, limit) -> dict:

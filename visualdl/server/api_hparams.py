@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from visualdl.server.api_common import cached_json, etag_for, not_modified, service
+from visualdl.server.api_common import etag_for, etag_json, service
 from visualdl.server.jsonio import float_list
 
 __all__ = ["blueprint", "hparams_table"]
@@ -41,4 +41,4 @@ def hparams_table() -> dict:
 def hparams() -> Response:
     """The whole table (it is small: one row per run)."""
     etag = etag_for("hparams", service().version)
-    return not_modified(etag) or cached_json(hparams_table(), etag)
+    return etag_json(etag, hparams_table)

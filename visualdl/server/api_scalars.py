@@ -17,9 +17,8 @@ from visualdl.server.api_common import (
     arg_choice,
     arg_int,
     arg_str,
-    cached_json,
     etag_for,
-    not_modified,
+    etag_json,
     read_tag,
     service,
 )
@@ -67,7 +66,7 @@ def scalars() -> Response:
     run, tag = arg_str("run"), arg_str("tag")
     points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS)
     etag = etag_for("scalars", service().version, run, tag, points)
-    return not_modified(etag) or cached_json(series_json(run, tag, points), etag)
+    return etag_json(etag, lambda: series_json(run, tag, points))
 
 
 @blueprint.post("/api/scalars/batch")
