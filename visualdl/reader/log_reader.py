@@ -146,7 +146,7 @@ class LogReader:
             if result.end == base:  # one record larger than the buffer: grow it until it fits
                 buffer = bytearray(2 * len(buffer))
 
-    def _looks_like_records(self, state: FileState, buf: bytes) -> bool:
+    def _looks_like_records(self, state: FileState, buf: memoryview) -> bool:
         """Refuse a file whose first bytes are not a framed record, without scanning it."""
         if len(buf) < HEADER_SIZE:
             return True  # too short to tell: wait for more

@@ -74,7 +74,8 @@ def create_app(
     The data service is reachable as ``app.extensions["visualdl.data"]`` so callers can
     ``stop()`` it. ``models`` are ONNX files for the graph view (``--model``); when models
     are given, ``logdirs`` may be empty. ``data`` is a service already built for ``logdirs``
-    (the CLI builds and starts it before importing Flask, so reading overlaps that import).
+    (it then brings its own reload interval; the CLI builds and starts it before importing
+    Flask, so reading overlaps that import).
     """
     if data is None:
         data = open_data_service(logdirs, reload_interval, has_models=bool(models))

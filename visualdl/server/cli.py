@@ -112,8 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from visualdl.server.app import create_app
 
         try:
-            app = create_app(data.logdirs, reload_interval=args.reload_interval,
-                             models=args.model or [], data=data)
+            app = create_app(data.logdirs, models=args.model or [], data=data)
         except (FileNotFoundError, ValueError) as err:  # e.g. a missing --model file
             data.stop(timeout=2.0)
             for sock in sockets:
