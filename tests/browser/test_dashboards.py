@@ -12,6 +12,7 @@ from PIL import Image
 
 from tests.dashboards.conftest import IMAGE_STEPS, write_kinds
 from visualdl import LogWriter
+from visualdl.server.api_common import provider
 from visualdl.server.background import start_server
 
 pytestmark = pytest.mark.browser
@@ -39,7 +40,7 @@ def server(tmp_path_factory):
         for step in range(3):
             w.add_figure("mpl", PngFigure(step), step)
     handle = start_server(root, reload_interval=0.5)
-    handle.app.extensions["visualdl.data"].wait_loaded(20)
+    provider(handle.app).wait_loaded(20)
     yield handle
     handle.stop()
 
@@ -381,7 +382,7 @@ def test_tab_appears_when_its_data_arrives(watched, tmp_path):
         w.add_scalar("loss", 1.0, 0)
     handle = start_server(root, reload_interval=0.3)
     try:
-        handle.app.extensions["visualdl.data"].wait_loaded(10)
+        provider(handle.app).wait_loaded(10)
         page = watched.page
         page.goto(handle.url + "/")
         page.wait_for_selector("#tab-scalars")

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from visualdl import LogWriter
+from visualdl.server.api_common import provider
 from visualdl.server.background import start_server
 
 from .conftest import card_summary, wait_ready, wait_traces
@@ -40,7 +41,7 @@ def server(tmp_path_factory):
                     for step in range(steps):
                         w.add_scalar(tag, value(run, tag, step), step=step, walltime=1e9 + step)
     handle = start_server(root, reload_interval=0.5)
-    handle.app.extensions["visualdl.data"].wait_loaded(10)
+    provider(handle.app).wait_loaded(10)
     yield handle
     handle.stop()
 

@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from visualdl import LogWriter
+from visualdl.server.api_common import provider
 from visualdl.server.background import start_server
 
 IMAGE_STEPS = 40
@@ -61,7 +62,7 @@ def kinds_logdir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="package")
 def kinds_server(kinds_logdir):
     handle = start_server(kinds_logdir, reload_interval=0.5)
-    handle.app.extensions["visualdl.data"].wait_loaded(20)
+    provider(handle.app).wait_loaded(20)
     yield handle
     handle.stop()
 

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from tests.dashboards.conftest import IMAGE_STEPS, image_at
-from visualdl.writer.audio import decode_wav
+from visualdl.kinds.audio.write import decode_wav
 
 
 def test_tags_list_every_kind(api):
@@ -95,7 +95,7 @@ def test_text_is_sanitized_markdown(api):
 
 
 def test_markdown_keeps_absolute_links_and_drops_relative_ones():
-    from visualdl.server.api_text import render_markdown
+    from visualdl.kinds.text.api import render_markdown
 
     html = render_markdown("[a](https://example.org/a) [b](/api/reload) ![c](data:x) [d](javascript:alert(1))")
     assert 'href="https://example.org/a"' in html and 'rel="noopener noreferrer"' in html

@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from visualdl import LogWriter
+from visualdl.server.api_common import provider
 from visualdl.server.app import create_app
 
 from . import onnx_models
@@ -66,7 +67,7 @@ class Server:
     def stop(self) -> None:
         self._server.close()
         self._thread.join(5)
-        self.app.extensions["visualdl.data"].stop(5)
+        provider(self.app).stop(5)
 
 
 def start(logdirs, model_paths) -> Server:
@@ -77,7 +78,7 @@ def start(logdirs, model_paths) -> Server:
     server = create_server(app, host="127.0.0.1", port=0, threads=4, ident="visualdl-test")
     thread = threading.Thread(target=server.run, name="graph-test-server", daemon=True)
     thread.start()
-    app.extensions["visualdl.data"].wait_loaded(10)
+    provider(app).wait_loaded(10)
     return Server(f"http://127.0.0.1:{server.effective_port}", app, server, thread)
 
 

@@ -72,7 +72,7 @@ def test_control_flow_subgraphs(models):
     assert any(e.src == neg.id and e.dst == if_node.id for e in m.edges)
     assert "branch/If" in h.ancestors(relu.id)
     loop = next(n for n in m.nodes if n.op_type == "Loop")
-    body_inputs = [n for n in m.nodes if n.kind == "input" and n.scope != 0]
+    body_inputs = [n for n in m.nodes if n.role == "input" and n.scope != 0]
     assert {n.name for n in body_inputs} == {"iter", "cond_in", "acc_in"}
     assert loop.subgraphs == ["loop/Loop/body"]
     assert len(proto.graph.node) == 5

@@ -11,6 +11,7 @@ import pytest
 import requests
 
 from visualdl import LogWriter
+from visualdl.server.api_common import provider
 from visualdl.server.background import start_server
 
 HOSTILE_RUN = "<script>alert(1)</script>"
@@ -78,7 +79,7 @@ def logdir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def server(logdir):
     handle = start_server(logdir, reload_interval=0.2)
-    handle.app.extensions["visualdl.data"].wait_loaded(10)
+    provider(handle.app).wait_loaded(10)
     yield handle
     handle.stop()
 

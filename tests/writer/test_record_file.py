@@ -8,8 +8,9 @@ import sys
 import google_crc32c
 import pytest
 
-from visualdl.writer import record_file, record_pb2
-from visualdl.writer.record_file import frame, masked_crc, read_record_at, scan
+from visualdl.format import record_pb2
+from visualdl.writer import record_file
+from visualdl.format.framing import frame, masked_crc, read_record_at, scan
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -80,7 +81,7 @@ def test_generated_pb2_matches_proto(tmp_path):
 
     out = tmp_path / "record.desc"
     subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", "-I", os.path.join(ROOT, "visualdl/writer"),
+        [sys.executable, "-m", "grpc_tools.protoc", "-I", os.path.join(ROOT, "visualdl/format"),
          f"--descriptor_set_out={out}", "record.proto"],
         check=True,
     )
@@ -89,7 +90,7 @@ def test_generated_pb2_matches_proto(tmp_path):
     committed = descriptor_pb2.FileDescriptorProto.FromString(
         record_pb2.DESCRIPTOR.serialized_pb
     )
-    assert fresh == committed, "regenerate visualdl/writer/record_pb2.py from record.proto"
+    assert fresh == committed, "regenerate visualdl/format/record_pb2.py from record.proto"
 
 
 def _strip_json_names(messages):

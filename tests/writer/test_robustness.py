@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from visualdl import LogReader, LogWriter
-from visualdl.writer.record_file import frame, scan
-from visualdl.writer.record_pb2 import FileHeader, Record
+from visualdl.format.framing import frame, scan
+from visualdl.format.record_pb2 import FileHeader, Record
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -8,8 +8,8 @@ import pytest
 
 from visualdl import LogReader, LogWriter
 from visualdl.reader import load_embedding
-from visualdl.writer.audio import decode_wav
-from visualdl.writer.images import decode_png
+from visualdl.kinds.audio.write import decode_wav
+from visualdl.kinds.image.write import decode_png
 
 
 @pytest.fixture

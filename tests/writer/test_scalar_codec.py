@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from visualdl.writer import scalar_codec
-from visualdl.writer.record_pb2 import Entry, Record
+from visualdl.format import scalar_codec
+from visualdl.format.record_pb2 import Entry, Record
 
 EDGE_STEPS = [0, 1, 127, 128, 16383, 16384, 2**53 - 1, 2**53 + 1, 2**63 - 1, -1, -(2**63)]
 

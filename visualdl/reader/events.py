@@ -1,4 +1,6 @@
-"""What a reader hands out: plain, immutable values (numpy arrays are read-only)."""
+"""What every reader hands out whatever the kind: scalar series and blob references (plain,
+immutable values; numpy arrays are read-only). Each kind's own events live in its unit
+(``visualdl.kinds.<kind>.read``)."""
 
 from __future__ import annotations
 
@@ -7,56 +9,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from visualdl.writer.kinds import BLOB_KINDS, KINDS  # noqa: F401  (re-exported)
-
 
 class Scalars(NamedTuple):
     steps: np.ndarray       # int64
     wall_times: np.ndarray  # float64, unix seconds
     values: np.ndarray      # float64; NaN and +-inf are kept
-
-
-@dataclass(frozen=True, slots=True)
-class TextEvent:
-    step: int
-    wall_time: float
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class HistogramEvent:
-    step: int
-    wall_time: float
-    edges: np.ndarray   # len(counts) + 1
-    counts: np.ndarray
-    min: float
-    max: float
-    sum: float
-    sum_squares: float
-    count: float
-    nonfinite: float
-
-
-@dataclass(frozen=True, slots=True)
-class CurveEvent:
-    """A PR curve (x=recall, y=precision) or a ROC curve (x=fpr, y=tpr) at one step."""
-
-    step: int
-    wall_time: float
-    x: np.ndarray
-    y: np.ndarray
-    thresholds: np.ndarray
-    tp: np.ndarray
-    fp: np.ndarray
-    tn: np.ndarray
-    fn: np.ndarray
-
-
-@dataclass(frozen=True, slots=True)
-class HParamsEvent:
-    wall_time: float
-    hparams: dict[str, Any]
-    metric_tags: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

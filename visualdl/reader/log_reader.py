@@ -16,12 +16,13 @@ from typing import Any, Union
 from google.protobuf.message import DecodeError
 
 from visualdl.reader import discovery
-from visualdl.reader.events import BLOB_KINDS, BlobRef, CurveEvent, HistogramEvent, \
-    HParamsEvent, Scalars, TextEvent
+from visualdl.kinds import registry
+from visualdl.reader.events import BlobRef, Scalars
 from visualdl.reader.run_store import RunStore
-from visualdl.writer.record_file import FORMAT_MAJOR, HEADER_SIZE, read_record_at, scan
-from visualdl.writer.record_pb2 import Embedding, FileHeader, Record
-from visualdl.writer.scalar_codec import DecodedSeries, decode_scalar_record
+from visualdl.format.framing import HEADER_SIZE, read_record_at, scan
+from visualdl.format.version import FORMAT_MAJOR
+from visualdl.format.record_pb2 import FileHeader, Record
+from visualdl.format.scalar_codec import DecodedSeries, decode_scalar_record
 
 _CHUNK = 2 << 20  # bytes per read; a buffer this size stays in cache
 _MAX_MESSAGES = 200
@@ -222,16 +223,18 @@ class LogReader:
                 raise KeyError(f"run {run!r} has no scalar tag {tag!r}")
             return store.scalar_view(tag)
 
-    def texts(self, run: str, tag: str) -> list[TextEvent]:
+    # Shorthands for the built-in kinds, as users of other readers expect them; every kind,
+    # a plugin's too, is read with events(run, kind, tag).
+    def texts(self, run: str, tag: str) -> list:
         return self.events(run, "text", tag)
 
-    def histograms(self, run: str, tag: str) -> list[HistogramEvent]:
+    def histograms(self, run: str, tag: str) -> list:
         return self.events(run, "histogram", tag)
 
-    def pr_curves(self, run: str, tag: str) -> list[CurveEvent]:
+    def pr_curves(self, run: str, tag: str) -> list:
         return self.events(run, "pr_curve", tag)
 
-    def roc_curves(self, run: str, tag: str) -> list[CurveEvent]:
+    def roc_curves(self, run: str, tag: str) -> list:
         return self.events(run, "roc_curve", tag)
 
     def images(self, run: str, tag: str) -> list[BlobRef]:
@@ -250,24 +253,28 @@ class LogReader:
         return self.events(run, "embedding", tag)
 
     def blobs(self, run: str, kind: str, tag: str) -> list[BlobRef]:
-        """The index of one blob tag, for any of ``BLOB_KINDS``."""
-        if kind not in BLOB_KINDS:
+        """The index of one tag of a blob kind (image, audio, figure, graph, embedding, or a
+        plugin's)."""
+        if kind not in registry.blob_names():
             raise KeyError(f"{kind!r} is not a blob kind")
         return self.events(run, kind, tag)
 
-    def hparams(self, run: str) -> HParamsEvent | None:
-        """The run's latest hyper-parameters, or None when it logged none."""
+    def hparams(self, run: str) -> Any:
+        """The run's latest hyper-parameters (an ``HParamsEvent``), or None."""
         with self._lock:
-            found = self._store(run).hparams
+            per_tag = self._store(run).events.get("hparams", {})
+            found = per_tag["hparams"].snapshot() if "hparams" in per_tag else []
             return max(found, key=lambda h: h.wall_time) if found else None
 
     def load(self, ref: BlobRef) -> Any:
         """Read one blob's message (``Image``, ``Audio``, ...) from its file, by offset."""
         record = Record.FromString(read_record_at(ref.path, ref.offset))
+        field = registry.get(ref.kind).message
         for entry in record.entries:
-            if entry.WhichOneof("kind") == ref.kind:
-                msg = getattr(entry, ref.kind)
-                if msg.tag == ref.tag and msg.step == ref.step:
+            if entry.WhichOneof("kind") == field:
+                msg = getattr(entry, field)
+                if msg.tag == ref.tag and msg.step == ref.step and \
+                        getattr(msg, "kind", ref.kind) == ref.kind:
                     return msg
         raise ValueError(f"{ref.path}: no {ref.kind} {ref.tag!r} at offset {ref.offset}")
 
@@ -283,7 +290,8 @@ class LogReader:
         return store
 
     def events(self, run: str, kind: str, tag: str) -> list:
-        """Every event of one tag of any kind but scalars and hparams, in time order."""
+        """Every event of one tag of any kind but scalars, in time order (hparams have one
+        tag, ``"hparams"``)."""
         with self._lock:
             store = self._store(run)
             if tag not in store.events.get(kind, {}):
@@ -305,12 +313,3 @@ def _decode(payload: memoryview) -> Decoded:
         return Record.FromString(payload)
     except (DecodeError, ValueError, RuntimeError) as exc:
         return str(exc) or type(exc).__name__
-
-
-def load_embedding(message: Embedding) -> tuple[Any, list[str], list[list[str]]]:
-    """An ``Embedding`` message as (float32 matrix, metadata header, metadata rows)."""
-    import numpy as np
-
-    matrix = np.frombuffer(message.matrix, dtype="<f4").reshape(tuple(message.shape))
-    rows = [list(row.values) for row in message.metadata]
-    return matrix, list(message.metadata_header), rows

@@ -7,11 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.reader.events import (
-    BlobRef, CurveEvent, HistogramEvent, HParamsEvent, Scalars, TextEvent, readonly,
-)
-from visualdl.writer.record_pb2 import Entry
-from visualdl.writer.scalar_codec import DecodedSeries
+from visualdl.format.record_pb2 import Entry
+from visualdl.format.scalar_codec import DecodedSeries
+from visualdl.kinds import registry
+from visualdl.reader.events import BlobRef, Scalars, readonly
 
 
 class _Series:
@@ -73,7 +72,6 @@ class RunStore:
     def __init__(self) -> None:
         self.scalars: dict[str, dict[int, _Series]] = {}
         self.events: dict[str, dict[str, _Events]] = {}
-        self.hparams: list[HParamsEvent] = []
         self._merged: dict[str, tuple[int, Scalars]] = {}
 
     # -- adding -------------------------------------------------------------------
@@ -82,21 +80,32 @@ class RunStore:
         if isinstance(entry, DecodedSeries):
             self._add_scalars(*entry, file_id)
             return
-        kind = entry.WhichOneof("kind")
-        if kind == "scalars":
+        field = entry.WhichOneof("kind")
+        if field == "scalars":
             msg = entry.scalars
             self._add_scalars(msg.tag, np.array(msg.steps, dtype=np.int64),
                               np.array(msg.wall_times, dtype=np.float64),
                               np.array(msg.values, dtype=np.float64), file_id)
-        elif kind == "hparams":
-            msg = entry.hparams
-            values = {k: getattr(v, v.WhichOneof("kind")) for k, v in msg.hparams.items()
-                      if v.WhichOneof("kind")}
-            self.hparams.append(HParamsEvent(msg.wall_time, values, tuple(msg.metric_tags)))
-        elif kind is not None:
-            msg = getattr(entry, kind)
-            event = _EVENT_BUILDERS[kind](msg, kind, path, offset)
-            self.events.setdefault(kind, {}).setdefault(msg.tag, _Events()).add(file_id, event)
+            return
+        if field is None:
+            return
+        msg = getattr(entry, field)
+        unit = registry.by_message(field)
+        if unit is None:  # a plugin entry; one whose kind is not installed is skipped
+            try:
+                unit = registry.get(msg.kind)
+            except KeyError:
+                return
+        read = unit.part("read")
+        if unit.blob:
+            size, meta = read.meta(msg)
+            event: Any = BlobRef(unit.name, msg.tag, msg.step, msg.wall_time, size, path, offset,
+                                 meta)
+        else:
+            event = read.build(msg)
+        # Kinds without tags (hparams) belong to the run: one tag named after the kind.
+        tag = msg.tag if "tag" in msg.DESCRIPTOR.fields_by_name else unit.name
+        self.events.setdefault(unit.name, {}).setdefault(tag, _Events()).add(file_id, event)
 
     def _add_scalars(self, tag: str, steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
                      file_id: int) -> None:
@@ -114,8 +123,6 @@ class RunStore:
             out["scalar"] = sorted(self.scalars)
         for kind, per_tag in self.events.items():
             out[kind] = sorted(per_tag)
-        if self.hparams:
-            out["hparams"] = ["hparams"]
         return out
 
     def scalar_view(self, tag: str) -> Scalars:
@@ -139,56 +146,3 @@ class RunStore:
 
     def event_list(self, kind: str, tag: str) -> list:
         return self.events[kind][tag].snapshot()
-
-
-def _arr(values: Any) -> np.ndarray:
-    return readonly(np.array(values, dtype=np.float64))
-
-
-def _text(msg, kind, path, offset) -> TextEvent:
-    return TextEvent(msg.step, msg.wall_time, msg.text)
-
-
-def _histogram(msg, kind, path, offset) -> HistogramEvent:
-    return HistogramEvent(msg.step, msg.wall_time, _arr(msg.edges), _arr(msg.counts),
-                          msg.min, msg.max, msg.sum, msg.sum_squares, msg.count, msg.nonfinite)
-
-
-def _curve(msg, kind, path, offset) -> CurveEvent:
-    x, y = (msg.recall, msg.precision) if kind == "pr_curve" else (msg.fpr, msg.tpr)
-    return CurveEvent(msg.step, msg.wall_time, _arr(x), _arr(y), _arr(msg.thresholds),
-                      _arr(msg.tp), _arr(msg.fp), _arr(msg.tn), _arr(msg.fn))
-
-
-def _blob_meta(kind: str, msg: Any) -> tuple[int, dict[str, Any]]:
-    if kind == "image":
-        return len(msg.png), {"height": msg.height, "width": msg.width, "channels": msg.channels}
-    if kind == "audio":
-        return len(msg.wav), {"sample_rate": msg.sample_rate, "channels": msg.channels,
-                              "frames": msg.frames}
-    if kind == "embedding":
-        return len(msg.matrix), {"shape": tuple(msg.shape),
-                                 "metadata_header": tuple(msg.metadata_header)}
-    if kind == "figure":
-        content = msg.WhichOneof("content") or "plotly_json"
-        size = len(msg.png) if content == "png" else len(msg.plotly_json)
-        return size, {"format": "png" if content == "png" else "plotly"}
-    return len(msg.onnx), {}
-
-
-def _blob(msg, kind, path, offset) -> BlobRef:
-    size, meta = _blob_meta(kind, msg)
-    return BlobRef(kind, msg.tag, msg.step, msg.wall_time, size, path, offset, meta)
-
-
-_EVENT_BUILDERS = {
-    "text": _text,
-    "histogram": _histogram,
-    "pr_curve": _curve,
-    "roc_curve": _curve,
-    "image": _blob,
-    "audio": _blob,
-    "figure": _blob,
-    "graph": _blob,
-    "embedding": _blob,
-}

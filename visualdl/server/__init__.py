@@ -1,7 +1,7 @@
 """The visualdl server: ``create_app`` builds the Flask app, ``cli.main`` runs it.
 
 ``create_app`` loads on first use (PEP 562) so that ``visualdl --logdir`` can start reading
-the logdir (``visualdl.server.data``) before Flask is imported.
+the logdir (``visualdl.server.reader_provider``) before Flask is imported.
 """
 
 from __future__ import annotations

@@ -1,7 +1,11 @@
 """Helpers shared by every API module: parameters, lookups, caching headers.
 
-Runs and tags are only ever looked up in the reader's loaded index (never joined into a
-path), so a name like ``../../etc/passwd`` is just an unknown key or an ordinary tag.
+Handlers reach stored data only through the app's data provider (``provider()``, a
+:class:`~visualdl.server.provider.DataProvider`), and keep whatever they cache in the app
+(``app_cache()``), never in module globals: two apps in one process share nothing.
+
+Runs and tags are only ever looked up in the provider's index (never joined into a path),
+so a name like ``../../etc/passwd`` is just an unknown key or an ordinary tag.
 """
 
 from __future__ import annotations
@@ -9,35 +13,55 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable, TypeVar
 
-from flask import Response, current_app, request
+from flask import Flask, Response, current_app, request
 
-from visualdl.server.data import DataService
 from visualdl.server.errors import ApiError
+from visualdl.server.provider import DataProvider
 from visualdl.server.jsonio import json_response
 
 __all__ = [
-    "service",
+    "provider",
+    "app_cache",
+    "install",
     "arg_str",
     "arg_int",
     "arg_choice",
     "require_run",
     "require_tag",
     "read_tag",
+    "read_events",
     "run_tag_json",
     "cached_json",
     "not_modified",
     "etag_for",
-    "EXTENSION_KEY",
+    "etag_json",
 ]
 
-EXTENSION_KEY = "visualdl.data"
+MODELS_CONFIG = "VISUALDL_MODELS"  # create_app puts the --model paths here
+_PROVIDER_KEY = "visualdl.provider"
+_CACHES_KEY = "visualdl.caches"
 
 T = TypeVar("T")
 
 
-def service() -> DataService:
-    """The app's DataService (set by ``create_app``)."""
-    return current_app.extensions[EXTENSION_KEY]
+def install(app: Flask, data: DataProvider) -> None:
+    """Give ``app`` its data provider and an empty set of caches (``create_app`` calls it)."""
+    app.extensions[_PROVIDER_KEY] = data
+    app.extensions[_CACHES_KEY] = {}
+
+
+def provider(app: Flask | None = None) -> DataProvider:
+    """The data provider of ``app`` (the current app by default)."""
+    return (app or current_app).extensions[_PROVIDER_KEY]
+
+
+def app_cache(name: str, make: Callable[[], T]) -> T:
+    """The current app's cache called ``name``, made by ``make()`` on first use."""
+    caches = current_app.extensions[_CACHES_KEY]
+    cache = caches.get(name)
+    if cache is None:
+        cache = caches.setdefault(name, make())
+    return cache
 
 
 def arg_str(name: str, source: Any = None) -> str:
@@ -76,7 +100,7 @@ def arg_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
 
 def require_run(run: str) -> str:
     """404 unless ``run`` is a loaded run."""
-    if run not in service().reader.runs():
+    if run not in provider().runs():
         raise ApiError(404, "unknown run")
     return run
 
@@ -84,7 +108,7 @@ def require_run(run: str) -> str:
 def require_tag(run: str, kind: str, tag: str) -> str:
     """404 unless ``run`` has ``tag`` of ``kind``."""
     try:
-        tags = service().reader.tags(require_run(run))
+        tags = provider().run_tags(require_run(run))
     except KeyError:
         raise ApiError(404, "unknown run") from None
     if tag not in tags.get(kind, ()):
@@ -102,11 +126,16 @@ def read_tag(run: str, kind: str, tag: str, read: Callable[[str, str], T]) -> T:
         raise ApiError(404, f"unknown {kind} tag for this run") from None
 
 
+def read_events(run: str, kind: str, tag: str) -> list:
+    """Every event of one tag of ``kind`` (404 for an unknown run or tag)."""
+    return read_tag(run, kind, tag, lambda r, t: provider().events(r, kind, t))
+
+
 def run_tag_json(name: str, build: Callable[[str, str], Any]) -> Response:
     """The ``?run=&tag=`` route shape: a 304 when the client holds this data version's
     answer, else ``build(run, tag)`` as cacheable JSON."""
     run, tag = arg_str("run"), arg_str("tag")
-    return etag_json(etag_for(name, service().version, run, tag), lambda: build(run, tag))
+    return etag_json(etag_for(name, provider().version, run, tag), lambda: build(run, tag))
 
 
 def etag_json(etag: str, build: Callable[[], Any]) -> Response:

@@ -1,7 +1,8 @@
-"""The Flask app factory: wires the data service, the API modules and the web app.
+"""The Flask app factory: wires the data provider, the API blueprints and the web app.
 
-Dashboards plug in through :data:`API_MODULES`: each module exposes a ``blueprint`` and owns
-the routes of one component (``api_scalars`` for scalars, and so on).
+The API is ``api_core`` (info, runs, tags, kinds, reload) plus one blueprint per kind, taken
+from the registry of kinds (:mod:`visualdl.kinds.registry`): a new kind brings its own
+blueprint and no line here changes.
 """
 
 from __future__ import annotations
@@ -12,41 +13,14 @@ from typing import Sequence
 
 from flask import Flask, Response
 
-from visualdl.server import (
-    api_audio,
-    api_core,
-    api_curves,
-    api_embeddings,
-    api_figures,
-    api_graph,
-    api_histograms,
-    api_hparams,
-    api_images,
-    api_scalars,
-    api_text,
-    static,
-)
-from visualdl.server.api_common import EXTENSION_KEY
+from visualdl.kinds import registry
+from visualdl.server import api_common, api_core, static
+from visualdl.server.api_common import MODELS_CONFIG
 from visualdl.server.compression import install_compression
-from visualdl.server.data import DataService, open_data_service
 from visualdl.server.errors import register_error_handlers
+from visualdl.server.provider import DataProvider
 
-__all__ = ["create_app", "API_MODULES"]
-
-#: One entry per component; a new dashboard adds its API module here.
-API_MODULES = (
-    api_core,
-    api_scalars,
-    api_images,
-    api_audio,
-    api_text,
-    api_histograms,
-    api_curves,
-    api_hparams,
-    api_embeddings,
-    api_figures,
-    api_graph,
-)
+__all__ = ["create_app", "MODELS_CONFIG"]
 
 # 'unsafe-eval': plotly.js's WebGL traces (parcoords, splom, scattergl) are drawn by regl,
 # which compiles its draw calls with new Function(); without it they show "WebGL is not
@@ -59,35 +33,39 @@ _CSP = (
 
 
 def create_app(
-    logdirs: str | os.PathLike | Sequence[str | os.PathLike],
+    logdirs: str | os.PathLike | Sequence[str | os.PathLike] = (),
     reload_interval: float = 5.0,
     *,
     web_dir: str | os.PathLike | None = None,
     start_reload: bool = True,
     models: Sequence[str | os.PathLike] = (),
-    data: DataService | None = None,
+    data: DataProvider | None = None,
 ) -> Flask:
     """Build the app for ``logdirs``.
 
-    ``start_reload`` starts the background reload thread at once (the server listens before
-    anything is loaded); tests may pass False and call ``app.extensions[...]`` themselves.
-    The data service is reachable as ``app.extensions["visualdl.data"]`` so callers can
-    ``stop()`` it. ``models`` are ONNX files for the graph view (``--model``); when models
-    are given, ``logdirs`` may be empty. ``data`` is a service already built for ``logdirs``
-    (it then brings its own reload interval; the CLI builds and starts it before importing
-    Flask, so reading overlaps that import).
+    ``start_reload`` starts the provider's background loading at once (the server listens
+    before anything is loaded). ``models`` are ONNX files for the graph view (``--model``);
+    with models, ``logdirs`` may be empty. ``data`` is a provider already built (the CLI
+    builds and starts it before importing Flask, so reading overlaps that import); the app
+    then serves it instead of one for ``logdirs``. ``provider(app)`` (in
+    :mod:`visualdl.server.api_common`) returns the app's provider, to stop it or wait for it.
     """
     if data is None:
-        data = open_data_service(logdirs, reload_interval, has_models=bool(models))
+        from visualdl.server.reader_provider import open_provider
+
+        if not logdirs and not models:
+            raise ValueError("at least one logdir (or a --model file) is required")
+        data = open_provider(logdirs, reload_interval)
     app = Flask(__name__, static_folder=None)
     app.config.update(MAX_CONTENT_LENGTH=16 * 1024 * 1024, JSON_SORT_KEYS=False)
-    app.config[api_graph.MODELS_CONFIG] = [os.fspath(m) for m in models]
-    app.extensions[EXTENSION_KEY] = data
-    app.extensions[static.STATIC_KEY] = static.StaticFiles(
-        Path(web_dir) if web_dir is not None else static.find_web_dir()
-    )
-    for module in API_MODULES:
-        app.register_blueprint(module.blueprint)
+    app.config[MODELS_CONFIG] = [os.fspath(m) for m in models]
+    api_common.install(app, data)
+    kinds = registry.all_kinds()
+    static.install(app, Path(web_dir) if web_dir is not None else static.find_web_dir(), kinds)
+    app.register_blueprint(api_core.blueprint)
+    for kind in kinds:
+        if kind.api:
+            app.register_blueprint(kind.part("api").blueprint)
     app.register_blueprint(static.blueprint)
     register_error_handlers(app)
     install_compression(app)

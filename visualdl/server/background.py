@@ -13,7 +13,7 @@ from typing import Sequence
 
 from flask import Flask
 
-from visualdl.server.api_common import EXTENSION_KEY
+from visualdl.server.api_common import provider
 from visualdl.server.app import create_app
 from visualdl.server.cli import make_server
 from visualdl.server.listen import listen
@@ -58,7 +58,7 @@ class ServerHandle:
             close_on_loop()
         trigger.close()
         server.task_dispatcher.shutdown(timeout=timeout)
-        self.app.extensions[EXTENSION_KEY].stop(timeout)
+        provider(self.app).stop(timeout)
 
     def __enter__(self) -> "ServerHandle":
         return self

@@ -7,14 +7,13 @@ from the blob's place in its file, so the browser can cache and revalidate them 
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from flask import Response
 
 from visualdl.reader.events import BlobRef
 from visualdl.server.api_common import (
-    arg_int, arg_str, etag_for, not_modified, read_tag, run_tag_json, service,
+    arg_int, arg_str, etag_for, not_modified, provider, read_tag, run_tag_json,
 )
 from visualdl.server.errors import ApiError
 
@@ -23,25 +22,15 @@ __all__ = ["refs", "ref_for_step", "load", "bytes_response", "index_json", "inde
 
 _STEP_MAX = 2**63 - 1
 
-_step_maps: dict[tuple[str, str, str], tuple[int, dict[int, BlobRef]]] = {}
-_step_maps_lock = threading.Lock()
-
 
 def refs(kind: str, run: str, tag: str) -> list[BlobRef]:
     """Every blob of one tag in time order; 404 for an unknown run or tag."""
-    return read_tag(run, kind, tag, lambda r, t: service().reader.blobs(r, kind, t))
+    return read_tag(run, kind, tag, lambda r, t: provider().blobs(r, kind, t))
 
 
 def ref_for_step(kind: str, run: str, tag: str, step: int) -> BlobRef:
     """The blob logged at ``step`` (the newest one when a resumed run logged it twice)."""
-    found = refs(kind, run, tag)
-    key = (kind, run, tag)
-    with _step_maps_lock:
-        cached = _step_maps.get(key)
-        if cached is None or cached[0] != len(found):
-            cached = (len(found), {ref.step: ref for ref in found})
-            _step_maps[key] = cached
-    ref = cached[1].get(step)
+    ref = read_tag(run, kind, tag, lambda r, t: provider().blob_at(r, kind, t, step))
     if ref is None:
         raise ApiError(404, f"no {kind} at step {step}")
     return ref
@@ -50,7 +39,7 @@ def ref_for_step(kind: str, run: str, tag: str, step: int) -> BlobRef:
 def load(ref: BlobRef) -> Any:
     """The blob's protobuf message; a file that changed under us is a 404, not a crash."""
     try:
-        return service().reader.load(ref)
+        return provider().load_blob(ref)
     except (OSError, ValueError) as err:
         raise ApiError(404, f"{ref.kind} at step {ref.step} can no longer be read: {err}") from None
 

@@ -1,7 +1,7 @@
 """The ``visualdl`` command: parse flags, build the app, serve it with waitress.
 
 Nothing here knows about routes or data; ``create_app`` does. The server listens at once and
-the data service loads in the background, so a huge logdir never delays the first page.
+the data provider loads in the background, so a huge logdir never delays the first page.
 """
 
 from __future__ import annotations
@@ -91,14 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.logdir and not args.model:
         parser.error("--logdir is required (or give --model)")
     with _collector_paused():
-        # The data service (reader, numpy, protobuf; no Flask) is built first and starts
+        # The data provider (reader, numpy, protobuf; no Flask) is built first and starts
         # reading the logdir before the web stack is imported, so its file reads overlap
         # Flask's import; the port is bound in between (see listen.py).
-        from visualdl.server.data import open_data_service
+        from visualdl.server.reader_provider import open_provider
 
         try:
-            data = open_data_service(args.logdir or [], args.reload_interval,
-                                     has_models=bool(args.model))
+            data = open_provider(args.logdir or [], args.reload_interval)
         except (FileNotFoundError, ValueError) as err:
             print(f"visualdl: error: {err}", file=sys.stderr)
             return 2
@@ -112,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from visualdl.server.app import create_app
 
         try:
-            app = create_app(data.logdirs, models=args.model or [], data=data)
+            app = create_app(models=args.model or [], data=data)
         except (FileNotFoundError, ValueError) as err:  # e.g. a missing --model file
             data.stop(timeout=2.0)
             for sock in sockets:
@@ -166,7 +165,9 @@ def serve(app, sockets: list[socket.socket], host: str) -> int:  # noqa: ANN001 
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.close()
-        app.extensions["visualdl.data"].stop(timeout=2.0)
+        from visualdl.server.api_common import provider
+
+        provider(app).stop(timeout=2.0)
     print("visualdl: stopped")
     return 0
 

@@ -16,14 +16,16 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Flask, Response, current_app, request
 
+from visualdl.kinds.spec import Kind
 from visualdl.server.compression import accepts_gzip, gzip_bytes
 from visualdl.server.errors import ApiError
 
-__all__ = ["blueprint", "find_web_dir", "plotly_js_path", "StaticFiles", "STATIC_KEY"]
+__all__ = ["blueprint", "find_web_dir", "install", "plotly_js_path", "StaticFiles"]
 
 STATIC_KEY = "visualdl.static"
+PLUGIN_FILES_KEY = "visualdl.plugin_files"
 PLOTLY_URL = "vendor/plotly.min.js"
 
 _MIME = {
@@ -86,8 +88,9 @@ class _Entry:
 class StaticFiles:
     """An index of servable files and their cached (raw, gzipped) bytes."""
 
-    def __init__(self, web_dir: Path) -> None:
+    def __init__(self, web_dir: Path, with_plotly: bool = True) -> None:
         self.web_dir = Path(web_dir)
+        self.with_plotly = with_plotly
         self._lock = threading.Lock()
         self._index: dict[str, Path] = {}
         self._cache: dict[str, _Entry] = {}
@@ -102,7 +105,8 @@ class StaticFiles:
                     continue
                 path = Path(root) / name
                 index[path.relative_to(self.web_dir).as_posix()] = path
-        index[PLOTLY_URL] = plotly_js_path()
+        if self.with_plotly:
+            index[PLOTLY_URL] = plotly_js_path()
         self._index = index
 
     def get(self, relpath: str) -> _Entry | None:
@@ -137,9 +141,11 @@ class StaticFiles:
 blueprint = Blueprint("static", __name__)
 
 
-def serve(relpath: str, max_age: int = 0) -> Response:
-    """Serve one indexed file with ETag revalidation and pre-compressed gzip."""
-    files: StaticFiles = current_app.extensions[STATIC_KEY]
+def serve(relpath: str, max_age: int = 0, files: StaticFiles | None = None) -> Response:
+    """Serve one indexed file (of the web app, or of ``files``) with ETag revalidation and
+    pre-compressed gzip."""
+    if files is None:
+        files = current_app.extensions[STATIC_KEY]
     entry = files.get(relpath)
     if entry is None:
         raise ApiError(404, "not found")
@@ -168,3 +174,22 @@ def index() -> Response:
 def static_file(relpath: str) -> Response:
     """App modules, CSS and the vendored plotly bundle (long-cached: its URL is versioned)."""
     return serve(relpath, max_age=86400 if relpath == PLOTLY_URL and request.args.get("v") else 0)
+
+
+@blueprint.get("/kinds/<name>/<path:relpath>")
+def kind_file(name: str, relpath: str) -> Response:
+    """The web view modules of a plugin kind, from the folder its ``Kind.web_dir`` names."""
+    plugin_files: dict[str, StaticFiles] = current_app.extensions[PLUGIN_FILES_KEY]
+    files = plugin_files.get(name)
+    if files is None:
+        raise ApiError(404, "not found")
+    return serve(relpath, files=files)
+
+
+def install(app: Flask, web_dir: Path, kinds: list[Kind]) -> None:
+    """Index the web app and the web folders of the plugin kinds for ``app``."""
+    app.extensions[STATIC_KEY] = StaticFiles(web_dir)
+    app.extensions[PLUGIN_FILES_KEY] = {
+        kind.name: StaticFiles(Path(kind.web_dir), with_plotly=False)
+        for kind in kinds if kind.web_dir is not None
+    }

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import atexit
 import collections
-import json
 import os
 import socket
-import sys
 import threading
 import time
 from _thread import _local as ThreadLocal
@@ -27,21 +25,13 @@ import weakref
 from datetime import datetime
 from typing import Any, Iterable, Mapping
 
-from visualdl.writer import audio, images, scalar_codec, stats
-from visualdl.writer.entries import encode_item
-from visualdl.writer.kinds import BLOB_KINDS
-from visualdl.writer.record_file import FORMAT_MAJOR, FORMAT_MINOR, RecordFileWriter
-from visualdl.writer.record_pb2 import FileHeader, Record
-from visualdl.writer.values import (
-    check_step,
-    check_utf8,
-    check_tag,
-    check_walltime,
-    require_finite,
-    require_real,
-    scalar_value,
-    to_array,
-)
+from visualdl.format import scalar_codec
+from visualdl.format.record_pb2 import Entry, FileHeader, Record
+from visualdl.format.version import FORMAT_MAJOR, FORMAT_MINOR
+from visualdl.kinds import registry
+from visualdl.kinds.spec import Kind
+from visualdl.writer.checks import check_step, check_tag, check_walltime, scalar_value
+from visualdl.writer.record_file import RecordFileWriter
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _MAX_BATCHES = 4  # batches waiting for the writer thread before callers wait
@@ -217,68 +207,47 @@ class LogWriter:
         dataformats: str = "HWC",
     ) -> None:
         """Record an image (uint8, or float in [0, 1]); a batch (NCHW/NHWC) becomes a grid."""
-        check_tag(tag)
-        array, fmt = images.check_image(tag, img, dataformats)
-        self._add_item("image", tag, step, walltime, (array, fmt), array.nbytes)
+        self.add("image", tag, step, img, dataformats, walltime=walltime)
 
     def add_figure(self, tag: str, figure: Any, step: int, walltime: float | None = None) -> None:
         """Record a plotly figure (kept interactive) or a matplotlib figure (as PNG).
 
-        The figure is serialized here, in the caller's thread, because figures are
-        mutable and matplotlib is not thread-safe: a later change must not leak in.
-        """
-        check_tag(tag)
-        payload = _figure_payload(tag, figure)
-        self._add_item("figure", tag, step, walltime, payload, len(payload[1]))
+        The figure is serialized here, in the caller's thread: figures are mutable."""
+        self.add("figure", tag, step, figure, walltime=walltime)
 
     def add_text(self, tag: str, text_string: str, step: int, walltime: float | None = None) -> None:
         """Record Markdown text."""
-        check_tag(tag)
-        if not isinstance(text_string, str):
-            raise TypeError(f"{tag!r}: text_string must be a str, got {type(text_string).__name__}")
-        check_utf8(tag, "text_string", text_string)
-        self._add_item("text", tag, step, walltime, text_string, len(text_string))
+        self.add("text", tag, step, text_string, walltime=walltime)
 
     def add_audio(
         self, tag: str, audio_array: Any, step: int, sample_rate: int = 8000,
         walltime: float | None = None,
     ) -> None:
         """Record audio: shape (frames,) or (frames, channels), float in [-1, 1] or int16."""
-        check_tag(tag)
-        samples = audio.check_audio(tag, audio_array, sample_rate)
-        self._add_item("audio", tag, step, walltime, (samples, int(sample_rate)), samples.nbytes)
+        self.add("audio", tag, step, audio_array, sample_rate, walltime=walltime)
 
     def add_histogram(
         self, tag: str, values: Any, step: int, walltime: float | None = None,
         buckets: int = 30,
     ) -> None:
         """Record the distribution of ``values``; buckets are computed in the writer thread."""
-        check_tag(tag)
-        buckets = stats.check_buckets(tag, buckets)
-        array = stats.check_values(tag, values)
-        self._add_item("histogram", tag, step, walltime, (array, buckets), array.nbytes)
+        self.add("histogram", tag, step, values, buckets, walltime=walltime)
 
     def add_pr_curve(
         self, tag: str, labels: Any, predictions: Any, step: int, num_thresholds: int = 127,
         weights: Any = None, walltime: float | None = None,
     ) -> None:
         """Record a precision-recall curve of binary ``labels`` against probabilities."""
-        self._add_curve("pr_curve", tag, labels, predictions, step, num_thresholds, weights,
-                        walltime)
+        self.add("pr_curve", tag, step, labels, predictions, num_thresholds, weights,
+                 walltime=walltime)
 
     def add_roc_curve(
         self, tag: str, labels: Any, predictions: Any, step: int, num_thresholds: int = 127,
         weights: Any = None, walltime: float | None = None,
     ) -> None:
         """Record a ROC curve of binary ``labels`` against probabilities."""
-        self._add_curve("roc_curve", tag, labels, predictions, step, num_thresholds, weights,
-                        walltime)
-
-    def _add_curve(self, kind, tag, labels, predictions, step, num_thresholds, weights,
-                   walltime) -> None:
-        check_tag(tag)
-        payload = stats.check_curve_inputs(tag, labels, predictions, num_thresholds, weights)
-        self._add_item(kind, tag, step, walltime, payload, payload[0].nbytes * 3)
+        self.add("roc_curve", tag, step, labels, predictions, num_thresholds, weights,
+                 walltime=walltime)
 
     def add_embeddings(
         self, tag: str, mat: Any, metadata: Iterable | None = None,
@@ -286,47 +255,31 @@ class LogWriter:
         walltime: float | None = None,
     ) -> None:
         """Record an N x D matrix with optional per-row metadata (labels or rows of columns)."""
-        check_tag(tag)
-        payload = _embedding_payload(tag, mat, metadata, metadata_header)
-        self._add_item("embedding", tag, step, walltime, payload, payload[0].nbytes)
+        self.add("embedding", tag, step, mat, metadata, metadata_header, walltime=walltime)
 
     def add_hparams(
         self, hparams_dict: Mapping[str, Any], metrics_list: Iterable[str],
         walltime: float | None = None,
     ) -> None:
         """Record this run's hyper-parameters and the scalar tags that measure it."""
-        payload = _hparams_payload(hparams_dict, metrics_list)
-        self._add_item("hparams", "hparams", 0, walltime, payload, 0)
+        payload, nbytes = _kind("hparams").part("write").check(hparams_dict, metrics_list)
+        self._add_item("hparams", "hparams", 0, walltime, payload, nbytes)
 
     def add_graph(self, model: Any, step: int = 0, tag: str = "model",
                   walltime: float | None = None, input_spec: Any = None) -> None:
-        """Record a model graph: an ``onnx.ModelProto``, the path of a ``.onnx`` file, or a
-        ``visualdl.framework`` layer, traced here to ONNX on ``input_spec`` (example
-        tensors/arrays or ``vf.jit.InputSpec``s; one or a list)."""
-        check_tag(tag)
-        layer_type = getattr(sys.modules.get("visualdl.framework.nn.layer"), "Layer", None)
-        if layer_type is not None and isinstance(model, layer_type):
-            if input_spec is None:
-                raise ValueError(f"{tag!r}: a framework layer needs input_spec (example inputs "
-                                 "or vf.jit.InputSpec) to be traced")
-            from visualdl.framework.onnx import to_onnx
+        """Record a model graph: an ``onnx.ModelProto``, ONNX bytes, the path of a ``.onnx``
+        file, or any object with a ``to_onnx()`` method (a ``visualdl.framework`` layer,
+        traced here on ``input_spec``: example inputs or ``vf.jit.InputSpec``s)."""
+        self.add("graph", tag, step, model, input_spec, walltime=walltime)
 
-            model = to_onnx(model, input_spec)  # traced now: the layer is mutable
-        if isinstance(model, (str, os.PathLike)):
-            path = os.fspath(model)
-            if not os.path.isfile(path):
-                raise ValueError(f"{tag!r}: model file {path!r} does not exist")
-            payload: Any = path
-            size = 0
-        elif hasattr(model, "SerializeToString"):
-            payload = model.SerializeToString()  # a snapshot: the proto is mutable
-            size = len(payload)
-        else:
-            raise TypeError(
-                f"{tag!r}: model must be an onnx.ModelProto, a path to a .onnx file or a "
-                f"visualdl.framework layer, got {type(model).__name__}"
-            )
-        self._add_item("graph", tag, step, walltime, payload, size)
+    def add(self, kind: str, tag: str, step: int, *value: Any,
+            walltime: float | None = None) -> None:
+        """Record ``value`` of any registered kind (built in or from a plugin): the kind's
+        ``write.check(tag, *value)`` checks it now, its ``encode`` runs in the writer thread.
+        """
+        check_tag(tag)
+        payload, nbytes = _kind(kind).part("write").check(tag, *value)
+        self._add_item(kind, tag, step, walltime, payload, nbytes)
 
     def _add_item(self, kind: str, tag: str, step: Any, walltime: Any, payload: Any,
                   nbytes: int) -> None:
@@ -477,11 +430,11 @@ def _encode_batch(batch: _Batch) -> list[bytes]:
     errors = []
     for kind, tag, step, wall, payload in batch.items:
         try:
-            entry = encode_item(kind, tag, step, wall, payload).SerializeToString()
+            entry = _encode_item(kind, tag, step, wall, payload).SerializeToString()
         except Exception as exc:  # one bad item must not lose the rest of the batch
             errors.append(f"{tag!r} ({kind}) at step {step}: {exc}")
             continue
-        if kind in BLOB_KINDS:
+        if _kind(kind).blob:
             records.append(scalar_codec.record_entry(entry))
         else:
             add(entry)
@@ -492,80 +445,27 @@ def _encode_batch(batch: _Batch) -> list[bytes]:
     return records
 
 
-def _figure_payload(tag: str, figure: Any) -> tuple[str, Any]:
-    if isinstance(figure, dict):
-        return "plotly", json.dumps(figure, default=_json_default)
-    if isinstance(figure, str):
-        try:
-            json.loads(figure)
-        except ValueError:
-            raise ValueError(f"{tag!r}: a figure given as str must be plotly JSON") from None
-        return "plotly", figure
-    if hasattr(figure, "to_plotly_json") and hasattr(figure, "to_json"):
-        return "plotly", figure.to_json()
-    if hasattr(figure, "savefig") and hasattr(figure, "canvas"):
-        import io
-
-        out = io.BytesIO()
-        figure.savefig(out, format="png")
-        return "png", out.getvalue()
-    raise TypeError(
-        f"{tag!r}: figure must be a plotly Figure, a matplotlib Figure or a plotly JSON "
-        f"dict/str, got {type(figure).__name__}"
-    )
+def _kind(name: str) -> Kind:
+    try:
+        return registry.get(name)
+    except KeyError as exc:
+        raise ValueError(str(exc.args[0])) from None
 
 
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot turn {type(value).__name__} into JSON")
-
-
-def _embedding_payload(tag, mat, metadata, metadata_header):
-    matrix = to_array(tag, mat, "mat")
-    require_real(tag, matrix, "mat")
-    if matrix.ndim != 2 or 0 in matrix.shape:
-        raise ValueError(f"{tag!r}: mat must be a non-empty 2-D array, got shape {matrix.shape}")
-    require_finite(tag, matrix, "mat")
-    matrix = matrix.astype("<f4")
-    header = [str(h) for h in metadata_header] if metadata_header is not None else []
-    rows: list[list[str]] = []
-    if metadata is not None:
-        rows = [
-            [str(v) for v in row] if isinstance(row, (list, tuple)) else [str(row)]
-            for row in metadata
-        ]
-        if len(rows) != matrix.shape[0]:
-            raise ValueError(
-                f"{tag!r}: metadata has {len(rows)} rows but mat has {matrix.shape[0]}"
-            )
-        width = len(header) if header else len(rows[0])
-        if any(len(row) != width for row in rows):
-            raise ValueError(f"{tag!r}: every metadata row must have {width} columns")
-        if header and width != len(header):
-            raise ValueError(f"{tag!r}: metadata_header has {len(header)} names, rows {width}")
-    elif header:
-        raise ValueError(f"{tag!r}: metadata_header given without metadata")
-    return matrix, header, rows
-
-
-def _hparams_payload(hparams_dict: Any, metrics_list: Any) -> tuple[dict, list[str]]:
-    if not isinstance(hparams_dict, Mapping) or not hparams_dict:
-        raise TypeError("hparams_dict must be a non-empty dict of name -> number/str/bool")
-    values: dict[str, Any] = {}
-    for name, value in hparams_dict.items():
-        check_tag(name)
-        if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-            value = value.item()
-        if not isinstance(value, (bool, int, float, str)):
-            raise TypeError(
-                f"hparams_dict[{name!r}] must be a number, str or bool, got {type(value).__name__}"
-            )
-        values[name] = value
-    if isinstance(metrics_list, str) or not isinstance(metrics_list, Iterable):
-        raise TypeError("metrics_list must be a list of scalar tags")
-    metrics = [check_tag(m) for m in metrics_list]
-    return values, metrics
+def _encode_item(kind: str, tag: str, step: int, wall_time: float, payload: Any) -> Entry:
+    """One ``Entry`` from what ``add`` queued: the kind's encoder fills its message, and the
+    tag, step and wall time are stamped here (on messages that have them: hparams belong to
+    the run, not to a tag or a step)."""
+    unit = registry.get(kind)
+    entry = Entry()
+    msg = getattr(entry, unit.message)
+    if not unit.builtin:
+        msg.kind = kind
+    unit.part("write").encode(msg, payload)
+    msg.wall_time = wall_time
+    if "tag" in msg.DESCRIPTOR.fields_by_name:
+        msg.tag, msg.step = tag, step
+    return entry
 
 
 def _version() -> str:

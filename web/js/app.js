@@ -1,13 +1,13 @@
 // The app shell: header with a tab per dashboard that has data, the run list, status, and the
-// refresh loop. Dashboards are plugged in through the registry (shared/views.js) by
-// views/index.js; the shell knows nothing about any particular kind.
+// refresh loop. The server lists every kind with its view modules (/api/kinds, from the
+// registry of kinds); the shell imports them, each registers itself (shared/views.js), and
+// the shell knows nothing about any particular kind.
 import * as state from './shared/state.js';
 import { getJSON, postJSON } from './shared/api.js';
 import { allViews } from './shared/views.js';
 import { createRunList } from './shared/runlist.js';
 import { el, setChildren } from './shared/dom.js';
 import { loadPlotly, plotlyReady } from './shared/plot.js';
-import './views/index.js';
 
 state.declare('tab', '');
 
@@ -197,11 +197,26 @@ $('sidebar-toggle').addEventListener('click', () => {
   $('sidebar-toggle').setAttribute('aria-expanded', String(open));
 });
 
+/** Import every kind's view modules; one that fails to load costs only its own tab. */
+async function loadViews() {
+  const { kinds } = await getJSON('/api/kinds');
+  const urls = kinds.flatMap((k) => k.views);
+  const results = await Promise.allSettled(urls.map((url) => import(new URL(url, document.baseURI).href)));
+  results.forEach((r, i) => {
+    if (r.status === 'rejected') console.warn(`view ${urls[i]} failed to load: ${r.reason}`);
+  });
+}
+
 showEmpty();
-refresh().then(() => {
-  schedule();
-  // warm plotly.js once the first view has had time to paint (evaluating it blocks the page
-  // for about a second), so that the next tab opens at once
-  const idle = window.requestIdleCallback || ((fn) => setTimeout(fn, 0));
-  setTimeout(() => idle(() => loadPlotly().catch(() => {}), { timeout: 3000 }), 2000);
-});
+loadViews()
+  .catch((err) => {
+    $('status').textContent = `Server unreachable (${err.message})`;
+  })
+  .then(refresh)
+  .then(() => {
+    schedule();
+    // warm plotly.js once the first view has had time to paint (evaluating it blocks the
+    // page for about a second), so that the next tab opens at once
+    const idle = window.requestIdleCallback || ((fn) => setTimeout(fn, 0));
+    setTimeout(() => idle(() => loadPlotly().catch(() => {}), { timeout: 3000 }), 2000);
+  });

@@ -47,8 +47,8 @@ _LOOKUP = {op: cat for cat, ops in _GROUPS.items() for op in ops}
 CATEGORIES = tuple(_GROUPS) + ("math", "input", "output", "group")
 
 
-def category_of(op_type: str, kind: str = "op") -> str:
-    """The display category of a node: ``input``/``output`` pseudo-nodes keep their kind."""
-    if kind != "op":
-        return kind
+def category_of(op_type: str, role: str = "op") -> str:
+    """The display category of a node: ``input``/``output`` pseudo-nodes keep their role."""
+    if role != "op":
+        return role
     return _LOOKUP.get(op_type, "math")

@@ -13,8 +13,8 @@ from typing import Any
 from visualdl.server.graph.hierarchy import ROOT, Hierarchy
 from visualdl.server.graph.layout import Layouter
 from visualdl.server.graph.measure import Options
-from visualdl.server.graph.model import GraphModel, Node
-from visualdl.server.graph.values import format_shape, tensor_values
+from visualdl.server.graph.parsed_model import GraphModel, Node
+from visualdl.server.graph.tensor_values import format_shape, tensor_values
 from visualdl.server.graph.view import visible_graph
 
 __all__ = ["INITIAL_VISIBLE_LIMIT", "GraphDocument", "parse_node_id"]
@@ -44,7 +44,7 @@ class GraphDocument:
     def summary(self) -> dict[str, Any]:
         """Metadata, counts, inputs/outputs and the initial collapse state."""
         m, h = self.model, self.hierarchy
-        ops = Counter(n.op_type for n in m.nodes if n.kind == "op")
+        ops = Counter(n.op_type for n in m.nodes if n.role == "op")
         return {
             "metadata": m.metadata,
             "counts": {
@@ -96,7 +96,7 @@ class GraphDocument:
         node = self.model.nodes[node_id]
         return {
             "id": f"n{node.id}",
-            "kind": node.kind,
+            "role": node.role,
             "name": node.name,
             "op_type": node.op_type,
             "domain": node.domain or "ai.onnx",
@@ -136,7 +136,7 @@ class GraphDocument:
         h, nodes = self.hierarchy, self.model.nodes
         g = h.groups[path]
         ops = Counter(nodes[n].op_type for p in [path, *h.descendants(path)]
-                      for n in h.groups[p].nodes if nodes[n].kind == "op")
+                      for n in h.groups[p].nodes if nodes[n].role == "op")
         return {
             "id": f"g:{path}", "path": path, "label": g.label, "depth": g.depth,
             "ops": g.ops, "op_types": dict(ops.most_common()),
@@ -173,7 +173,7 @@ class GraphDocument:
                     rank, field, text = found
                     hits.append((rank, node.id, {
                         "id": f"n{node.id}", "name": node.name, "op_type": node.op_type,
-                        "kind": node.kind, "match": field, "text": text,
+                        "role": node.role, "match": field, "text": text,
                         "ancestors": self.hierarchy.ancestors(node.id),
                     }))
         hits.sort(key=lambda t: (t[0], t[1]))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from visualdl.server.graph.model import GraphModel
+from visualdl.server.graph.parsed_model import GraphModel
 
 __all__ = ["ROOT", "Group", "Hierarchy", "LocalEdge", "Member", "PortKey"]
 
@@ -107,7 +107,7 @@ class Hierarchy:
         kids = {p: set(g.groups) for p, g in self.groups.items()}
         for path in _post_order(kids):
             g = self.groups[path]
-            g.ops = sum(1 for n in g.nodes if self.model.nodes[n].kind == "op") + sum(
+            g.ops = sum(1 for n in g.nodes if self.model.nodes[n].role == "op") + sum(
                 self.groups[c].ops for c in g.groups)
 
     # -- queries --------------------------------------------------------------------------

@@ -92,8 +92,8 @@ class Layouter:
         key = (member, options)
         box = self._boxes.get(key)
         if box is None:
-            kind, ref = member
-            if kind == "n":
+            member_type, ref = member
+            if member_type == "n":
                 box = node_box(self.model, self.model.nodes[ref], options)  # type: ignore[index]
             else:
                 box = group_box(self.h.groups[ref])  # type: ignore[index]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from visualdl.server.graph.hierarchy import Group
-from visualdl.server.graph.model import GraphModel, Node
-from visualdl.server.graph.values import format_shape
+from visualdl.server.graph.parsed_model import GraphModel, Node
+from visualdl.server.graph.tensor_values import format_shape
 
 __all__ = ["GROUP_HEADER", "GROUP_PAD", "Box", "Options", "group_box", "node_box"]
 
@@ -67,7 +67,7 @@ def _size(title: str, subtitle: str, lines: tuple[tuple[str, str], ...]) -> tupl
 
 def node_box(model: GraphModel, node: Node, options: Options) -> Box:
     """Title (op type or tensor name), subtitle (short name or shape) and detail lines."""
-    if node.kind != "op":
+    if node.role != "op":
         info = model.tensor(node.scope, node.name)
         title = _cut(node.name or node.op_type)
         subtitle = _cut(format_shape(info.shape) if info else "")

@@ -15,8 +15,8 @@ from onnx import AttributeProto, GraphProto, ModelProto
 
 from visualdl.server.graph.categories import category_of
 from visualdl.server.graph.errors import ModelError
-from visualdl.server.graph.model import Edge, GraphModel, Initializer, Node, TensorInfo
-from visualdl.server.graph.values import (
+from visualdl.server.graph.parsed_model import Edge, GraphModel, Initializer, Node, TensorInfo
+from visualdl.server.graph.tensor_values import (
     attribute_value,
     dtype_name,
     shape_of_type,
@@ -171,14 +171,14 @@ class _Builder:
         for value in g.input:
             if (scope, value.name) in self.initializers:
                 continue  # IR < 4 lists weights as inputs too; they are weights
-            node = self._add(kind="input", name=value.name, op_type="Input", domain="",
+            node = self._add(role="input", name=value.name, op_type="Input", domain="",
                              scope=scope, group=prefix, label=value.name, outputs=[value.name])
             self._producers[(scope, value.name)] = node.id
         for proto in g.node:
             self._op(proto, scope, prefix)
         for value in g.output:
             if owner is None:
-                node = self._add(kind="output", name=value.name, op_type="Output", domain="",
+                node = self._add(role="output", name=value.name, op_type="Output", domain="",
                                  scope=scope, group=prefix, label=value.name,
                                  inputs=[value.name])
                 self._connect(scope, value.name, node.id)
@@ -206,7 +206,7 @@ class _Builder:
         else:
             group, label = _join(prefix, parts[:-1]), _label(parts, proto.op_type)
         node = self._add(
-            kind="op", name=proto.name, op_type=proto.op_type, domain=proto.domain,
+            role="op", name=proto.name, op_type=proto.op_type, domain=proto.domain,
             scope=scope, group=group, label=label, inputs=list(proto.input),
             outputs=list(proto.output),
             attributes=[(a.name, *attribute_value(a)) for a in proto.attribute],
@@ -230,7 +230,7 @@ class _Builder:
                 self.graph(body, sub, path, owner=node.id)
 
     def _add(self, **fields: Any) -> Node:
-        node = Node(id=len(self.nodes), category=category_of(fields["op_type"], fields["kind"]),
+        node = Node(id=len(self.nodes), category=category_of(fields["op_type"], fields["role"]),
                     **fields)
         self.nodes.append(node)
         return node

@@ -1,7 +1,8 @@
 """Where models come from: ``--model`` files, graphs logged by ``add_graph``, and uploads.
 
 Each model gets an opaque id (``file:0``, ``log:<digest>``, ``upload:<digest>``); runs and
-tags of logged graphs are looked up in the reader's index by digest, never used as paths.
+tags of logged graphs are looked up in the data provider's index by digest, never used as
+paths.
 Parsed models are kept in a small LRU (a 10,000-node model takes tens of MB parsed), and
 each is parsed once even when several requests ask for it at the same time.
 """
@@ -33,7 +34,7 @@ class ModelSource:
     """One model the user can open."""
 
     id: str
-    kind: str  # "file" | "log" | "upload"
+    origin: str  # "file" | "log" | "upload"
     name: str
     size: int
     load: Callable[[], tuple[Any, str | None]]  # -> (ModelProto, base_dir)
@@ -44,9 +45,9 @@ class ModelSource:
 
     def public(self) -> dict[str, Any]:
         """What the model list shows."""
-        out: dict[str, Any] = {"id": self.id, "source": self.kind, "name": self.name,
+        out: dict[str, Any] = {"id": self.id, "source": self.origin, "name": self.name,
                                "size": self.size}
-        if self.kind == "log":
+        if self.origin == "log":
             out.update(run=self.run, tag=self.tag, step=self.step, wall_time=self.wall_time)
         return out
 
@@ -59,8 +60,9 @@ def _digest(*parts: object) -> str:
 class ModelStore:
     """The models of one server, and their parsed documents."""
 
-    def __init__(self, files: Sequence[str | os.PathLike] = (),
-                 reader: Callable[[], Any] | None = None) -> None:
+    def __init__(self, files: Sequence[str | os.PathLike] = (), data: Any = None) -> None:
+        """``files``: the ``--model`` paths; ``data``: the app's data provider, whose logged
+        graphs are listed too."""
         self._files: list[ModelSource] = []
         for i, path in enumerate(files):
             p = os.path.abspath(os.fspath(path))
@@ -68,7 +70,7 @@ class ModelStore:
                 raise FileNotFoundError(f"model file does not exist: {p}")
             self._files.append(ModelSource(f"file:{i}", "file", os.path.basename(p),
                                            os.path.getsize(p), lambda p=p: _load(p)))
-        self._reader = reader
+        self._data = data
         self._uploads: OrderedDict[str, ModelSource] = OrderedDict()
         self._docs: OrderedDict[str, GraphDocument] = OrderedDict()
         self._locks: dict[str, threading.Lock] = {}
@@ -81,39 +83,35 @@ class ModelStore:
 
     # -- sources ------------------------------------------------------------------------------
     def sources(self) -> list[ModelSource]:
-        """Files first, then logged graphs (newest step per run/tag), then uploads."""
+        """Files first, then every logged graph (each run, tag and step), then uploads."""
         with self._lock:
             uploads = list(self._uploads.values())
         return list(self._files) + self._logged() + uploads[::-1]
 
     def _logged(self) -> list[ModelSource]:
-        reader = self._reader() if self._reader else None
-        if reader is None:
+        data = self._data
+        if data is None:
             return []
         out = []
-        for run in reader.runs():
-            try:
-                tags = reader.tags(run).get("graph", [])
-            except KeyError:
-                continue
+        for run, tags in data.tags_by_kind("graph").get("graph", {}).items():
             for tag in tags:
                 try:
-                    refs = reader.graphs(run, tag)
+                    refs = data.blobs(run, "graph", tag)
                 except KeyError:
                     continue
                 for ref in refs:
-                    out.append(self._log_source(reader, run, tag, ref))
+                    out.append(self._log_source(data, run, tag, ref))
         return out
 
     @staticmethod
-    def _log_source(reader: Any, run: str, tag: str, ref: Any) -> ModelSource:
+    def _log_source(data: Any, run: str, tag: str, ref: Any) -> ModelSource:
         def load(ref: Any = ref) -> tuple[Any, str | None]:
-            message = reader.load(ref)
+            message = data.load_blob(ref)
             model, _ = _load(bytes(message.onnx))
             return model, None
 
         return ModelSource(
-            id=f"log:{_digest(run, tag, ref.step, ref.offset, ref.path)}", kind="log",
+            id=f"log:{_digest(run, tag, ref.step, ref.offset, ref.path)}", origin="log",
             name=f"{run} / {tag} @ {ref.step}", size=int(ref.size), load=load, run=run,
             tag=tag, step=int(ref.step), wall_time=float(ref.wall_time))
 

@@ -14,7 +14,7 @@ from typing import Any
 from visualdl.server.graph.hierarchy import Hierarchy, Member
 from visualdl.server.graph.layout import Layouter, Placed
 from visualdl.server.graph.measure import Options
-from visualdl.server.graph.values import format_shape
+from visualdl.server.graph.tensor_values import format_shape
 
 __all__ = ["item_id", "visible_edges", "visible_graph"]
 
@@ -83,7 +83,7 @@ def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
         }
         if member[0] == "n":
             node = model.nodes[member[1]]  # type: ignore[index]
-            item.update(type=node.kind, category=node.category, name=node.name)
+            item.update(type=node.role, category=node.category, name=node.name)
         else:
             group = h.groups[member[1]]  # type: ignore[index]
             item.update(type="group", category="group", path=group.path, ops=group.ops,

@@ -1,8 +1,11 @@
-// The registry of dashboards. Each view module calls registerView() once; the shell shows a
-// tab for every registered view whose `kind` has data (see /api/tags).
+// The registry of dashboards. The shell (app.js) imports each kind's view modules (listed by
+// /api/kinds); each calls registerView() once, and the shell shows a tab for every
+// registered view whose `kind` has data (see /api/tags).
 //
 // A view is {id, label, kind, order, mount(ctx), unmount(), update(change)} where
-//   ctx    = {main, settings, runs, tagsOf(kind), info, api} given by the shell (app.js),
+//   ctx    = {main, settings, runs, tagsOf(kind), info()} given by the shell: `main` and
+//            `settings` are the view's elements, `runs` the run list (selection and colours),
+//            `tagsOf(kind)` is {run: [tags]} as last loaded, `info()` the last /api/info;
 //   change = {data: bool, runs: bool} says what changed since the last call.
 
 const registry = new Map();

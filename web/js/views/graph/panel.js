@@ -71,7 +71,7 @@ export function renderNode(panel, node, actions) {
     el('h2', { class: 'props-title' }, node.op_type),
     table([
       ['Name', node.name || '(none)'],
-      ['Kind', node.kind],
+      ['Role', node.role],
       ['Domain', node.domain],
       ['Group', node.group || '(top level)'],
     ]),

@@ -1,0 +1,8 @@
+"""The record format's version, written in every file header.
+
+A reader refuses files of a newer major version; minor versions only add fields that older
+readers skip.
+"""
+
+FORMAT_MAJOR = 1
+FORMAT_MINOR = 2  # 1.1: HParamValue.integer; 1.2: PluginEntry

@@ -1,0 +1,48 @@
+"""Embeddings, writer side: an N x D float32 matrix with optional metadata rows."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from visualdl.writer.checks import require_finite, require_real, to_array
+
+
+def check(tag: str, mat: Any, metadata: Iterable | None,
+          metadata_header: Iterable[str] | None) -> tuple[tuple, int]:
+    """The payload ``encode`` takes (matrix, header, rows), and its size in bytes."""
+    matrix = to_array(tag, mat, "mat")
+    require_real(tag, matrix, "mat")
+    if matrix.ndim != 2 or 0 in matrix.shape:
+        raise ValueError(f"{tag!r}: mat must be a non-empty 2-D array, got shape {matrix.shape}")
+    require_finite(tag, matrix, "mat")
+    matrix = matrix.astype("<f4")
+    header = [str(h) for h in metadata_header] if metadata_header is not None else []
+    rows: list[list[str]] = []
+    if metadata is not None:
+        rows = [
+            [str(v) for v in row] if isinstance(row, (list, tuple)) else [str(row)]
+            for row in metadata
+        ]
+        if len(rows) != matrix.shape[0]:
+            raise ValueError(
+                f"{tag!r}: metadata has {len(rows)} rows but mat has {matrix.shape[0]}"
+            )
+        width = len(header) if header else len(rows[0])
+        if any(len(row) != width for row in rows):
+            raise ValueError(f"{tag!r}: every metadata row must have {width} columns")
+        if header and width != len(header):
+            raise ValueError(f"{tag!r}: metadata_header has {len(header)} names, rows {width}")
+    elif header:
+        raise ValueError(f"{tag!r}: metadata_header given without metadata")
+    return (matrix, header, rows), matrix.nbytes
+
+
+def encode(msg: Any, payload: tuple) -> None:
+    matrix, header, rows = payload
+    msg.matrix = np.ascontiguousarray(matrix, dtype="<f4").tobytes()
+    msg.shape.extend(matrix.shape)
+    msg.metadata_header.extend(header)
+    for row in rows:
+        msg.metadata.add().values.extend(row)

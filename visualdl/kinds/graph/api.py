@@ -1,0 +1,226 @@
+"""HTTP API of the model graph view (``/api/graph/...``).
+
+Models come from ``--model`` files (``create_app(models=...)``), from graphs logged with
+``LogWriter.add_graph`` and from uploads. A bad upload is answered with a 400 that says
+what is wrong with the file; nothing the user sends can cause a 500.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from flask import Blueprint, Flask, Response, current_app, request
+
+from visualdl.server.api_common import (
+    MODELS_CONFIG, arg_int, arg_str, etag_for, etag_json, provider,
+)
+from visualdl.server.errors import ApiError
+from visualdl.server.graph.errors import ModelError
+from visualdl.server.graph.store import ModelStore
+
+if TYPE_CHECKING:  # the graph modules import onnx; they load on the first graph request
+    from visualdl.server.graph.document import GraphDocument
+    from visualdl.server.graph.measure import Options
+from visualdl.server.jsonio import json_response
+
+__all__ = ["MAX_UPLOAD_BYTES", "MODELS_CONFIG", "STORE_KEY", "blueprint", "store"]
+
+STORE_KEY = "visualdl.graph"
+MAX_UPLOAD_BYTES = 512 * 1024 * 1024
+MAX_EXPANDED = 100_000
+
+blueprint = Blueprint("graph", __name__)
+
+
+@blueprint.record_once
+def _install(state: Any) -> None:
+    """Build the model store when the blueprint is registered (a bad --model path fails
+    ``create_app`` with FileNotFoundError, which the CLI reports)."""
+    app: Flask = state.app
+    app.extensions[STORE_KEY] = ModelStore(app.config.get(MODELS_CONFIG) or (), provider(app))
+
+
+def store() -> ModelStore:
+    """The app's ModelStore."""
+    return current_app.extensions[STORE_KEY]
+
+
+def _document() -> tuple[str, GraphDocument]:
+    model_id = _param("model")
+    try:
+        return model_id, store().document(model_id)
+    except KeyError:
+        raise ApiError(404, "unknown model") from None
+    except ModelError as err:
+        raise ApiError(422, str(err)) from None
+
+
+def _param(name: str) -> str:
+    body = _body()
+    if name in body:
+        value = body[name]
+        if not isinstance(value, str) or not value:
+            raise ApiError(400, f"parameter {name} must be a non-empty string")
+        return value
+    return arg_str(name)
+
+
+def _body() -> dict[str, Any]:
+    if request.method != "POST" or not request.is_json:
+        return {}
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    return body
+
+
+def _flag(name: str, default: bool = False) -> bool:
+    body = _body()
+    raw = body.get(name, request.args.get(name))
+    if raw is None or raw == "":
+        return default
+    if isinstance(raw, bool):
+        return raw
+    if str(raw).lower() in ("1", "true", "yes", "on"):
+        return True
+    if str(raw).lower() in ("0", "false", "no", "off"):
+        return False
+    raise ApiError(400, f"parameter {name} must be 0 or 1")
+
+
+def _options() -> Options:
+    body = _body()
+    direction = str(body.get("direction", request.args.get("direction", "TB")) or "TB").upper()
+    if direction not in ("TB", "LR"):
+        raise ApiError(400, "parameter direction must be TB or LR")
+    from visualdl.server.graph.measure import Options
+
+    return Options(direction=direction, attrs=_flag("attrs"), inits=_flag("inits"))
+
+
+def _expanded_spec() -> str | list[str]:
+    body = _body()
+    if "expanded" in body:
+        spec = body["expanded"]
+    elif "expand" in request.args:
+        spec = request.args["expand"]
+    else:
+        spec = request.args.getlist("expanded") or "initial"
+    if isinstance(spec, str):
+        if spec not in ("initial", "all", "none"):
+            raise ApiError(400, "expanded must be initial, all, none or a list of groups")
+        return spec
+    if not isinstance(spec, list) or not all(isinstance(p, str) for p in spec):
+        raise ApiError(400, "expanded must be a list of group paths")
+    if len(spec) > MAX_EXPANDED:
+        raise ApiError(400, "too many expanded groups")
+    return spec
+
+
+# -- routes ---------------------------------------------------------------------------------
+@blueprint.get("/api/graph/models")
+def models() -> Response:
+    """Every model that can be opened (files, logged graphs, uploads)."""
+    st = store()
+    body = {"models": [s.public() for s in st.sources()], "has_files": st.has_files}
+    response = json_response(body)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@blueprint.post("/api/graph/upload")
+def upload() -> Response:
+    """Accept an .onnx file (multipart field ``file``, or the raw body with ``?name=``)."""
+    request.max_content_length = MAX_UPLOAD_BYTES
+    if request.files:
+        field = request.files.get("file")
+        if field is None:
+            raise ApiError(400, "the upload needs a form field named 'file'")
+        raw, name = field.read(), field.filename or "upload.onnx"
+    else:
+        raw, name = request.get_data(cache=False), request.args.get("name", "upload.onnx")
+    if not raw:
+        raise ApiError(400, "the uploaded file is empty, not an ONNX model")
+    try:
+        src = store().add_upload(name, raw)
+    except ModelError as err:
+        raise ApiError(400, str(err)) from None
+    doc = store().document(src.id)
+    return json_response({"model": src.public(), "summary": doc.summary()}, status=201)
+
+
+@blueprint.get("/api/graph/summary")
+def summary() -> Response:
+    """Metadata, counts, inputs/outputs, op histogram and the initial collapse state."""
+    model_id, doc = _document()
+    return etag_json(etag_for("graph-summary", model_id), lambda: {
+        "model": model_id, **doc.summary(), "parse_seconds": round(doc.parse_seconds, 4)})
+
+
+@blueprint.get("/api/graph/hierarchy")
+def hierarchy() -> Response:
+    """The group tree."""
+    model_id, doc = _document()
+    return etag_json(etag_for("graph-hierarchy", model_id), doc.hierarchy_tree)
+
+
+@blueprint.route("/api/graph/view", methods=["GET", "POST"])
+def view() -> Response:
+    """The visible graph with coordinates for a collapse state and display options."""
+    model_id, doc = _document()
+    expanded = doc.expanded_set(_expanded_spec())
+    options = _options()
+    return etag_json(etag_for("graph-view", model_id, sorted(expanded), options),
+                     lambda: {"model": model_id, **doc.view(expanded, options)})
+
+
+@blueprint.get("/api/graph/node")
+def node() -> Response:
+    """Details of one node (``id=n12``) or group (``id=g:<path>``)."""
+    model_id, doc = _document()
+    item = arg_str("id")
+    if item.startswith("g:"):
+        path = item[2:]
+        if path not in doc.hierarchy.groups or not path:
+            raise ApiError(404, "unknown group")
+        build = partial(doc.group, path)
+    else:
+        from visualdl.server.graph.document import parse_node_id  # loaded by _document()
+
+        nid = parse_node_id(item)
+        if nid is None or nid >= len(doc.model.nodes):
+            raise ApiError(404, "unknown node")
+        build = partial(doc.node, nid)
+    return etag_json(etag_for("graph-node", model_id, item), build)
+
+
+@blueprint.get("/api/graph/search")
+def search() -> Response:
+    """Nodes matching ``q`` by name, op type or tensor name."""
+    model_id, doc = _document()
+    query = request.args.get("q", "")
+    if len(query) > 500:
+        raise ApiError(400, "the search text is too long")
+    limit = arg_int("limit", 200, 1, 5000)
+    return etag_json(etag_for("graph-search", model_id, query, limit),
+                     lambda: doc.search(query, limit))
+
+
+@blueprint.get("/api/graph/tensor")
+def tensor() -> Response:
+    """An initializer: summary, statistics and its first values (``limit``, default 64)."""
+    model_id, doc = _document()
+    name = arg_str("name")
+    limit = arg_int("limit", 64, 0, 4096)
+
+    def build() -> dict[str, Any]:
+        try:
+            return doc.tensor(name, 0, limit)
+        except KeyError:
+            raise ApiError(404, "unknown initializer") from None
+        except ValueError as err:  # external data missing or outside the model folder
+            raise ApiError(422, str(err)) from None
+
+    return etag_json(etag_for("graph-tensor", model_id, name, limit), build)
+

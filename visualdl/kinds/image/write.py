@@ -1,0 +1,123 @@
+"""Images: checked in the caller's thread, laid out and PNG-encoded in the writer's."""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import numpy as np
+
+from visualdl.writer.checks import require_real, to_array
+
+FORMATS = ("HWC", "CHW", "HW", "NCHW", "NHWC")
+_CHANNELS = (1, 3, 4)
+_GRID_PAD = 2
+
+
+def check_image(tag: str, img: Any, dataformats: str) -> tuple[np.ndarray, str]:
+    """Copy and check an image; returns the copy and its normalized format."""
+    if not isinstance(dataformats, str) or dataformats.upper() not in FORMATS:
+        raise ValueError(
+            f"{tag!r}: dataformats must be one of {', '.join(FORMATS)}, got {dataformats!r}"
+        )
+    fmt = dataformats.upper()
+    array = to_array(tag, img, "image")
+    require_real(tag, array, "image")
+    if array.ndim != len(fmt):
+        raise ValueError(
+            f"{tag!r}: image with dataformats={fmt} must have {len(fmt)} dimensions, "
+            f"got shape {array.shape}"
+        )
+    if "C" in fmt and array.shape[fmt.index("C")] not in _CHANNELS:
+        raise ValueError(
+            f"{tag!r}: image must have 1, 3 or 4 channels, got shape {array.shape} "
+            f"for dataformats={fmt}"
+        )
+    if array.size == 0:
+        raise ValueError(f"{tag!r}: image is empty, shape {array.shape}")
+    _check_range(tag, array)
+    return array, fmt
+
+
+def _check_range(tag: str, array: np.ndarray) -> None:
+    kind = array.dtype.kind
+    if kind == "f":
+        if not np.isfinite(array).all():
+            raise ValueError(f"{tag!r}: image contains NaN or infinite values")
+        lo, hi = array.min(), array.max()
+        if lo < -1e-6 or hi > 1 + 1e-6:
+            raise ValueError(
+                f"{tag!r}: float images must lie in [0, 1], got values in [{lo:g}, {hi:g}]"
+            )
+    elif kind in "iu" and array.dtype != np.uint8:
+        lo, hi = array.min(), array.max()
+        if lo < 0 or hi > 255:
+            raise ValueError(
+                f"{tag!r}: integer images must lie in [0, 255], got values in [{lo}, {hi}]"
+            )
+    elif kind == "b":
+        raise TypeError(f"{tag!r}: image must be uint8 or float, got dtype bool")
+
+
+def to_hwc_uint8(array: np.ndarray, fmt: str) -> np.ndarray:
+    """Lay the image out as height x width x channels uint8; a batch becomes a grid."""
+    if fmt == "HW":
+        array = array[:, :, None]
+    elif fmt == "CHW":
+        array = array.transpose(1, 2, 0)
+    elif fmt == "NCHW":
+        array = make_grid(array.transpose(0, 2, 3, 1))
+    elif fmt == "NHWC":
+        array = make_grid(array)
+    if array.dtype.kind == "f":
+        array = np.rint(np.clip(array, 0.0, 1.0) * 255.0)
+    return np.ascontiguousarray(array, dtype=np.uint8)
+
+
+def make_grid(batch: np.ndarray) -> np.ndarray:
+    """Tile N x H x W x C images into a near-square grid with a small gap between them."""
+    n, h, w, c = batch.shape
+    cols = math.ceil(math.sqrt(n))
+    rows = math.ceil(n / cols)
+    grid = np.zeros(
+        (rows * h + (rows - 1) * _GRID_PAD, cols * w + (cols - 1) * _GRID_PAD, c),
+        dtype=batch.dtype,
+    )
+    for i in range(n):
+        r, col = divmod(i, cols)
+        y, x = r * (h + _GRID_PAD), col * (w + _GRID_PAD)
+        grid[y : y + h, x : x + w] = batch[i]
+    return grid
+
+
+def encode_png(hwc: np.ndarray) -> bytes:
+    from PIL import Image  # imported when first needed: servers and readers never are
+
+    # Pillow infers L / RGB / RGBA from a uint8 array's shape.
+    pixels = hwc[:, :, 0] if hwc.shape[2] == 1 else hwc
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="PNG", compress_level=3)
+    return out.getvalue()
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    """PNG bytes to an H x W x C uint8 array (for readers and tests)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        pixels = np.asarray(im)
+    return pixels[:, :, None] if pixels.ndim == 2 else pixels
+
+
+def check(tag: str, img: Any, dataformats: str) -> tuple[tuple[np.ndarray, str], int]:
+    """The payload ``encode`` takes, and its size in bytes."""
+    array, fmt = check_image(tag, img, dataformats)
+    return (array, fmt), array.nbytes
+
+
+def encode(msg: Any, payload: tuple[np.ndarray, str]) -> None:
+    array, fmt = payload
+    hwc = to_hwc_uint8(array, fmt)
+    msg.png = encode_png(hwc)
+    msg.height, msg.width, msg.channels = hwc.shape

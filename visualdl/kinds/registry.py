@@ -1,0 +1,115 @@
+"""The registry of kinds: the built-in units under ``visualdl/kinds/`` plus any registered
+through the ``visualdl.kinds`` entry-point group.
+
+A built-in kind is a subpackage of ``visualdl.kinds`` whose ``__init__`` defines ``KIND``;
+a third-party kind is an entry point whose object is a ``Kind``::
+
+    [project.entry-points."visualdl.kinds"]
+    confusion = "my_package.confusion:KIND"
+
+Every table of kinds (the writer's blob kinds, the reader's builders, the server's API
+list, the web app's views, the tests' lists) is derived from here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+import warnings
+from importlib.metadata import entry_points
+
+from visualdl.kinds.spec import Kind
+
+__all__ = ["ENTRY_POINT_GROUP", "all_kinds", "get", "by_message", "names", "blob_names", "reset"]
+
+ENTRY_POINT_GROUP = "visualdl.kinds"
+
+_lock = threading.Lock()
+_kinds: dict[str, Kind] | None = None
+_by_message: dict[str, Kind] = {}
+
+
+def _builtin() -> list[Kind]:
+    import visualdl.kinds as package
+    from visualdl.format.record_pb2 import Entry
+
+    found = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.ispkg:
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            kind = getattr(module, "KIND", None)
+            if isinstance(kind, Kind):
+                found.append(kind)
+    # In record.proto's order (scalars first), so that every list of kinds reads the same.
+    return sorted(found, key=lambda k: Entry.DESCRIPTOR.fields_by_name[k.message].number)
+
+
+def _plugins() -> list[Kind]:
+    found = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            kind = point.load()
+        except Exception as exc:  # a broken plugin must not take visualdl down
+            warnings.warn(f"visualdl: kind plugin {point.name!r} failed to load: {exc}",
+                          RuntimeWarning, stacklevel=2)
+            continue
+        if not isinstance(kind, Kind) or kind.builtin:
+            warnings.warn(f"visualdl: entry point {point.name!r} is not a plugin Kind "
+                          "(visualdl.kinds.Kind with the default message)", RuntimeWarning,
+                          stacklevel=2)
+            continue
+        found.append(kind)
+    return found
+
+
+def _load() -> dict[str, Kind]:
+    global _kinds, _by_message
+    if _kinds is not None:
+        return _kinds
+    with _lock:
+        if _kinds is None:
+            kinds: dict[str, Kind] = {}
+            for kind in _builtin() + _plugins():
+                if kind.name in kinds:
+                    warnings.warn(f"visualdl: kind {kind.name!r} is registered twice; the "
+                                  "first one is kept", RuntimeWarning, stacklevel=2)
+                    continue
+                kinds[kind.name] = kind
+            _by_message = {k.message: k for k in kinds.values() if k.builtin}
+            _kinds = kinds
+        return _kinds
+
+
+def all_kinds() -> list[Kind]:
+    """Every kind: built-in ones first, then plugins, each in the order found."""
+    return list(_load().values())
+
+
+def names() -> tuple[str, ...]:
+    return tuple(k.name for k in all_kinds())
+
+
+def blob_names() -> tuple[str, ...]:
+    return tuple(k.name for k in all_kinds() if k.blob)
+
+
+def get(name: str) -> Kind:
+    """The kind called ``name``; KeyError when there is none."""
+    kind = _load().get(name)
+    if kind is None:
+        raise KeyError(f"unknown kind {name!r}; known kinds: {', '.join(names())}")
+    return kind
+
+
+def by_message(field: str) -> Kind | None:
+    """The built-in kind carried in ``Entry.<field>``, or None."""
+    _load()
+    return _by_message.get(field)
+
+
+def reset() -> None:
+    """Forget what was found, so the next call looks again (after installing a plugin)."""
+    global _kinds
+    with _lock:
+        _kinds = None

@@ -1,0 +1,11 @@
+"""Scalars: numbers per step, packed per tag (the writer's and reader's fast paths are
+in ``visualdl.format.scalar_codec``), downsampled on query keeping each bucket's min and max."""
+
+from visualdl.kinds.spec import Kind
+
+KIND = Kind(
+    name="scalar",
+    message="scalars",
+    api="visualdl.kinds.scalar.api",
+    views=("scalars",),
+)

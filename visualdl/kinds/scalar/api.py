@@ -1,0 +1,152 @@
+"""Scalar series: one, many in one round trip, and full-resolution downloads.
+
+Series are downsampled at query time (see :mod:`visualdl.server.downsample`) to the number
+of points the chart asked for; ``total`` says how long the full series is.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import Any
+
+from flask import Blueprint, Response, request
+
+from visualdl.server.api_common import (
+    arg_choice,
+    arg_int,
+    arg_str,
+    etag_for,
+    etag_json,
+    provider,
+    read_tag,
+)
+from visualdl.server.downsample import MIN_POINTS
+from visualdl.server.errors import ApiError
+from visualdl.server.jsonio import dumps, float_list, json_response
+
+__all__ = ["blueprint", "series_json", "DEFAULT_POINTS", "MAX_POINTS", "MAX_BATCH"]
+
+KIND = "scalar"
+DEFAULT_POINTS = 1000
+MAX_POINTS = 1_000_000
+MAX_BATCH = 2000
+
+blueprint = Blueprint("scalars", __name__)
+
+
+def _load(run: str, tag: str):
+    return read_tag(run, KIND, tag, provider().scalars)
+
+
+def series_json(run: str, tag: str, points: int) -> dict[str, Any]:
+    """The downsampled series of ``run``/``tag`` as a JSON-ready dict."""
+    view = read_tag(run, KIND, tag, lambda r, t: provider().scalar_view(r, t, points))
+    return {
+        "run": run,
+        "tag": tag,
+        "total": view.total,
+        "downsampled": view.downsampled,
+        "steps": view.steps.tolist(),
+        "wall_times": float_list(view.wall_times),
+        "values": float_list(view.values),
+    }
+
+
+@blueprint.get("/api/scalars")
+def scalars() -> Response:
+    """One series: ``?run=&tag=&points=``."""
+    run, tag = arg_str("run"), arg_str("tag")
+    points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS)
+    etag = etag_for("scalars", provider().version, run, tag, points)
+    return etag_json(etag, lambda: series_json(run, tag, points))
+
+
+@blueprint.post("/api/scalars/batch")
+def scalars_batch() -> Response:
+    """Many series in one request: ``{"series": [{"run", "tag"}, ...], "points": N}``.
+
+    An unknown pair yields ``{"run", "tag", "error"}`` in its slot instead of failing the
+    whole batch, so one deleted run does not blank a page of charts.
+    """
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict) or not isinstance(body.get("series"), list):
+        raise ApiError(400, 'body must be JSON: {"series": [{"run": ..., "tag": ...}], "points": N}')
+    items = body["series"]
+    if len(items) > MAX_BATCH:
+        raise ApiError(400, f"at most {MAX_BATCH} series per batch")
+    points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS, source=body)
+    out = []
+    for item in items:
+        out.append(_batch_item(item, points))
+    return json_response({"points": points, "series": out})
+
+
+def _batch_item(item: Any, points: int) -> dict[str, Any]:
+    if not isinstance(item, dict) or not isinstance(item.get("run"), str) or not isinstance(
+        item.get("tag"), str
+    ):
+        return {"error": "each item must be {\"run\": string, \"tag\": string}"}
+    try:
+        return series_json(item["run"], item["tag"], points)
+    except ApiError as err:
+        return {"run": item["run"], "tag": item["tag"], "error": err.message}
+
+
+@blueprint.get("/api/scalars/download")
+def download() -> Response:
+    """Full-resolution series of one tag for one or more runs (``run`` may repeat)."""
+    tag = arg_str("tag")
+    runs = [r for r in request.args.getlist("run") if r]
+    if not runs:
+        raise ApiError(400, "missing parameter: run")
+    fmt = arg_choice("format", "csv", ("csv", "json"))
+    series = [(run, _load(run, tag)) for run in dict.fromkeys(runs)]
+    if fmt == "json":
+        body = dumps(
+            {
+                "tag": tag,
+                "series": [
+                    {
+                        "run": run,
+                        "steps": d.steps.tolist(),
+                        "wall_times": float_list(d.wall_times),
+                        "values": float_list(d.values),
+                    }
+                    for run, d in series
+                ],
+            }
+        )
+        mimetype = "application/json"
+    else:
+        body = _csv(series)
+        mimetype = "text/csv"
+    response = Response(body, mimetype=mimetype)
+    name = _filename(tag if len(series) > 1 else f"{series[0][0]}_{tag}")
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _csv(series: list) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["run", "step", "wall_time", "value"])
+    for run, d in series:
+        cell = _csv_safe(run)
+        writer.writerows(
+            (cell, s, repr(w), repr(v))
+            for s, w, v in zip(d.steps.tolist(), d.wall_times.tolist(), d.values.tolist())
+        )
+    return buf.getvalue()
+
+
+def _csv_safe(text: str) -> str:
+    """Defuse spreadsheet formula injection (OWASP): a leading = + - @ gets a quote."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _filename(text: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
+    return cleaned[:100] or "scalars"

@@ -1,0 +1,66 @@
+"""What a kind of logged data declares about itself: one ``Kind`` per kind.
+
+A kind's code lives in one unit (a package): ``write`` checks what the caller passes and
+encodes it in the writer's thread, ``read`` turns a stored message into the event a reader
+hands out, ``api`` holds its Flask blueprint, and ``views`` names its web view modules. The
+registry (:mod:`visualdl.kinds.registry`) builds every table of kinds from these
+declarations, so nothing else lists kinds by hand.
+
+Parts are named by module path and imported on first use: a training script that logs
+scalars never imports Flask, PIL or onnx.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+
+__all__ = ["Kind"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of logged data.
+
+    ``name``: the kind's name everywhere (reader tags, ``/api/tags?kind=``, view ``kind``).
+    ``message``: the ``Entry`` field that carries it in ``record.proto``; kinds that are not
+    built in travel as ``plugin`` entries (``PluginEntry.kind`` holds ``name``).
+    ``blob``: its entries are large; each gets a record of its own and a reader keeps only
+    its file offset (``BlobRef``), loading the bytes on demand.
+    ``write``: module with ``encode(msg, payload)`` (writer thread) and the checks its
+    ``LogWriter.add_*`` method calls; ``read``: module with ``build(msg)`` (an event) or, for
+    blob kinds, ``meta(msg)`` (``(size, {small fields})``); ``api``: module with a Flask
+    ``blueprint``. ``views``: web view modules: ids under ``web/js/views/`` for built-in
+    kinds, or file names under ``web_dir`` (served at ``/kinds/<name>/``) for others.
+    """
+
+    name: str
+    message: str = "plugin"
+    blob: bool = False
+    write: str | None = None
+    read: str | None = None
+    api: str | None = None
+    views: tuple[str, ...] = ()
+    web_dir: str | None = None
+    _modules: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def builtin(self) -> bool:
+        return self.message != "plugin"
+
+    def part(self, which: str) -> ModuleType:
+        """The imported ``write``, ``read`` or ``api`` module (imported once)."""
+        module = self._modules.get(which)
+        if module is None:
+            path = getattr(self, which)
+            if not path:
+                raise LookupError(f"kind {self.name!r} has no {which} part")
+            module = self._modules[which] = importlib.import_module(path)
+        return module
+
+    def view_urls(self) -> list[str]:
+        """Where the browser loads this kind's view modules from (relative to the page)."""
+        if self.web_dir is None:
+            return [f"static/js/views/{view}.js" for view in self.views]
+        return [f"kinds/{self.name}/{view}" for view in self.views]

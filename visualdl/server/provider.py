@@ -1,0 +1,174 @@
+"""The data-provider seam: the one interface between stored data and the server.
+
+API modules ask a ``DataProvider`` for runs, tags by kind, scalar series (downsampled with
+min/max buckets), a kind's events and blobs, and a version for ETags; they never see a
+reader. ``LogReaderProvider`` (in :mod:`visualdl.server.reader_provider`) serves logdirs of
+record files; ``EmptyProvider`` serves nothing (``visualdl --model m.onnx`` without logs).
+Another source of data (another tool's log files, remote storage) is another provider.
+
+Every method that takes a run, kind or tag raises ``KeyError`` for one it does not hold.
+A provider belongs to one app: whatever it caches (blob step maps, merged series) is its
+own, so two apps in one process never serve each other's data.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from visualdl.reader.events import BlobRef, Scalars
+from visualdl.server.downsample import minmax_indices
+
+__all__ = ["DataProvider", "EmptyProvider", "ScalarView"]
+
+
+@dataclass(frozen=True)
+class ScalarView:
+    """A scalar series as a chart gets it: at most ``points`` points (min/max buckets)."""
+
+    steps: np.ndarray
+    wall_times: np.ndarray
+    values: np.ndarray
+    total: int          # points in the full series
+    downsampled: bool   # False when every point is here
+
+
+class DataProvider(ABC):
+    """What the server knows about stored data. Subclasses implement the abstract methods;
+    the others are derived from them."""
+
+    logdirs: list[str] = []
+    reload_interval: float = 5.0
+
+    def __init__(self) -> None:
+        self._step_maps: dict[tuple[str, str, str], tuple[int, dict[int, BlobRef]]] = {}
+        self._step_maps_lock = threading.Lock()
+
+    # -- lifecycle (a provider with nothing to load is loaded at once) ---------------------
+    def start(self) -> None:
+        """Start loading in the background (idempotent)."""
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop background work."""
+
+    def request_reload(self) -> None:
+        """Look for new data now rather than at the next tick."""
+
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        """Block until the first load finished."""
+        return True
+
+    @property
+    def loaded(self) -> bool:
+        """True once the first full pass over the data has finished."""
+        return True
+
+    @property
+    @abstractmethod
+    def version(self) -> int:
+        """Changes whenever new data was read: ETags and the UI's refresh key on it."""
+
+    def status(self) -> dict[str, Any]:
+        """Load statistics and problems with the data, for ``/api/info``."""
+        return {"errors": 0, "error_messages": [], "last_reload_seconds": 0.0,
+                "reload_error": None}
+
+    # -- the index -----------------------------------------------------------------------------
+    @abstractmethod
+    def runs(self) -> list[str]:
+        """Run names, sorted."""
+
+    @abstractmethod
+    def run_tags(self, run: str) -> dict[str, list[str]]:
+        """``{kind: [tags]}`` of one run."""
+
+    def tags_by_kind(self, kind: str | None = None) -> dict[str, dict[str, list[str]]]:
+        """``{kind: {run: [tags]}}`` over every run (one kind, or all)."""
+        out: dict[str, dict[str, list[str]]] = {}
+        for run in self.runs():
+            try:
+                run_tags = self.run_tags(run)
+            except KeyError:  # vanished between runs() and run_tags()
+                continue
+            for k, names in run_tags.items():
+                if names and (kind is None or k == kind):
+                    out.setdefault(k, {})[run] = list(names)
+        return out
+
+    def has_tag(self, run: str, kind: str, tag: str) -> bool:
+        try:
+            return tag in self.run_tags(run).get(kind, ())
+        except KeyError:
+            return False
+
+    # -- data ----------------------------------------------------------------------------------
+    @abstractmethod
+    def scalars(self, run: str, tag: str) -> Scalars:
+        """Every point of a scalar tag (read-only arrays)."""
+
+    def scalar_view(self, run: str, tag: str, points: int) -> ScalarView:
+        """The series downsampled to at most ``points`` points, keeping each bucket's
+        minimum and maximum so that spikes survive."""
+        data = self.scalars(run, tag)
+        total = int(data.steps.shape[0])
+        idx = minmax_indices(data.values, points)
+        if idx.shape[0] == total:
+            return ScalarView(data.steps, data.wall_times, data.values, total, False)
+        return ScalarView(data.steps[idx], data.wall_times[idx], data.values[idx], total, True)
+
+    @abstractmethod
+    def events(self, run: str, kind: str, tag: str) -> list:
+        """Every event of one tag of a kind (blob kinds: ``BlobRef``s), in time order."""
+
+    def blobs(self, run: str, kind: str, tag: str) -> list[BlobRef]:
+        """The index of one tag of a blob kind."""
+        return self.events(run, kind, tag)
+
+    def blob_at(self, run: str, kind: str, tag: str, step: int) -> BlobRef | None:
+        """The blob logged at ``step`` (the newest when a resumed run logged it twice)."""
+        found = self.blobs(run, kind, tag)
+        key = (kind, run, tag)
+        with self._step_maps_lock:
+            cached = self._step_maps.get(key)
+            if cached is None or cached[0] != len(found):
+                cached = (len(found), {ref.step: ref for ref in found})
+                self._step_maps[key] = cached
+        return cached[1].get(step)
+
+    @abstractmethod
+    def load_blob(self, ref: BlobRef) -> Any:
+        """The blob's message, read on demand (OSError/ValueError when it cannot be)."""
+
+    @abstractmethod
+    def hparams(self, run: str) -> Any:
+        """The run's latest hyper-parameters (``HParamsEvent``) or None."""
+
+
+class EmptyProvider(DataProvider):
+    """No data at all: no logdir was given (``visualdl --model m.onnx``)."""
+
+    @property
+    def version(self) -> int:
+        return 0
+
+    def runs(self) -> list[str]:
+        return []
+
+    def run_tags(self, run: str) -> dict[str, list[str]]:
+        raise KeyError(run)
+
+    def scalars(self, run: str, tag: str) -> Scalars:
+        raise KeyError(run)
+
+    def events(self, run: str, kind: str, tag: str) -> list:
+        raise KeyError(run)
+
+    def load_blob(self, ref: BlobRef) -> Any:
+        raise ValueError("no logs are served")
+
+    def hparams(self, run: str) -> Any:
+        raise KeyError(run)
