@@ -54,7 +54,7 @@ def _plugins() -> list[Kind]:
             warnings.warn(f"visualdl: kind plugin {point.name!r} failed to load: {exc}",
                           RuntimeWarning, stacklevel=2)
             continue
-        if not isinstance(kind, Kind) or kind.builtin:
+        if not isinstance(kind, Kind) or not kind.plugin_entry:
             warnings.warn(f"visualdl: entry point {point.name!r} is not a plugin Kind "
                           "(visualdl.kinds.Kind with the default message)", RuntimeWarning,
                           stacklevel=2)
@@ -76,7 +76,7 @@ def _load() -> dict[str, Kind]:
                                   "first one is kept", RuntimeWarning, stacklevel=2)
                     continue
                 kinds[kind.name] = kind
-            _by_message = {k.message: k for k in kinds.values() if k.builtin}
+            _by_message = {k.message: k for k in kinds.values() if not k.plugin_entry}
             _kinds = kinds
         return _kinds
 
@@ -103,7 +103,7 @@ def get(name: str) -> Kind:
 
 
 def by_message(field: str) -> Kind | None:
-    """The built-in kind carried in ``Entry.<field>``, or None."""
+    """The kind carried in ``Entry.<field>`` (None for ``plugin``: look at its ``kind``)."""
     _load()
     return _by_message.get(field)
 

@@ -46,8 +46,9 @@ class Kind:
     _modules: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def builtin(self) -> bool:
-        return self.message != "plugin"
+    def plugin_entry(self) -> bool:
+        """True when its entries travel as ``PluginEntry`` (every third-party kind does)."""
+        return self.message == "plugin"
 
     def part(self, which: str) -> ModuleType:
         """The imported ``write``, ``read`` or ``api`` module (imported once)."""

@@ -273,12 +273,12 @@ class LogWriter:
         self.add("graph", tag, step, model, input_spec, walltime=walltime)
 
     def add(self, kind: str, tag: str, step: int, *value: Any,
-            walltime: float | None = None) -> None:
+            walltime: float | None = None, **options: Any) -> None:
         """Record ``value`` of any registered kind (built in or from a plugin): the kind's
-        ``write.check(tag, *value)`` checks it now, its ``encode`` runs in the writer thread.
-        """
+        ``write.check(tag, *value, **options)`` checks it now, its ``encode`` runs in the
+        writer thread (see docs/adding_a_kind.md)."""
         check_tag(tag)
-        payload, nbytes = _kind(kind).part("write").check(tag, *value)
+        payload, nbytes = _kind(kind).part("write").check(tag, *value, **options)
         self._add_item(kind, tag, step, walltime, payload, nbytes)
 
     def _add_item(self, kind: str, tag: str, step: Any, walltime: Any, payload: Any,
@@ -459,7 +459,7 @@ def _encode_item(kind: str, tag: str, step: int, wall_time: float, payload: Any)
     unit = registry.get(kind)
     entry = Entry()
     msg = getattr(entry, unit.message)
-    if not unit.builtin:
+    if unit.plugin_entry:
         msg.kind = kind
     unit.part("write").encode(msg, payload)
     msg.wall_time = wall_time

@@ -1,0 +1,143 @@
+"""docs/adding_a_kind.md followed end to end: the files on that page are built into a
+distribution, pip-installs it into a temporary folder, the page's example logs with it, and
+the new kind is read back, served by the API, and drawn in its own tab in Chromium, without
+any edit to visualdl.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from visualdl import LogReader
+from visualdl.kinds import registry
+from visualdl.server.api_common import provider
+from visualdl.server.background import start_server
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "adding_a_kind.md"
+KIND = "confusion_matrix"
+FENCE = re.compile(r"^```\w+ file=(\S+)\n(.*?)^```", re.M | re.S)
+
+
+def doc_files() -> dict[str, str]:
+    """``{relative path: content}`` of every fenced block that names a file."""
+    return {name: body for name, body in FENCE.findall(DOC.read_text(encoding="utf-8"))}
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The page's package, built and installed with pip into a folder put on sys.path."""
+    root = tmp_path_factory.mktemp("plugin")
+    project, site = root / "vdl_confusion", root / "site"
+    files = doc_files()
+    for name, body in files.items():
+        if name != "example.py":
+            path = project / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(body, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--no-index", "--target", str(site), str(project)],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert list(site.glob("vdl_confusion-*.dist-info/entry_points.txt"))
+    sys.path.insert(0, str(site))  # what installing into site-packages would do
+    importlib.invalidate_caches()
+    registry.reset()
+    try:
+        yield root, site, files["example.py"]
+    finally:
+        sys.path.remove(str(site))
+        for name in [m for m in sys.modules if m.startswith("vdl_confusion")]:
+            del sys.modules[name]
+        registry.reset()
+
+
+@pytest.fixture(scope="module")
+def logdir(installed):
+    root, site, example = installed
+    work = root / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", example], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return work / "runs"
+
+
+def test_the_kind_is_registered_from_its_entry_point(installed):
+    kind = registry.get(KIND)
+    assert kind.plugin_entry and kind.api == "vdl_confusion.api"
+    assert KIND in registry.names()
+
+
+def test_the_reader_reads_it_back(logdir):
+    reader = LogReader(logdir)
+    assert reader.tags("demo")[KIND] == ["val/confusion"]
+    events = reader.events("demo", KIND, "val/confusion")
+    assert [e.step for e in events] == [0, 1, 2]
+    assert events[-1].matrix == ((7, 1), (2, 5)) and events[-1].labels == ("cat", "dog")
+    assert reader.errors == 0
+
+
+def test_a_reader_without_the_plugin_skips_its_entries(logdir, tmp_path):
+    code = ("import sys, json; from visualdl import LogReader; r = LogReader(sys.argv[1]); "
+            "print(json.dumps([r.tags('demo'), r.errors]))")
+    done = subprocess.run([sys.executable, "-c", code, str(logdir)], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[{}, 0]"
+
+
+@pytest.fixture(scope="module")
+def server(logdir):
+    handle = start_server(logdir, reload_interval=0.5)
+    assert provider(handle.app).wait_loaded(20)
+    yield handle
+    handle.stop()
+
+
+def test_the_server_serves_it(server):
+    base = server.url.rstrip("/")
+    kinds = requests.get(f"{base}/api/kinds", timeout=10).json()["kinds"]
+    entry = next(k for k in kinds if k["name"] == KIND)
+    assert entry["views"] == [f"kinds/{KIND}/confusion.js"]
+    view = requests.get(f"{base}/{entry['views'][0]}", timeout=10)
+    assert view.status_code == 200 and "registerView" in view.text
+    assert view.headers["Content-Type"].startswith("text/javascript")
+    tags = requests.get(f"{base}/api/tags", params={"kind": KIND}, timeout=10).json()
+    assert tags["runs"] == {"demo": ["val/confusion"]}
+    body = requests.get(f"{base}/api/confusion_matrix",
+                        params={"run": "demo", "tag": "val/confusion"}, timeout=10).json()
+    assert [e["matrix"] for e in body["entries"]] == [[[5, 1], [2, 7]], [[6, 1], [2, 6]],
+                                                      [[7, 1], [2, 5]]]
+    missing = requests.get(f"{base}/api/confusion_matrix",
+                           params={"run": "demo", "tag": "nope"}, timeout=10)
+    assert missing.status_code == 404
+    assert requests.get(f"{base}/kinds/{KIND}/../../etc/passwd", timeout=10).status_code == 404
+
+
+@pytest.mark.browser
+def test_its_tab_draws_the_newest_matrix(browser, server, tmp_path):
+    page = browser.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    try:
+        page.goto(f"{server.url.rstrip('/')}/?tab=confusion")
+        page.wait_for_selector("#tab-confusion[aria-selected=true]")
+        page.wait_for_selector("table.confusion td")
+        cells = page.locator("table.confusion td").all_text_contents()
+        assert cells == ["7", "1", "2", "5"]
+        assert "step 2" in page.locator("#main h3").inner_text()
+        page.screenshot(path=str(tmp_path / "confusion.png"))
+    finally:
+        page.close()
+    assert problems == []
