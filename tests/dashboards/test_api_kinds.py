@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.dashboards.conftest import IMAGE_STEPS, image_at
+from tests.helpers.logs import IMAGE_STEPS, image_at
 from visualdl.writer.audio import decode_wav
 
 
@@ -33,8 +33,7 @@ def test_image_bytes_are_cacheable(api):
     params = {"run": "a", "tag": "samples/input", "step": 3}
     first = api.get("/api/images/data", **params)
     assert "max-age" in first.headers["Cache-Control"] and first.headers["ETag"]
-    again = api.session.get(api.url + "/api/images/data", params=params,
-                            headers={"If-None-Match": first.headers["ETag"]}, timeout=10)
+    again = api.get("/api/images/data", params, headers={"If-None-Match": first.headers["ETag"]})
     assert again.status_code == 304 and again.content == b""
 
 
@@ -45,8 +44,7 @@ def test_image_bytes_are_cacheable(api):
 def test_json_answers_revalidate(api, path, params):
     first = api.get(path, **params)
     assert first.status_code == 200, first.text
-    again = api.session.get(api.url + path, params=params,
-                            headers={"If-None-Match": first.headers["ETag"]}, timeout=10)
+    again = api.get(path, params, headers={"If-None-Match": first.headers["ETag"]})
     assert again.status_code == 304 and again.content == b""
 
 

@@ -10,7 +10,8 @@ import math
 
 import pytest
 
-from .conftest import (
+from tests.helpers.logs import (
+    EVAL_STEPS,
     HOSTILE_RUN,
     HOSTILE_TAGS,
     LOSS_STEPS,
@@ -172,7 +173,7 @@ def test_csv_download_several_runs_and_nonfinite(client):
     )
     rows = list(csv.reader(io.StringIO(response.text)))[1:]
     assert [r[0] for r in rows].count("train") == LOSS_STEPS
-    assert [r[0] for r in rows].count("eval") == 30
+    assert [r[0] for r in rows].count("eval") == EVAL_STEPS
     special = client.get("/api/scalars/download", params={"run": "train", "tag": "special"})
     values = [r[3] for r in list(csv.reader(io.StringIO(special.text)))[1:]]
     assert values == ["1.0", "nan", "inf", "-inf", "2.0"]
