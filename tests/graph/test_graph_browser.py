@@ -9,6 +9,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
+from tests.helpers.pages import PageWatch
+
 pytestmark = pytest.mark.browser
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -16,15 +18,13 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
 class Page:
-    """A page on the graph tab that records console errors."""
+    """A page on the graph tab; ``errors`` collects its console errors and failed requests."""
 
     def __init__(self, browser, client, model: str, tmp_path) -> None:
         self.context = browser.new_context(viewport={"width": 1400, "height": 900},
                                            accept_downloads=True)
         self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.errors = PageWatch(self.page).errors
         self.client = client
         self.tmp_path = tmp_path
         self.page.goto(f"{client.url}/?tab=graph&graph_model={model}")
