@@ -25,13 +25,12 @@ from pathlib import Path
 import onnx
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the checkout: its tests' ONNX model builders
 
-from graph import onnx_models
-from graph.conftest import start
-
-from visualdl.server.graph import GraphDocument, Options, parse_bytes
-from visualdl.testing import launch_chromium
+from tests.helpers import onnx_models  # noqa: E402
+from visualdl.server.background import start_server  # noqa: E402
+from visualdl.server.graph import GraphDocument, Options, parse_bytes  # noqa: E402
+from visualdl.testing import launch_chromium  # noqa: E402
 
 SIZES = (1000, 5000, 10000)
 TARGET_FIRST_VIEW = 3.0
@@ -102,7 +101,7 @@ def main() -> int:
         onnx.save(model, path)
         paths.append(path)
         server_rows[n] = server_times(path.read_bytes())
-    server = start([], paths)
+    server = start_server(models=paths)
     results = {}
     try:
         with sync_playwright() as p:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import io
 
 import numpy as np
-import requests
 from PIL import Image
 
+from tests.helpers.http import Client
+from tests.helpers.server import serving
 from visualdl import LogWriter
 from visualdl.server.api_common import provider
-from visualdl.server.background import start_server
 
 
 def _write(root, red: int) -> None:
@@ -24,9 +24,8 @@ def _write(root, red: int) -> None:
         w.add_embeddings("emb", np.eye(4) * red, step=0)
 
 
-def _pixel(url: str, step: int) -> tuple[int, ...]:
-    r = requests.get(f"{url}api/images/data", params={"run": "run", "tag": "sample",
-                                                       "step": step}, timeout=10)
+def _pixel(client: Client, step: int) -> tuple[int, ...]:
+    r = client.get("/api/images/data", run="run", tag="sample", step=step)
     assert r.status_code == 200, r.text
     return Image.open(io.BytesIO(r.content)).getpixel((0, 0))
 
@@ -34,34 +33,22 @@ def _pixel(url: str, step: int) -> tuple[int, ...]:
 def test_two_apps_serve_their_own_images_and_projections(tmp_path):
     _write(tmp_path / "a", red=10)
     _write(tmp_path / "b", red=200)
-    first = start_server(tmp_path / "a", reload_interval=0.2)
-    second = start_server(tmp_path / "b", reload_interval=0.2)
-    try:
-        for handle in (first, second):
-            assert provider(handle.app).wait_loaded(10)
-        urls = [h.url.rstrip("/") + "/" for h in (first, second)]
+    with serving(tmp_path / "a") as first, serving(tmp_path / "b") as second:
+        clients = [Client(first.url), Client(second.url)]
         # interleaved, so that whichever app answers first fills any shared cache
         for step in (2, 0, 1):
-            assert _pixel(urls[0], step) == (10, step, 0)
-            assert _pixel(urls[1], step) == (200, step, 0)
+            assert _pixel(clients[0], step) == (10, step, 0)
+            assert _pixel(clients[1], step) == (200, step, 0)
         spans = []
-        for url in urls:
-            body = requests.get(f"{url}api/embeddings/projection",
-                                params={"run": "run", "tag": "emb", "step": 0}, timeout=30).json()
+        for client in clients:
+            body = client.json("/api/embeddings/projection", run="run", tag="emb", step=0)
             coords = np.array(body["coords"])
             spans.append(float(coords.max() - coords.min()))
         assert spans[1] > 10 * spans[0]  # each projected its own matrix
-    finally:
-        first.stop()
-        second.stop()
 
 
 def test_providers_are_per_app(tmp_path):
     _write(tmp_path / "a", red=1)
-    first = start_server(tmp_path / "a", reload_interval=0.2)
-    second = start_server(tmp_path / "a", reload_interval=0.2)
-    try:
+    with serving(tmp_path / "a") as first, serving(tmp_path / "a") as second:
         assert provider(first.app) is not provider(second.app)
-    finally:
-        first.stop()
-        second.stop()
+        assert provider(first.app).runs() == provider(second.app).runs() == ["run"]

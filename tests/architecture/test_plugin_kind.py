@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import requests
 
+from tests.helpers.http import Client
+from tests.helpers.pages import PageWatch
+from tests.helpers.server import serving
 from visualdl import LogReader
 from visualdl.kinds import registry
-from visualdl.server.api_common import provider
-from visualdl.server.background import start_server
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adding_a_kind.md"
 KIND = "confusion_matrix"
@@ -98,38 +98,33 @@ def test_a_reader_without_the_plugin_skips_its_entries(logdir, tmp_path):
 
 @pytest.fixture(scope="module")
 def server(logdir):
-    handle = start_server(logdir, reload_interval=0.5)
-    assert provider(handle.app).wait_loaded(20)
-    yield handle
-    handle.stop()
+    with serving(logdir) as handle:
+        yield handle
 
 
 def test_the_server_serves_it(server):
-    base = server.url.rstrip("/")
-    kinds = requests.get(f"{base}/api/kinds", timeout=10).json()["kinds"]
+    client = Client(server.url)
+    kinds = client.json("/api/kinds")["kinds"]
     entry = next(k for k in kinds if k["name"] == KIND)
     assert entry["views"] == [f"kinds/{KIND}/confusion.js"]
-    view = requests.get(f"{base}/{entry['views'][0]}", timeout=10)
+    view = client.get("/" + entry["views"][0])
     assert view.status_code == 200 and "registerView" in view.text
     assert view.headers["Content-Type"].startswith("text/javascript")
-    tags = requests.get(f"{base}/api/tags", params={"kind": KIND}, timeout=10).json()
-    assert tags["runs"] == {"demo": ["val/confusion"]}
-    body = requests.get(f"{base}/api/confusion_matrix",
-                        params={"run": "demo", "tag": "val/confusion"}, timeout=10).json()
+    assert client.json("/api/tags", kind=KIND)["runs"] == {"demo": ["val/confusion"]}
+    body = client.json("/api/confusion_matrix", run="demo", tag="val/confusion")
     assert [e["matrix"] for e in body["entries"]] == [[[5, 1], [2, 7]], [[6, 1], [2, 6]],
                                                       [[7, 1], [2, 5]]]
-    missing = requests.get(f"{base}/api/confusion_matrix",
-                           params={"run": "demo", "tag": "nope"}, timeout=10)
-    assert missing.status_code == 404
-    assert requests.get(f"{base}/kinds/{KIND}/../../etc/passwd", timeout=10).status_code == 404
+    assert client.get("/api/confusion_matrix", run="demo", tag="nope").status_code == 404
+    assert client.get(f"/kinds/{KIND}/missing.js").status_code == 404
+    assert client.get("/kinds/image/images.js").status_code == 404  # built-ins live in static/
 
 
 @pytest.mark.browser
 def test_its_tab_draws_the_newest_matrix(browser, server, tmp_path):
-    page = browser.new_page()
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(str(e)))
+    watch = PageWatch(browser.new_page())
+    page = watch.page
+    warnings: list[str] = []
+    page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
     try:
         page.goto(f"{server.url.rstrip('/')}/?tab=confusion")
         page.wait_for_selector("#tab-confusion[aria-selected=true]")
@@ -138,6 +133,7 @@ def test_its_tab_draws_the_newest_matrix(browser, server, tmp_path):
         assert cells == ["7", "1", "2", "5"]
         assert "step 2" in page.locator("#main h3").inner_text()
         page.screenshot(path=str(tmp_path / "confusion.png"))
+        watch.finish()
     finally:
         page.close()
-    assert problems == []
+    assert watch.errors == [] and warnings == []

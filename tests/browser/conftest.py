@@ -1,33 +1,11 @@
-"""Browser fixtures: Debian's Chromium driven by Playwright (never a downloaded browser),
-a real server on a free loopback port, and a page that records console errors."""
+"""Browser fixtures: a page that records console errors, on the session's Chromium (the
+``browser`` fixture of tests/conftest.py: Debian's, driven by Playwright, never downloaded)."""
 
 from __future__ import annotations
 
 import pytest
 
-# The session's Chromium is the ``browser`` fixture of tests/conftest.py.
-
-
-class PageWatch:
-    """A page plus every console error and uncaught exception it produced."""
-
-    def __init__(self, page) -> None:
-        self.page = page
-        self.errors: list[str] = []
-        self.watching = True
-        page.on("console", lambda m: m.type == "error" and self._add(m.text))
-        page.on("pageerror", lambda e: self._add(f"pageerror: {e}"))
-        page.on("requestfailed", lambda r: self._add(f"requestfailed: {r.url}"))
-
-    def _add(self, message: str) -> None:
-        if self.watching:
-            self.errors.append(message)
-
-    def finish(self) -> None:
-        """Stop recording and leave the page: call it before stopping a server the test
-        started itself, whose shutdown the page's polling would otherwise report."""
-        self.watching = False
-        self.page.goto("about:blank")
+from tests.helpers.pages import PageWatch
 
 
 @pytest.fixture
@@ -40,41 +18,3 @@ def watched(browser):
     yield watch
     context.close()
     assert watch.errors == [], f"console errors: {watch.errors}"
-
-
-def card_summary(page) -> dict:
-    """{tag: {state, traces, roles, runs, points}} read from the plotly divs."""
-    return page.evaluate(
-        """() => Object.fromEntries([...document.querySelectorAll('.card')].map((c) => {
-            const plot = c.querySelector('.plot');
-            const data = plot.data || [];
-            return [c.dataset.tag, {
-              state: c.dataset.state,
-              traces: data.length,
-              roles: data.map((t) => t.meta.role),
-              runs: data.map((t) => t.meta.run),
-              points: data.map((t) => t.x.length),
-            }];
-          }))"""
-    )
-
-
-def wait_ready(page, tags) -> None:
-    """Scroll each card into view (cards draw lazily) and wait until it is drawn."""
-    for tag in tags:
-        card = page.locator(f'.card[data-tag="{tag}"]')
-        card.scroll_into_view_if_needed()
-        page.wait_for_function(
-            "(tag) => [...document.querySelectorAll('.card')].some("
-            "(c) => c.dataset.tag === tag && c.dataset.state === 'ready')",
-            arg=tag,
-        )
-
-
-def wait_traces(page, tag: str, count: int) -> None:
-    page.wait_for_function(
-        "([tag, n]) => { const c = [...document.querySelectorAll('.card')]"
-        ".find((c) => c.dataset.tag === tag);"
-        " return c && c.querySelector('.plot').data && c.querySelector('.plot').data.length === n; }",
-        arg=[tag, count],
-    )

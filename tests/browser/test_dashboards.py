@@ -8,11 +8,10 @@ import re
 
 import numpy as np
 import pytest
-from PIL import Image
 
-from tests.dashboards.conftest import IMAGE_STEPS, write_kinds
+from tests.helpers.logs import IMAGE_STEPS, mpl_red, write_kinds
+from tests.helpers.server import serving
 from visualdl import LogWriter
-from visualdl.server.api_common import provider
 from visualdl.server.background import start_server
 
 pytestmark = pytest.mark.browser
@@ -21,28 +20,10 @@ ALL_TABS = ["Images", "Audio", "Text", "Histograms", "Distributions", "PR Curves
             "HParams", "Embeddings", "Figures"]
 
 
-class PngFigure:
-    """Stands in for a matplotlib figure (not installed here): LogWriter stores it as PNG."""
-
-    canvas = None
-
-    def __init__(self, step: int) -> None:
-        self.step = step
-
-    def savefig(self, out, format="png"):  # noqa: A002 - matplotlib's signature
-        Image.fromarray(np.full((30, 40, 3), (self.step * 50, 0, 200), np.uint8)).save(out, format)
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    root = write_kinds(tmp_path_factory.mktemp("dash"))
-    with LogWriter(logdir=str(root / "a")) as w:
-        for step in range(3):
-            w.add_figure("mpl", PngFigure(step), step)
-    handle = start_server(root, reload_interval=0.5)
-    provider(handle.app).wait_loaded(20)
-    yield handle
-    handle.stop()
+    with serving(write_kinds(tmp_path_factory.mktemp("dash"))) as handle:
+        yield handle
 
 
 def open_tab(watched, server, tab: str, query: str = ""):
@@ -350,10 +331,10 @@ def test_figures_plotly_and_png_with_slider(watched, server, tmp_path):
     wait_state(page, mpl)
     page.wait_for_function(f"() => document.querySelector('{mpl}').dataset.shown === '2'")
     assert page.locator(mpl).get_attribute("data-format") == "png"
-    assert red_pixel(page, f"{mpl} .image-frame img") == 100
+    assert red_pixel(page, f"{mpl} .image-frame img") == mpl_red(2)
     set_range(page, f"{mpl} .step-range", 1)
     page.wait_for_function(f"() => document.querySelector('{mpl}').dataset.shown === '1'")
-    assert red_pixel(page, f"{mpl} .image-frame img") == 50
+    assert red_pixel(page, f"{mpl} .image-frame img") == mpl_red(1)
     page.screenshot(path=str(tmp_path / "figures.png"), full_page=True)
 
 
@@ -382,7 +363,7 @@ def test_tab_appears_when_its_data_arrives(watched, tmp_path):
         w.add_scalar("loss", 1.0, 0)
     handle = start_server(root, reload_interval=0.3)
     try:
-        provider(handle.app).wait_loaded(10)
+        assert handle.wait_loaded(10)
         page = watched.page
         page.goto(handle.url + "/")
         page.wait_for_selector("#tab-scalars")

@@ -10,11 +10,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from tests.helpers.pages import card_summary, wait_ready, wait_traces
+from tests.helpers.server import serving
 from visualdl import LogWriter
-from visualdl.server.api_common import provider
 from visualdl.server.background import start_server
-
-from .conftest import card_summary, wait_ready, wait_traces
 
 pytestmark = pytest.mark.browser
 
@@ -40,10 +39,8 @@ def server(tmp_path_factory):
                 if run in runs:
                     for step in range(steps):
                         w.add_scalar(tag, value(run, tag, step), step=step, walltime=1e9 + step)
-    handle = start_server(root, reload_interval=0.5)
-    provider(handle.app).wait_loaded(10)
-    yield handle
-    handle.stop()
+    with serving(root) as handle:
+        yield handle
 
 
 def open_app(watched, url: str):

@@ -7,15 +7,29 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.dashboards.conftest import IMAGE_STEPS, image_at
+from tests.helpers.logs import (
+    CURVE_SAMPLES,
+    IMAGE_STEPS,
+    MPL_SIZE,
+    MPL_STEPS,
+    image_at,
+    mpl_red,
+    pr_labels,
+)
+from visualdl.kinds import registry
 from visualdl.kinds.audio.write import decode_wav
+
+BUILT_IN = [k.name for k in registry.all_kinds() if not k.plugin_entry]
 
 
 def test_tags_list_every_kind(api):
     kinds = api.json("/api/tags")["kinds"]
-    for kind in ("image", "audio", "text", "histogram", "pr_curve", "roc_curve", "embedding",
-                 "hparams", "figure", "scalar"):
+    assert list(kinds) == BUILT_IN  # write_kinds logs every built-in kind, listed in order
+    for kind in BUILT_IN:
         assert set(kinds[kind]) == {"a", "b"}, kind
+    for kind in BUILT_IN:
+        assert api.json("/api/tags", kind=kind)["runs"] == kinds[kind]
+    assert api.get("/api/tags", kind="nope").status_code == 400
 
 
 def test_image_index_has_every_step_and_each_png_is_exact(api):
@@ -33,8 +47,7 @@ def test_image_bytes_are_cacheable(api):
     params = {"run": "a", "tag": "samples/input", "step": 3}
     first = api.get("/api/images/data", **params)
     assert "max-age" in first.headers["Cache-Control"] and first.headers["ETag"]
-    again = api.session.get(api.url + "/api/images/data", params=params,
-                            headers={"If-None-Match": first.headers["ETag"]}, timeout=10)
+    again = api.get("/api/images/data", params, headers={"If-None-Match": first.headers["ETag"]})
     assert again.status_code == 304 and again.content == b""
 
 
@@ -45,8 +58,7 @@ def test_image_bytes_are_cacheable(api):
 def test_json_answers_revalidate(api, path, params):
     first = api.get(path, **params)
     assert first.status_code == 200, first.text
-    again = api.session.get(api.url + path, params=params,
-                            headers={"If-None-Match": first.headers["ETag"]}, timeout=10)
+    again = api.get(path, params, headers={"If-None-Match": first.headers["ETag"]})
     assert again.status_code == 304 and again.content == b""
 
 
@@ -118,13 +130,25 @@ def test_histograms_and_distributions(api):
     assert dist["values"][0] == [e["min"] for e in body["entries"]]
 
 
+@pytest.mark.parametrize("kind, path", [("pr", "/api/pr_curves"), ("roc", "/api/roc_curves")])
+def test_curve_counts_match_the_labels_written(api, kind, path):
+    body = api.json(path, run="a", tag=kind)
+    assert [e["step"] for e in body["entries"]] == [0, 1, 2, 3, 4]
+    for entry in body["entries"]:
+        positives = int(pr_labels("a", entry["step"]).sum())
+        assert 0 < positives < CURVE_SAMPLES
+        assert len(entry["tp"]) == len(entry["thresholds"]) == 11
+        for tp, fn, fp, tn in zip(entry["tp"], entry["fn"], entry["fp"], entry["tn"]):
+            assert tp + fn == positives and fp + tn == CURVE_SAMPLES - positives
+        assert entry["tp"][0] == positives and entry["fp"][0] == CURVE_SAMPLES - positives
+
+
 def test_pr_and_roc_curves(api):
     pr = api.json("/api/pr_curves", run="a", tag="pr")
     assert pr["total"] == 5
     entry = pr["entries"][0]
     assert len(entry["precision"]) == 11 and len(entry["thresholds"]) == 11
     assert entry["recall"][0] == 1.0  # threshold 0: everything is positive
-    assert entry["tp"][0] + entry["fn"][0] == sum(entry["tp"][:1]) + entry["fn"][0]
     assert entry["auc"] == 1.0  # well-separated scores
     roc = api.json("/api/roc_curves", run="a", tag="roc")
     assert roc["entries"][0]["auc"] == 1.0  # the scores separate the classes
@@ -178,3 +202,15 @@ def test_figures(api):
     assert index["steps"] == [0, 1, 2, 3, 4] and index["format"] == ["plotly"] * 5
     fig = api.json("/api/figures/data", run="a", tag="fig", step=2)
     assert fig["data"][0]["y"] == [2, 1]
+
+
+def test_matplotlib_figures_are_pngs_of_the_figure_size(api):
+    index = api.json("/api/figures", run="a", tag="mpl")
+    assert index["steps"] == list(range(MPL_STEPS)) and index["format"] == ["png"] * MPL_STEPS
+    for step in range(MPL_STEPS):
+        response = api.get("/api/figures/data", run="a", tag="mpl", step=step)
+        assert response.status_code == 200 and response.headers["Content-Type"] == "image/png"
+        image = Image.open(io.BytesIO(response.content))
+        assert image.format == "PNG" and image.size == MPL_SIZE
+        pixels = np.asarray(image.convert("RGB"))
+        assert (pixels == (mpl_red(step), 0, 200)).all()  # the figure's background, everywhere

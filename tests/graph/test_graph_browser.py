@@ -9,6 +9,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
+from tests.helpers.pages import PageWatch
+
 pytestmark = pytest.mark.browser
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -16,18 +18,16 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
 class Page:
-    """A page on the graph tab that records console errors."""
+    """A page on the graph tab; ``errors`` collects its console errors and failed requests."""
 
-    def __init__(self, browser, server, model: str, tmp_path) -> None:
+    def __init__(self, browser, client, model: str, tmp_path) -> None:
         self.context = browser.new_context(viewport={"width": 1400, "height": 900},
                                            accept_downloads=True)
         self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.server = server
+        self.errors = PageWatch(self.page).errors
+        self.client = client
         self.tmp_path = tmp_path
-        self.page.goto(f"{server.url}/?tab=graph&graph_model={model}")
+        self.page.goto(f"{client.url}/?tab=graph&graph_model={model}")
         self.wait_ready()
 
     def wait_ready(self) -> None:
@@ -58,14 +58,14 @@ class Page:
 
 
 @pytest.fixture
-def page(browser, server, tmp_path):
-    p = Page(browser, server, "file:0", tmp_path)
+def page(browser, client, tmp_path):
+    p = Page(browser, client, "file:0", tmp_path)
     yield p
     p.close()
 
 
-def test_draws_every_visible_node(page, server):
-    view = server.get("/api/graph/view", params={"model": "file:0"}).json()
+def test_draws_every_visible_node(page, client):
+    view = client.get("/api/graph/view", params={"model": "file:0"}).json()
     assert page.nodes() == len(view["nodes"]) == 17  # small: opens fully expanded
     page.page.click("#graph-fit")  # everything on screen: every box is in the document
     page.page.wait_for_function(
@@ -128,7 +128,7 @@ def test_find_highlights_and_reveals(page):
     current = page.page.locator("g.node.current")
     current.wait_for()
     node_id = current.get_attribute("data-id")
-    details = page.server.get("/api/graph/node", params={"model": "file:0", "id": node_id}).json()
+    details = page.client.get("/api/graph/node", params={"model": "file:0", "id": node_id}).json()
     assert details["name"] == "/layer1/block0/relu_1/Relu"
     assert page.nodes() > 5  # the groups hiding it were expanded
     page.page.locator(".graph-props").get_by_text("/layer1/block0/relu_1/Relu").wait_for()
@@ -221,11 +221,11 @@ def test_upload_opens_the_model_and_refuses_garbage(page, models, tmp_path):
     assert [e for e in page.errors if "status of 400" not in e] == []
 
 
-def test_large_model_opens_collapsed_and_expands(browser, server, tmp_path):
-    ids = {m["name"]: m["id"] for m in server.get("/api/graph/models").json()["models"]}
-    p = Page(browser, server, ids["chain.onnx"], tmp_path)
+def test_large_model_opens_collapsed_and_expands(browser, client, tmp_path):
+    ids = {m["name"]: m["id"] for m in client.get("/api/graph/models").json()["models"]}
+    p = Page(browser, client, ids["chain.onnx"], tmp_path)
     try:
-        initial = server.get("/api/graph/view", params={"model": ids["chain.onnx"]}).json()
+        initial = client.get("/api/graph/view", params={"model": ids["chain.onnx"]}).json()
         assert p.nodes() == len(initial["nodes"])
         group = next(n for n in initial["nodes"] if n["type"] == "group")
         p.page.click(f"g.node[data-id='{group['id']}']")

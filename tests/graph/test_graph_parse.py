@@ -5,10 +5,10 @@ from __future__ import annotations
 import onnx
 import pytest
 
+from tests.helpers import onnx_models
 from visualdl.server.graph import GraphDocument, ModelError, Options, parse_bytes, parse_path
 from visualdl.server.graph.parse import parse_model
 
-from . import onnx_models
 from .geometry import edges_through_boxes, overlapping_boxes
 
 

@@ -8,15 +8,20 @@ import io
 import json
 import math
 
+import numpy as np
 import pytest
 
-from .conftest import (
+from tests.helpers.logs import (
+    EVAL_STEPS,
+    EVAL_STRIDE,
     HOSTILE_RUN,
     HOSTILE_TAGS,
     LOSS_STEPS,
     SPIKE_STEP,
+    eval_loss,
     loss_value,
 )
+from visualdl.server.downsample import minmax_indices
 
 
 def strict_json(text: str):
@@ -122,7 +127,11 @@ def test_batch(client):
     body = strict_json(response.text)
     first, second, unknown_run, unknown_tag, bad = body["series"]
     assert first["run"] == "train" and first["total"] == LOSS_STEPS and len(first["steps"]) <= 10
-    assert second["steps"] == [s * 100 for s in range(10)] or second["total"] == 30
+    assert second["run"] == "eval" and second["total"] == EVAL_STEPS
+    eval_steps = [i * EVAL_STRIDE for i in range(EVAL_STEPS)]
+    kept = minmax_indices(np.array([eval_loss(s) for s in eval_steps]), 10)
+    assert second["steps"] == [eval_steps[i] for i in kept]  # eval's own points, min/max kept
+    assert second["values"] == [eval_loss(s) for s in second["steps"]]
     assert unknown_run == {"run": "nope", "tag": "loss", "error": "unknown run"}
     assert unknown_tag["error"] and "error" in bad
 
@@ -172,7 +181,7 @@ def test_csv_download_several_runs_and_nonfinite(client):
     )
     rows = list(csv.reader(io.StringIO(response.text)))[1:]
     assert [r[0] for r in rows].count("train") == LOSS_STEPS
-    assert [r[0] for r in rows].count("eval") == 30
+    assert [r[0] for r in rows].count("eval") == EVAL_STEPS
     special = client.get("/api/scalars/download", params={"run": "train", "tag": "special"})
     values = [r[3] for r in list(csv.reader(io.StringIO(special.text)))[1:]]
     assert values == ["1.0", "nan", "inf", "-inf", "2.0"]

@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import gc
-import os
-import re
-import socket
 import signal
-import subprocess
-import sys
+import socket
 import time
-from pathlib import Path
 
 import pytest
-import requests
 
 import visualdl
+from tests.helpers.cli import CliProcess, free_port, run_cli, start_cli
+from tests.helpers.http import Client
 from visualdl import LogWriter
 from visualdl.server import create_app
 from visualdl.server.cli import build_parser, main
 from visualdl.server.listen import listen
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_version(capsys):
@@ -68,58 +62,24 @@ def test_inspect_subcommand(tmp_path, capsys):
     assert capsys.readouterr().out
 
 
-def _start(args: list[str], cwd: Path) -> tuple[subprocess.Popen, str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "visualdl", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    line = proc.stdout.readline()
-    match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-    if not match:
-        proc.kill()
-        pytest.fail(f"no URL printed: {line!r}")
-    return proc, match.group(0)
-
-
 def test_python_m_visualdl_serves_and_exits_cleanly(tmp_path):
     with LogWriter(logdir=str(tmp_path / "run")) as w:
         w.add_scalar("loss", 0.5, step=1)
-    proc, url = _start(["--logdir", str(tmp_path), "--port", "0", "--reload-interval", "0.2"], tmp_path)
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if requests.get(url + "api/info", timeout=5).json()["loaded"]:
-                break
-            time.sleep(0.05)
-        assert requests.get(url + "api/runs", timeout=5).json() == {"runs": ["run"]}
-        assert "text/html" in requests.get(url, timeout=5).headers["Content-Type"]
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
-        assert "stopped" in proc.stdout.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    with start_cli("--logdir", str(tmp_path), "--reload-interval", "0.2", cwd=tmp_path) as cli:
+        client = Client(cli.url)
+        assert client.json("/api/runs") == {"runs": ["run"]}
+        assert "text/html" in client.get("/").headers["Content-Type"]
+        done = cli.stop(signal.SIGINT)  # Ctrl-C
+    assert done.returncode == 0, done.stdout
+    assert "stopped" in done.stdout
 
 
 def test_port_in_use_is_a_clear_error(tmp_path):
-    proc, url = _start(["--logdir", str(tmp_path), "--port", "0"], tmp_path)
-    try:
-        port = url.rsplit(":", 1)[1].strip("/")
-        env = dict(os.environ, PYTHONPATH=str(REPO))
-        second = subprocess.run(
-            [sys.executable, "-m", "visualdl", "--logdir", str(tmp_path), "--port", port],
-            capture_output=True, text=True, timeout=20, env=env,
-        )
+    with start_cli("--logdir", str(tmp_path), cwd=tmp_path) as cli:
+        port = cli.url.rsplit(":", 1)[1]
+        second = run_cli("--logdir", str(tmp_path), "--port", port, timeout=20)
         assert second.returncode == 1 and "cannot listen" in second.stderr
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
+        assert cli.stop().returncode == 0
 
 
 def test_listen_binds_literal_addresses_and_names():
@@ -179,27 +139,22 @@ def test_a_request_sent_during_start_up_is_answered(tmp_path):
     starts waits in the backlog and gets its answer, instead of a refusal."""
     with LogWriter(logdir=str(tmp_path / "run")) as w:
         w.add_scalar("loss", 0.5, step=1)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_START, "--logdir", str(tmp_path), "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
+    port = free_port()
+    cli = CliProcess("--logdir", str(tmp_path), "--port", str(port), cwd=tmp_path,
+                     code=_SLOW_START)
+    with cli:
         deadline = time.monotonic() + 20
         while True:
             try:
                 conn = socket.create_connection(("127.0.0.1", port), timeout=30)
                 break
             except ConnectionRefusedError:
-                assert time.monotonic() < deadline and proc.poll() is None
+                assert time.monotonic() < deadline and cli.proc.poll() is None
                 time.sleep(0.005)
         connected = time.monotonic()
         with conn:
             conn.sendall(b"GET /api/runs HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-            line = proc.stdout.readline()
+            line = cli.first_line()
             printed = time.monotonic()
             reply = b"".join(iter(lambda: conn.recv(65536), b""))
         assert "serving at" in line
@@ -207,6 +162,4 @@ def test_a_request_sent_during_start_up_is_answered(tmp_path):
         head, _, body = reply.partition(b"\r\n\r\n")
         assert head.split(b" ")[1] == b"200", head
         assert b'"runs"' in body
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
+        assert cli.stop().returncode == 0

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 
+from tests.helpers.http import Client, wait_for
 from visualdl import LogWriter
 from visualdl.server.background import start_server
-
-from .conftest import Client, wait_for
 
 
 def _total(client: Client, run: str, tag: str) -> int:

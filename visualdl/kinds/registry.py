@@ -21,7 +21,8 @@ from importlib.metadata import entry_points
 
 from visualdl.kinds.spec import Kind
 
-__all__ = ["ENTRY_POINT_GROUP", "all_kinds", "get", "by_message", "names", "blob_names", "reset"]
+__all__ = ["ENTRY_POINT_GROUP", "all_kinds", "blob_names", "by_message", "get", "names",
+           "position", "reset"]
 
 ENTRY_POINT_GROUP = "visualdl.kinds"
 
@@ -92,6 +93,12 @@ def names() -> tuple[str, ...]:
 
 def blob_names() -> tuple[str, ...]:
     return tuple(k.name for k in all_kinds() if k.blob)
+
+
+def position(name: str) -> int:
+    """Where ``name`` stands among the kinds (unknown names last), for stable ordering."""
+    kinds = _load()
+    return list(kinds).index(name) if name in kinds else len(kinds)
 
 
 def get(name: str) -> Kind:

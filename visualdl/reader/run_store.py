@@ -118,11 +118,12 @@ class RunStore:
 
     # -- reading ------------------------------------------------------------------
     def tags(self) -> dict[str, list[str]]:
+        """``{kind: sorted tags}``, kinds in the registry's order."""
         out: dict[str, list[str]] = {}
         if self.scalars:
             out["scalar"] = sorted(self.scalars)
-        for kind, per_tag in self.events.items():
-            out[kind] = sorted(per_tag)
+        for kind in sorted(self.events, key=registry.position):
+            out[kind] = sorted(self.events[kind])
         return out
 
     def scalar_view(self, tag: str) -> Scalars:

@@ -60,6 +60,11 @@ class ServerHandle:
         server.task_dispatcher.shutdown(timeout=timeout)
         provider(self.app).stop(timeout)
 
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        """Block until the first load of the logdirs finished (at once when only models are
+        served); False when ``timeout`` seconds passed first."""
+        return provider(self.app).wait_loaded(timeout)
+
     def __enter__(self) -> "ServerHandle":
         return self
 
@@ -68,13 +73,19 @@ class ServerHandle:
 
 
 def start_server(
-    logdirs: str | os.PathLike | Sequence[str | os.PathLike],
+    logdirs: str | os.PathLike | Sequence[str | os.PathLike] = (),
     host: str = "127.0.0.1",
     port: int = 0,
     reload_interval: float = 5.0,
+    *,
+    models: Sequence[str | os.PathLike] = (),
 ) -> ServerHandle:
-    """Start serving ``logdirs`` on a daemon thread; port 0 picks a free port."""
-    app = create_app(logdirs, reload_interval=reload_interval)
+    """Start serving ``logdirs`` on a daemon thread; port 0 picks a free port.
+
+    ``models`` are ONNX files for the graph view (``visualdl --model``); with models and no
+    logdirs, only the models are served.
+    """
+    app = create_app(logdirs, reload_interval=reload_interval, models=models)
     server = make_server(app, listen(host, port))
     thread = threading.Thread(target=server.run, name="visualdl-server", daemon=True)
     thread.start()

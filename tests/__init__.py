@@ -1,0 +1,1 @@
+"""The test suites. A package, so that ``tests.helpers`` is importable from every folder."""
