@@ -74,7 +74,8 @@ def logdir(installed):
 
 def test_the_kind_is_registered_from_its_entry_point(installed):
     kind = registry.get(KIND)
-    assert kind.plugin_entry and kind.api == "vdl_confusion.api"
+    assert kind.plugin_entry and kind.package == "vdl_confusion"
+    assert kind.part("api").blueprint.name == KIND
     assert KIND in registry.names()
 
 

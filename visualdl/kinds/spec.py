@@ -21,26 +21,27 @@ __all__ = ["Kind"]
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of logged data.
+    """One kind of logged data, declared by the package that holds its parts.
 
     ``name``: the kind's name everywhere (reader tags, ``/api/tags?kind=``, view ``kind``).
-    ``message``: the ``Entry`` field that carries it in ``record.proto``; kinds that are not
-    built in travel as ``plugin`` entries (``PluginEntry.kind`` holds ``name``).
-    ``blob``: its entries are large; each gets a record of its own and a reader keeps only
-    its file offset (``BlobRef``), loading the bytes on demand.
-    ``write``: module with ``encode(msg, payload)`` (writer thread) and the checks its
-    ``LogWriter.add_*`` method calls; ``read``: module with ``build(msg)`` (an event) or, for
-    blob kinds, ``meta(msg)`` (``(size, {small fields})``); ``api``: module with a Flask
-    ``blueprint``. ``views``: web view modules: ids under ``web/js/views/`` for built-in
-    kinds, or file names under ``web_dir`` (served at ``/kinds/<name>/``) for others.
+    ``package``: the module path of the unit; its parts are the modules
+    ``<package>.write`` (``check(tag, *value)`` and ``encode(msg, payload)``),
+    ``<package>.read`` (``build(msg)`` -> an event, or for blob kinds ``meta(msg)`` ->
+    ``(size, {small fields})``) and ``<package>.api`` (a Flask ``blueprint``); ``parts``
+    says which of them exist.
+    ``message``: the ``Entry`` field that carries it in ``record.proto``; by default
+    ``plugin`` (a ``PluginEntry`` whose ``kind`` holds ``name``), as for every third-party
+    kind. ``blob``: its entries are large; each gets a record of its own and a reader keeps
+    only its file offset (``BlobRef``), loading the bytes on demand.
+    ``views``: web view modules: ids under ``web/js/views/`` for built-in kinds, or file
+    names under ``web_dir`` (served at ``/kinds/<name>/``) for others.
     """
 
     name: str
+    package: str
     message: str = "plugin"
     blob: bool = False
-    write: str | None = None
-    read: str | None = None
-    api: str | None = None
+    parts: tuple[str, ...] = ("write", "read", "api")
     views: tuple[str, ...] = ()
     web_dir: str | None = None
     _modules: dict = field(default_factory=dict, compare=False, repr=False)
@@ -50,14 +51,16 @@ class Kind:
         """True when its entries travel as ``PluginEntry`` (every third-party kind does)."""
         return self.message == "plugin"
 
+    def has(self, which: str) -> bool:
+        return which in self.parts
+
     def part(self, which: str) -> ModuleType:
         """The imported ``write``, ``read`` or ``api`` module (imported once)."""
         module = self._modules.get(which)
         if module is None:
-            path = getattr(self, which)
-            if not path:
+            if which not in self.parts:
                 raise LookupError(f"kind {self.name!r} has no {which} part")
-            module = self._modules[which] = importlib.import_module(path)
+            module = self._modules[which] = importlib.import_module(f"{self.package}.{which}")
         return module
 
     def view_urls(self) -> list[str]:

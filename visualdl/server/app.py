@@ -64,7 +64,7 @@ def create_app(
     static.install(app, Path(web_dir) if web_dir is not None else static.find_web_dir(), kinds)
     app.register_blueprint(api_core.blueprint)
     for kind in kinds:
-        if kind.api:
+        if kind.has("api"):
             app.register_blueprint(kind.part("api").blueprint)
     app.register_blueprint(static.blueprint)
     register_error_handlers(app)

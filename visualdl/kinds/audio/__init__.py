@@ -2,12 +2,4 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="audio",
-    message="audio",
-    blob=True,
-    write="visualdl.kinds.audio.write",
-    read="visualdl.kinds.audio.read",
-    api="visualdl.kinds.audio.api",
-    views=("audio",),
-)
+KIND = Kind("audio", __name__, message="audio", blob=True, views=("audio",))

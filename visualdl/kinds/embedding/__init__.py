@@ -2,12 +2,4 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="embedding",
-    message="embedding",
-    blob=True,
-    write="visualdl.kinds.embedding.write",
-    read="visualdl.kinds.embedding.read",
-    api="visualdl.kinds.embedding.api",
-    views=("embeddings",),
-)
+KIND = Kind("embedding", __name__, message="embedding", blob=True, views=("embeddings",))

@@ -2,12 +2,4 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="figure",
-    message="figure",
-    blob=True,
-    write="visualdl.kinds.figure.write",
-    read="visualdl.kinds.figure.read",
-    api="visualdl.kinds.figure.api",
-    views=("figures",),
-)
+KIND = Kind("figure", __name__, message="figure", blob=True, views=("figures",))

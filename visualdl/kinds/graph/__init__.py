@@ -3,12 +3,4 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="graph",
-    message="graph",
-    blob=True,
-    write="visualdl.kinds.graph.write",
-    read="visualdl.kinds.graph.read",
-    api="visualdl.kinds.graph.api",
-    views=("graph",),
-)
+KIND = Kind("graph", __name__, message="graph", blob=True, views=("graph",))

@@ -3,11 +3,4 @@ distributions (percentile bands over steps)."""
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="histogram",
-    message="histogram",
-    write="visualdl.kinds.histogram.write",
-    read="visualdl.kinds.histogram.read",
-    api="visualdl.kinds.histogram.api",
-    views=("histograms", "distributions"),
-)
+KIND = Kind("histogram", __name__, message="histogram", views=("histograms", "distributions"))

@@ -2,11 +2,4 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="hparams",
-    message="hparams",
-    write="visualdl.kinds.hparams.write",
-    read="visualdl.kinds.hparams.read",
-    api="visualdl.kinds.hparams.api",
-    views=("hparams",),
-)
+KIND = Kind("hparams", __name__, message="hparams", views=("hparams",))

@@ -2,12 +2,4 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="image",
-    message="image",
-    blob=True,
-    write="visualdl.kinds.image.write",
-    read="visualdl.kinds.image.read",
-    api="visualdl.kinds.image.api",
-    views=("images",),
-)
+KIND = Kind("image", __name__, message="image", blob=True, views=("images",))

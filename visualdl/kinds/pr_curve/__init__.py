@@ -2,11 +2,4 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="pr_curve",
-    message="pr_curve",
-    write="visualdl.kinds.pr_curve.write",
-    read="visualdl.kinds.pr_curve.read",
-    api="visualdl.kinds.pr_curve.api",
-    views=("pr_curves",),
-)
+KIND = Kind("pr_curve", __name__, message="pr_curve", views=("pr_curves",))

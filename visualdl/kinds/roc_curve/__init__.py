@@ -2,11 +2,4 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="roc_curve",
-    message="roc_curve",
-    write="visualdl.kinds.roc_curve.write",
-    read="visualdl.kinds.roc_curve.read",
-    api="visualdl.kinds.roc_curve.api",
-    views=("roc_curves",),
-)
+KIND = Kind("roc_curve", __name__, message="roc_curve", views=("roc_curves",))

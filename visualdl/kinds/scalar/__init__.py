@@ -3,9 +3,4 @@ in ``visualdl.format.scalar_codec``), downsampled on query keeping each bucket's
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="scalar",
-    message="scalars",
-    api="visualdl.kinds.scalar.api",
-    views=("scalars",),
-)
+KIND = Kind("scalar", __name__, message="scalars", parts=("api",), views=("scalars",))

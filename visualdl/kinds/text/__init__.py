@@ -2,11 +2,4 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind(
-    name="text",
-    message="text",
-    write="visualdl.kinds.text.write",
-    read="visualdl.kinds.text.read",
-    api="visualdl.kinds.text.api",
-    views=("text",),
-)
+KIND = Kind("text", __name__, message="text", views=("text",))
