@@ -43,8 +43,8 @@ def minmax_indices(values: np.ndarray, max_points: int) -> np.ndarray:
     maxs = high.reshape(rows, width).argmax(axis=1) + base
     picked = np.sort(np.concatenate(([0, n - 1], mins, maxs)))
     picked = picked[picked < n]
-    # Sorted, so duplicates are neighbours. (np.unique would do, but it imports numpy.ma,
-    # 6 ms on the first chart request.)
+    # Sorted, so duplicates are neighbours. (np.unique would do, but it imports numpy.ma on
+    # the first chart request: see the first-chart time of `python bench/server.py`.)
     keep = np.empty(picked.shape[0], dtype=bool)
     keep[:1] = True
     np.not_equal(picked[1:], picked[:-1], out=keep[1:])
