@@ -55,9 +55,10 @@ def provider(app: Flask | None = None) -> DataProvider:
     return (app or current_app).extensions[_PROVIDER_KEY]
 
 
-def app_cache(name: str, make: Callable[[], T]) -> T:
-    """The current app's cache called ``name``, made by ``make()`` on first use."""
-    caches = current_app.extensions[_CACHES_KEY]
+def app_cache(name: str, make: Callable[[], T], app: Flask | None = None) -> T:
+    """What the app (the current one by default) keeps under ``name``: a cache, a store;
+    made by ``make()`` on first use."""
+    caches = (app or current_app).extensions[_CACHES_KEY]
     cache = caches.get(name)
     if cache is None:
         cache = caches.setdefault(name, make())

@@ -16,16 +16,14 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from flask import Blueprint, Flask, Response, current_app, request
+from flask import Blueprint, Flask, Response, request
 
 from visualdl.kinds.spec import Kind
+from visualdl.server.api_common import app_cache
 from visualdl.server.compression import accepts_gzip, gzip_bytes
 from visualdl.server.errors import ApiError
 
 __all__ = ["blueprint", "find_web_dir", "install", "plotly_js_path", "StaticFiles"]
-
-STATIC_KEY = "visualdl.static"
-PLUGIN_FILES_KEY = "visualdl.plugin_files"
 PLOTLY_URL = "vendor/plotly.min.js"
 
 _MIME = {
@@ -145,7 +143,7 @@ def serve(relpath: str, max_age: int = 0, files: StaticFiles | None = None) -> R
     """Serve one indexed file (of the web app, or of ``files``) with ETag revalidation and
     pre-compressed gzip."""
     if files is None:
-        files = current_app.extensions[STATIC_KEY]
+        files = app_cache("web app files", _missing)
     entry = files.get(relpath)
     if entry is None:
         raise ApiError(404, "not found")
@@ -179,8 +177,7 @@ def static_file(relpath: str) -> Response:
 @blueprint.get("/kinds/<name>/<path:relpath>")
 def kind_file(name: str, relpath: str) -> Response:
     """The web view modules of a plugin kind, from the folder its ``Kind.web_dir`` names."""
-    plugin_files: dict[str, StaticFiles] = current_app.extensions[PLUGIN_FILES_KEY]
-    files = plugin_files.get(name)
+    files = app_cache("plugin web files", _missing).get(name)
     if files is None:
         raise ApiError(404, "not found")
     return serve(relpath, files=files)
@@ -188,8 +185,12 @@ def kind_file(name: str, relpath: str) -> Response:
 
 def install(app: Flask, web_dir: Path, kinds: list[Kind]) -> None:
     """Index the web app and the web folders of the plugin kinds for ``app``."""
-    app.extensions[STATIC_KEY] = StaticFiles(web_dir)
-    app.extensions[PLUGIN_FILES_KEY] = {
+    app_cache("web app files", lambda: StaticFiles(web_dir), app)
+    app_cache("plugin web files", lambda: {
         kind.name: StaticFiles(Path(kind.web_dir), with_plotly=False)
         for kind in kinds if kind.web_dir is not None
-    }
+    }, app)
+
+
+def _missing() -> None:
+    raise RuntimeError("static.install() was not called for this app")

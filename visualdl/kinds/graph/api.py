@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flask import Blueprint, Flask, Response, current_app, request
 
 from visualdl.server.api_common import (
-    MODELS_CONFIG, arg_int, arg_str, etag_for, etag_json, provider,
+    MODELS_CONFIG, app_cache, arg_int, arg_str, etag_for, etag_json, provider,
 )
 from visualdl.server.errors import ApiError
 from visualdl.server.graph.errors import ModelError
@@ -24,9 +24,8 @@ if TYPE_CHECKING:  # the graph modules import onnx; they load on the first graph
     from visualdl.server.graph.measure import Options
 from visualdl.server.jsonio import json_response
 
-__all__ = ["MAX_UPLOAD_BYTES", "MODELS_CONFIG", "STORE_KEY", "blueprint", "store"]
+__all__ = ["MAX_UPLOAD_BYTES", "blueprint", "store"]
 
-STORE_KEY = "visualdl.graph"
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
 MAX_EXPANDED = 100_000
 
@@ -38,12 +37,17 @@ def _install(state: Any) -> None:
     """Build the model store when the blueprint is registered (a bad --model path fails
     ``create_app`` with FileNotFoundError, which the CLI reports)."""
     app: Flask = state.app
-    app.extensions[STORE_KEY] = ModelStore(app.config.get(MODELS_CONFIG) or (), provider(app))
+    _models(app)
+
+
+def _models(app: Flask) -> ModelStore:
+    return app_cache("graph models", lambda: ModelStore(app.config.get(MODELS_CONFIG) or (),
+                                                         provider(app)), app)
 
 
 def store() -> ModelStore:
     """The app's ModelStore."""
-    return current_app.extensions[STORE_KEY]
+    return _models(current_app)
 
 
 def _document() -> tuple[str, GraphDocument]:

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from flask import Blueprint, Response
 
-from visualdl.server.api_common import read_events, run_tag_json
+from visualdl.server.api_common import app_cache, read_events, run_tag_json
 
 __all__ = ["blueprint", "render_markdown"]
 
@@ -27,7 +27,6 @@ _ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"},
                "th": {"align"}, "td": {"align"}, "code": {"class"}}
 
 
-@lru_cache(maxsize=4096)
 def render_markdown(text: str) -> str:
     """Markdown (tables and fenced code included) to HTML that is safe to insert."""
     import markdown  # imported on the first text request, not at server start
@@ -54,5 +53,10 @@ def _entries(run: str, tag: str) -> dict:
         "tag": tag,
         "total": len(events),
         "entries": [{"step": e.step, "wall_time": e.wall_time, "text": e.text,
-                     "html": render_markdown(e.text)} for e in events],
+                     "html": _rendered(e.text)} for e in events],
     }
+
+
+def _rendered(text: str) -> str:
+    """``render_markdown`` through the app's cache of recent renderings."""
+    return app_cache("markdown", lambda: lru_cache(maxsize=4096)(render_markdown))(text)
