@@ -208,7 +208,7 @@ def _gather(x, a, op_type):
     data, idx = _t(x[0]), x[1]
     axis = a.get("axis", 0) % data.ndim
     if axis == 0 and data.ndim == 2 and isinstance(idx, Tensor) and idx.dtype.kind in "iu":
-        return _ops.sparse_ops.embedding(idx, data)  # the lookup-table kernel
+        return _ops.embedding.embedding(idx, data)  # the lookup-table kernel
     host = _host(idx).astype(np.int64)
     return _ops.shape.getitem(data, (slice(None),) * axis + (host,))
 

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import onnx
 import pytest
-from onnx_parity import check_parity
+from .onnx_parity import check_parity
 
 import visualdl.framework as vf
 import visualdl.framework.nn.functional as F
