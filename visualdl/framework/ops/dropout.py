@@ -10,14 +10,18 @@ from ..tensor import Tensor
 @register("dropout")
 class Dropout(Op):
     def forward(self, x, p, seed):
-        y, mask = self.be.dropout(x, p, seed)
+        y, mask = self.be.dropout(x, p, _scale(p), seed)
         if self.recording:
             self.saved = mask
         return y
 
     def backward(self, g):
-        p = self.attrs["p"]
-        return (self.be.dropout_grad(g, self.saved, 0.0 if p >= 1 else 1.0 / (1.0 - p)),)
+        return (self.be.dropout_grad(g, self.saved, _scale(self.attrs["p"])),)
+
+
+def _scale(p: float) -> float:
+    """Survivors' scale 1/(1-p); p = 1 keeps nothing, so any scale (0) serves."""
+    return 0.0 if p >= 1.0 else 1.0 / (1.0 - p)
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:

@@ -12,6 +12,11 @@ from ..tensor import Tensor
 @register("embedding")
 class Embedding(Op):
     def forward(self, idx, weight, padding_idx):
+        # The range check is here, for every backend: a device kernel cannot raise. (On a GPU
+        # this is a host read of the indices, which are small.)
+        host = self.be.to_numpy(idx)
+        if host.size and (host.min() < 0 or host.max() >= weight.shape[0]):
+            raise IndexError("embedding index out of range")
         if self.recording:
             self.saved = (idx, weight.shape)
         return self.be.gather_rows(weight, idx)
