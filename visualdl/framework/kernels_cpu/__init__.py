@@ -2,8 +2,8 @@
 ``threads.py`` for why) plus numpy BLAS for matrix products and numpy for pure data movement
 (reshape, transpose, concat, basic indexing), which has no arithmetic to kernelise.
 
-``kernels_cuda`` implements the same functions with the same signatures; ops are written once
-against this interface. Arrays here are C-contiguous numpy arrays.
+Implements ``backend.Backend``, as ``kernels_cuda`` does (a test compares both with it); ops are
+written once against that interface. Arrays here are C-contiguous numpy arrays.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The CUDA backend: the ``kernels_cpu`` interface implemented with Numba ``@cuda.jit``
+"""The CUDA backend: the ``backend.Backend`` interface implemented with Numba ``@cuda.jit``
 kernels on device arrays (``numba.cuda`` DeviceNDArray, C-contiguous).
 
 Host round trips are limited to small metadata: broadcast plans and index maps (cached or
