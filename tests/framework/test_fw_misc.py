@@ -1,7 +1,7 @@
 """Serialization, thread control, and learning a real dataset."""
 
+import importlib.util
 import os
-import sys
 
 import numba
 import numpy as np
@@ -41,10 +41,18 @@ def test_set_num_threads_governs_blas_and_numba():
         vf.set_num_threads(before)
 
 
+def _load_example(name: str):
+    """Import examples/<name>.py as a module (the examples are scripts, not a package)."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_mlp_learns_digits():
     pytest.importorskip("sklearn")
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-    import train_digits
+    train_digits = _load_example("train_digits")
 
     vf.seed(0)
     data = train_digits.load_digits_split(0)

@@ -3,8 +3,8 @@
 
 import numpy as np
 import pytest
-from vf_gradcheck import make_inputs, numeric_grads, run, torch_reference, upstream_for
-from vf_opcases import CASE_IDS, CASES, torch
+from .vf_gradcheck import make_inputs, numeric_grads, run, torch_reference, upstream_for
+from .vf_opcases import CASE_IDS, CASES, torch
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from vf_opcases import Case, torch
+from .vf_opcases import Case, torch
 
 import visualdl.framework as vf
 

@@ -2,9 +2,5 @@
 
     NUMBA_ENABLE_CUDASIM=1 pytest tests/framework_cuda
 
-The shared op cases live in tests/framework (imported from there)."""
-
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "framework"))
+The shared op cases are the CPU suite's helpers (``framework.vf_opcases``), imported as a
+package module like any other."""

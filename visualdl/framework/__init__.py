@@ -11,7 +11,8 @@ the tensor's device; matrix products use numpy's BLAS on the CPU. ::
 Every op goes through ``dispatch.apply``; ``dispatch.add_observer`` lets a tracer see them.
 """
 
-from . import callbacks, data, jit, metric, nn, onnx, optim
+from . import callbacks, jit, metric, nn, onnx, optim
+from . import dataloader as data  # public name: vf.data.DataLoader
 from .activation_stats import ActivationStats
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import arange, full, ones, ones_like, rand, randint, randn, zeros, zeros_like
@@ -19,7 +20,7 @@ from .device import cuda_available
 from .dtypes import bool_, float32, float64, int32, int64, uint8
 from .hooks import RemovableHandle
 from .memory import tune_host_allocator
-from .model import Model
+from .training import Model
 from .ops.activation import log_softmax, softmax
 from .ops.conv import conv2d
 from .ops.elementwise import (

@@ -5,6 +5,10 @@ whole family costs one Numba compile per dtype instead of one per op; that keeps
 start short and the on-disk cache small. Plain ints so that Numba freezes them as constants.
 """
 
+from __future__ import annotations
+
+from typing import NamedTuple
+
 # unary: y = f(x; alpha)
 NEG = 0
 EXP = 1
@@ -43,12 +47,41 @@ R_MAX = 1
 R_MIN = 2
 R_SUMSQ = 3
 
-UNARY = {
-    "neg": NEG, "exp": EXP, "log": LOG, "sqrt": SQRT, "tanh": TANH, "sigmoid": SIGMOID,
-    "relu": RELU, "leaky_relu": LEAKY_RELU, "gelu": GELU, "pow_scalar": POW_SCALAR,
-    "abs": ABS, "scale": SCALE, "add_scalar": ADD_SCALAR,
+
+
+class OpName(NamedTuple):
+    """An op-table entry: the kernel code, and the ONNX op type when one ONNX node of that type
+    computes the op (None where the exporter writes something else: an attribute, a constant,
+    several nodes). The tables below feed the ops (codes), the ONNX exporter (framework op ->
+    ONNX type) and the ONNX interpreter (ONNX type -> framework op)."""
+
+    code: int
+    onnx: str | None
+
+
+UNARY_OPS = {
+    "neg": OpName(NEG, "Neg"), "exp": OpName(EXP, "Exp"), "log": OpName(LOG, "Log"),
+    "sqrt": OpName(SQRT, "Sqrt"), "tanh": OpName(TANH, "Tanh"),
+    "sigmoid": OpName(SIGMOID, "Sigmoid"), "relu": OpName(RELU, "Relu"),
+    "leaky_relu": OpName(LEAKY_RELU, None), "gelu": OpName(GELU, None),
+    "pow_scalar": OpName(POW_SCALAR, None), "abs": OpName(ABS, "Abs"),
+    "scale": OpName(SCALE, None), "add_scalar": OpName(ADD_SCALAR, None),
 }
-BINARY = {"add": ADD, "sub": SUB, "mul": MUL, "div": DIV, "pow": POW,
-          "maximum": MAXIMUM, "minimum": MINIMUM}
-COMPARE = {"eq": EQ, "ne": NE, "lt": LT, "le": LE, "gt": GT, "ge": GE}
-REDUCE = {"sum": R_SUM, "max": R_MAX, "min": R_MIN, "sumsq": R_SUMSQ}
+BINARY_OPS = {
+    "add": OpName(ADD, "Add"), "sub": OpName(SUB, "Sub"), "mul": OpName(MUL, "Mul"),
+    "div": OpName(DIV, "Div"), "pow": OpName(POW, "Pow"), "maximum": OpName(MAXIMUM, "Max"),
+    "minimum": OpName(MINIMUM, "Min"),
+}
+COMPARE_OPS = {
+    "eq": OpName(EQ, "Equal"), "ne": OpName(NE, None), "lt": OpName(LT, "Less"),
+    "le": OpName(LE, "LessOrEqual"), "gt": OpName(GT, "Greater"),
+    "ge": OpName(GE, "GreaterOrEqual"),
+}
+
+UNARY = {name: op.code for name, op in UNARY_OPS.items()}
+COMPARE = {name: op.code for name, op in COMPARE_OPS.items()}
+
+
+def onnx_types(table: dict[str, OpName]) -> dict[str, str]:
+    """framework op name -> ONNX op type, for the ops of ``table`` that are one ONNX node."""
+    return {name: op.onnx for name, op in table.items() if op.onnx is not None}

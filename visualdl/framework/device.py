@@ -1,7 +1,7 @@
 """Devices: ``"cpu"`` always, ``"cuda"`` when Numba finds an NVIDIA GPU (or its simulator).
 
 ``backend(device)`` returns the kernel module that implements every primitive for that device;
-ops are written once against that interface (see ``kernels_cpu/__init__.py``).
+ops are written once against that interface (``backend.Backend``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..model import Model
+    from ..training import Model
 
 HOOKS = (
     "on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end",

@@ -104,7 +104,7 @@ class VisualDL(Callback):
     # ------------------------------------------------------------ writer
     def _open(self) -> Any:
         if self.writer is None:
-            from visualdl import LogWriter
+            from visualdl.writer.log_writer import LogWriter
 
             self.writer = LogWriter(logdir=self.log_dir, **self.writer_kwargs)
         return self.writer
@@ -168,10 +168,8 @@ class VisualDL(Callback):
                 self.log_images = False  # not images: never look again
 
     def _add_graph(self, inputs: list) -> None:
-        from ..onnx import to_onnx
-
         try:
-            proto = to_onnx(self.model.network, list(inputs))
+            proto = self.model.network.to_onnx(list(inputs))
         except Exception as exc:  # logging must never stop training
             warnings.warn(f"VisualDL callback: the model graph could not be exported ({exc})",
                           RuntimeWarning, stacklevel=3)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import codes
 from .. import ops as _ops
 from ..autograd import no_grad
 from ..nn.layer import Layer
@@ -57,16 +58,10 @@ def _t(v: Any, like: Tensor | None = None) -> Tensor:
 
 
 # ------------------------------------------------------------------ elementwise
-_UNARY = {"Relu": _ops.elementwise.relu, "Tanh": _ops.elementwise.tanh,
-          "Sigmoid": _ops.elementwise.sigmoid, "Exp": _ops.elementwise.exp,
-          "Log": _ops.elementwise.log, "Sqrt": _ops.elementwise.sqrt,
-          "Neg": _ops.elementwise.neg, "Abs": _ops.elementwise.abs}
-_BINARY = {"Add": _ops.elementwise.add, "Sub": _ops.elementwise.sub,
-           "Mul": _ops.elementwise.mul, "Div": _ops.elementwise.div,
-           "Pow": _ops.elementwise.pow, "Max": _ops.elementwise.maximum,
-           "Min": _ops.elementwise.minimum}
-_COMPARE = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt",
-            "GreaterOrEqual": "ge"}
+# ONNX op type -> framework function (or compare name), from the op table in codes.py
+_UNARY = {t: getattr(_ops.elementwise, n) for n, t in codes.onnx_types(codes.UNARY_OPS).items()}
+_BINARY = {t: getattr(_ops.elementwise, n) for n, t in codes.onnx_types(codes.BINARY_OPS).items()}
+_COMPARE = {t: n for n, t in codes.onnx_types(codes.COMPARE_OPS).items()}
 
 
 @impl(*_UNARY)
@@ -208,7 +203,7 @@ def _gather(x, a, op_type):
     data, idx = _t(x[0]), x[1]
     axis = a.get("axis", 0) % data.ndim
     if axis == 0 and data.ndim == 2 and isinstance(idx, Tensor) and idx.dtype.kind in "iu":
-        return _ops.sparse_ops.embedding(idx, data)  # the lookup-table kernel
+        return _ops.embedding.embedding(idx, data)  # the lookup-table kernel
     host = _host(idx).astype(np.int64)
     return _ops.shape.getitem(data, (slice(None),) * axis + (host,))
 

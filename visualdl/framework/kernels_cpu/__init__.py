@@ -2,8 +2,8 @@
 ``threads.py`` for why) plus numpy BLAS for matrix products and numpy for pure data movement
 (reshape, transpose, concat, basic indexing), which has no arithmetic to kernelise.
 
-``kernels_cuda`` implements the same functions with the same signatures; ops are written once
-against this interface. Arrays here are C-contiguous numpy arrays.
+Implements ``backend.Backend``, as ``kernels_cuda`` does (a test compares both with it); ops are
+written once against that interface. Arrays here are C-contiguous numpy arrays.
 """
 
 from __future__ import annotations
@@ -14,15 +14,18 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import shapes
-from ..codes import R_MAX, R_MIN, R_SUM, R_SUMSQ, SCALE
+from ..codes import R_SUM, R_SUMSQ, SCALE
 from . import conv as _conv
+from . import dropout_mask as _dropout
 from . import elementwise as _ew
-from . import misc as _misc
+from . import embedding as _emb
+from . import linalg as _la
+from . import memory as _mem
 from . import norm as _norm
+from . import optimizer as _opt
 from . import reduce as _red
 from . import softmax as _sm
 
-NAME = "cpu"
 Array = np.ndarray
 
 # ---------------------------------------------------------------- memory
@@ -82,7 +85,7 @@ def getitem_grad(g: Array, shape: Sequence[int], key: Any) -> Array:
         out[key] = g
     else:
         idx = shapes.index_map(tuple(shape), key)
-        _red.scatter_add_kernel(out.reshape(-1), idx.reshape(-1), g.reshape(-1))
+        _mem.scatter_add_kernel(out.reshape(-1), idx.reshape(-1), g.reshape(-1))
     return out
 
 
@@ -93,10 +96,6 @@ def concat(arrays: Sequence[Array], axis: int) -> Array:
 def split(a: Array, sizes: Sequence[int], axis: int) -> list[Array]:
     cuts = np.cumsum(sizes)[:-1]
     return [np.array(p, order="C") for p in np.split(a, cuts, axis=axis)]
-
-
-def fill_(a: Array, value: float) -> None:
-    a.fill(value)
 
 
 def assign_(dst: Array, src: Array) -> None:
@@ -160,8 +159,6 @@ def reduce(code: int, x: Array, axes: tuple[int, ...], keepdims: bool = False) -
     """Reduce over ``axes`` (normalised) with one kernel pass per contiguous run of axes."""
     out_shape = shapes.reduced_shape(x.shape, axes, keepdims)
     if x.size == 0 or not axes:
-        if code in (R_MAX, R_MIN) and x.size == 0:
-            raise ValueError("max/min of an empty tensor")
         res = x if not axes else np.zeros(out_shape, x.dtype)
         return res.reshape(out_shape) if code != R_SUMSQ else (res * res).reshape(out_shape)
     if len(axes) == 1:  # fast path: one axis, one pass
@@ -194,12 +191,6 @@ def argmax(x: Array, axis: int | None, keepdims: bool = False) -> Array:
     return out.reshape(out_shape)
 
 
-def gather_flat(x: Array, idx: Array) -> Array:
-    out = np.empty(idx.shape, x.dtype)
-    _red.gather_kernel(x.reshape(-1), idx.reshape(-1), out.reshape(-1))
-    return out
-
-
 # ---------------------------------------------------------------- linear algebra
 
 
@@ -219,7 +210,7 @@ def bias_add_(y: Array, b: Array, axis: int) -> None:
         y2 = y.reshape(o, c)
         np.add(y2, b, out=y2)
         return
-    _red.bias_add_kernel(y.reshape(o, c, n), b)
+    _la.bias_add_kernel(y.reshape(o, c, n), b)
 
 
 # ---------------------------------------------------------------- softmax / losses
@@ -364,18 +355,18 @@ def layer_norm_grad(x2: Array, g2: Array, mean: Array, rstd: Array, w: Array):
 # ---------------------------------------------------------------- dropout / embedding
 
 
-def dropout(x: Array, p: float, seed: int):
+def dropout(x: Array, p: float, scale: float, seed: int):
     u = np.random.default_rng(seed).random(x.size, dtype=np.float32)
     y = np.empty_like(x)
     mask = np.empty(x.shape, np.bool_)
-    _misc.dropout_kernel(x.reshape(-1), u, np.float32(p), _scalar(x.dtype, 1.0 / (1.0 - p)),
+    _dropout.dropout_kernel(x.reshape(-1), u, np.float32(p), _scalar(x.dtype, scale),
                          y.reshape(-1), mask.reshape(-1))
     return y, mask
 
 
 def dropout_grad(g: Array, mask: Array, scale: float) -> Array:
     out = np.empty_like(g)
-    _misc.masked_scale_kernel(g.reshape(-1), mask.reshape(-1), _scalar(g.dtype, scale),
+    _dropout.masked_scale_kernel(g.reshape(-1), mask.reshape(-1), _scalar(g.dtype, scale),
                               out.reshape(-1))
     return out
 
@@ -383,7 +374,7 @@ def dropout_grad(g: Array, mask: Array, scale: float) -> Array:
 def gather_rows(w: Array, idx: Array) -> Array:
     flat = idx.reshape(-1)
     out = np.empty((flat.size, w.shape[1]), w.dtype)
-    _misc.gather_rows_kernel(w, flat, out)
+    _emb.gather_rows_kernel(w, flat, out)
     return out.reshape(*idx.shape, w.shape[1])
 
 
@@ -391,7 +382,7 @@ def coalesce_rows(idx: Array, rows: Array) -> tuple[Array, Array]:
     """Sum rows that share an index: (unique indices, summed rows)."""
     uniq, inverse = np.unique(idx.reshape(-1), return_inverse=True)
     out = np.zeros((uniq.size, rows.shape[-1]), rows.dtype)
-    _misc.segment_sum_kernel(inverse.reshape(-1).astype(np.int64), rows.reshape(-1, rows.shape[-1]), out)
+    _emb.segment_sum_kernel(inverse.reshape(-1).astype(np.int64), rows.reshape(-1, rows.shape[-1]), out)
     return uniq.astype(np.int64), out
 
 
@@ -410,14 +401,14 @@ def sgd_update(p2: Array, g2: Array, rows: Array, buf2: Array, lr: float, moment
     # Scalars in the parameters' dtype keep the loop in float32 for float32 parameters
     # (as PyTorch computes it); float64 scalars made it half again as slow.
     t = p2.dtype.type
-    _misc.sgd_kernel(p2, g2, rows, buf2, t(lr), t(momentum), t(weight_decay), nesterov)
+    _opt.sgd_kernel(p2, g2, rows, buf2, t(lr), t(momentum), t(weight_decay), nesterov)
 
 
 def adam_update(p2: Array, g2: Array, rows: Array, m2: Array, v2: Array, lr: float, beta1: float,
                 beta2: float, eps: float, weight_decay: float, decoupled: bool, bc1: float,
                 bc2: float) -> None:
     # Adam keeps float64 scalars: its bias corrections in float32 drift from PyTorch's.
-    _misc.adam_kernel(p2, g2, rows, m2, v2, lr, beta1, beta2, eps, weight_decay, decoupled,
+    _opt.adam_kernel(p2, g2, rows, m2, v2, lr, beta1, beta2, eps, weight_decay, decoupled,
                       bc1, bc2)
 
 
@@ -429,4 +420,4 @@ def scale_(a: Array, s: float) -> None:
     _ew.unary_kernel(SCALE, a.reshape(-1), a.reshape(-1), _scalar(a.dtype, s))
 
 
-__all__ = [n for n in dir() if not n.startswith("_")] + ["R_SUM", "R_MAX", "R_MIN"]
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -7,6 +7,12 @@ col2im is the serial scatter-add adjoint, here.
 
 from numba import njit
 
+from ..kernels_shared import conv as _shared
+
+_max_pool_window = njit(inline="always")(_shared.max_pool_window)
+_avg_pool_sum = njit(inline="always")(_shared.avg_pool_sum)
+_pool_count = njit(inline="always")(_shared.pool_count)
+
 
 @njit(cache=True, inline="always")
 def _valid_range(off, stride, size, out):
@@ -44,29 +50,11 @@ def col2im_kernel(cols, dx, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow):
 @njit(cache=True)
 def max_pool_kernel(x, y, arg, kh, kw, sh, sw, ph, pw):
     """x: (B, H, W) with B = N*C; y, arg: (B, OH, OW); arg is the flat h*W+w of the max."""
-    n_b, h, w = x.shape
-    _, oh, ow = y.shape
+    n_b, oh, ow = y.shape
     for b in range(n_b):
-        xb = x[b]
         for i in range(oh):
-            h0 = i * sh - ph
-            k0 = max(0, -h0)
-            k1 = min(kh, h - h0)
             for j in range(ow):
-                w0 = j * sw - pw
-                l0 = max(0, -w0)
-                l1 = min(kw, w - w0)
-                best = xb[h0 + k0, w0 + l0]
-                pos = (h0 + k0) * w + w0 + l0
-                for ki in range(k0, k1):
-                    row = xb[h0 + ki]
-                    for kj in range(l0, l1):
-                        v = row[w0 + kj]
-                        if v > best:
-                            best = v
-                            pos = (h0 + ki) * w + w0 + kj
-                y[b, i, j] = best
-                arg[b, i, j] = pos
+                y[b, i, j], arg[b, i, j] = _max_pool_window(x, b, i, j, kh, kw, sh, sw, ph, pw)
 
 
 @njit(cache=True)
@@ -86,44 +74,19 @@ def avg_pool_kernel(x, y, kh, kw, sh, sw, ph, pw, include_pad):
     for b in range(n_b):
         for i in range(oh):
             for j in range(ow):
-                s = 0.0
-                cnt = 0
-                for ki in range(kh):
-                    ih = i * sh - ph + ki
-                    if ih < 0 or ih >= h:
-                        continue
-                    for kj in range(kw):
-                        iw = j * sw - pw + kj
-                        if iw < 0 or iw >= w:
-                            continue
-                        s += x[b, ih, iw]
-                        cnt += 1
-                y[b, i, j] = s / (kh * kw if include_pad else max(cnt, 1))
+                y[b, i, j] = (_avg_pool_sum(x, b, i, j, kh, kw, sh, sw, ph, pw)
+                              / _pool_count(i, j, kh, kw, sh, sw, ph, pw, h, w, include_pad))
 
 
 @njit(cache=True)
 def avg_pool_grad_kernel(g, dx, kh, kw, sh, sw, ph, pw, include_pad):
+    """Each output spreads its gradient evenly over its window (serial scatter)."""
     n_b, h, w = dx.shape
     _, oh, ow = g.shape
     for b in range(n_b):
         for i in range(oh):
             for j in range(ow):
-                cnt = 0
-                if include_pad:
-                    cnt = kh * kw
-                else:
-                    for ki in range(kh):
-                        ih = i * sh - ph + ki
-                        for kj in range(kw):
-                            iw = j * sw - pw + kj
-                            if 0 <= ih < h and 0 <= iw < w:
-                                cnt += 1
-                share = g[b, i, j] / max(cnt, 1)
-                for ki in range(kh):
-                    ih = i * sh - ph + ki
-                    if ih < 0 or ih >= h:
-                        continue
-                    for kj in range(kw):
-                        iw = j * sw - pw + kj
-                        if 0 <= iw < w:
-                            dx[b, ih, iw] += share
+                share = g[b, i, j] / _pool_count(i, j, kh, kw, sh, sw, ph, pw, h, w, include_pad)
+                for ih in range(max(i * sh - ph, 0), min(i * sh - ph + kh, h)):
+                    for iw in range(max(j * sw - pw, 0), min(j * sw - pw + kw, w)):
+                        dx[b, ih, iw] += share

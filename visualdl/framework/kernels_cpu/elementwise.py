@@ -1,9 +1,8 @@
-"""CPU elementwise kernels: one generic unary, unary-gradient, binary and compare kernel, each
-switching on an op code from ``codes.py`` outside its loops (so LLVM vectorises each branch)."""
+"""CPU elementwise kernels over flat contiguous arrays. The scalar bodies are
+``kernels_shared.elementwise``; each kernel branches on the op code once, outside its loop
+(``_by_code``), so that inside the loop the code is a constant, the body folds to the one op
+and LLVM vectorises it."""
 
-import math
-
-import numpy as np
 from numba import njit
 
 from ..codes import (
@@ -11,17 +10,13 @@ from ..codes import (
     ADD,
     ADD_SCALAR,
     DIV,
-    EQ,
     EXP,
     GELU,
-    GT,
-    LE,
     LEAKY_RELU,
     LOG,
-    LT,
     MAXIMUM,
+    MINIMUM,
     MUL,
-    NE,
     NEG,
     POW,
     POW_SCALAR,
@@ -32,179 +27,116 @@ from ..codes import (
     SUB,
     TANH,
 )
+from ..kernels_shared import elementwise as _shared
 
-_INV_SQRT2 = 0.7071067811865476
-_INV_SQRT_2PI = 0.3989422804014327
+_unary = njit(inline="always")(_shared.unary)
+_unary_grad = njit(inline="always")(_shared.unary_grad)
+_binary = njit(inline="always")(_shared.binary)
+_compare = njit(inline="always")(_shared.compare)
 
 
-@njit(cache=True, inline="always")
-def _sigmoid(v):
-    if v >= 0:
-        return 1.0 / (1.0 + math.exp(-v))
-    e = math.exp(v)
-    return e / (1.0 + e)
+@njit(inline="always")
+def _unary_loop(code, grad, x, y, g, out, alpha):
+    if grad:
+        for i in range(out.size):
+            out[i] = _unary_grad(code, x[i], y[i], g[i], alpha)
+    else:
+        for i in range(out.size):
+            out[i] = _unary(code, x[i], alpha)
+
+
+@njit(inline="always")
+def _unary_by_code(code, grad, x, y, g, out, alpha):
+    """One loop per unary code (each loop sees its code as a constant)."""
+    if code == NEG:
+        _unary_loop(NEG, grad, x, y, g, out, alpha)
+    elif code == EXP:
+        _unary_loop(EXP, grad, x, y, g, out, alpha)
+    elif code == LOG:
+        _unary_loop(LOG, grad, x, y, g, out, alpha)
+    elif code == SQRT:
+        _unary_loop(SQRT, grad, x, y, g, out, alpha)
+    elif code == TANH:
+        _unary_loop(TANH, grad, x, y, g, out, alpha)
+    elif code == SIGMOID:
+        _unary_loop(SIGMOID, grad, x, y, g, out, alpha)
+    elif code == RELU:
+        _unary_loop(RELU, grad, x, y, g, out, alpha)
+    elif code == LEAKY_RELU:
+        _unary_loop(LEAKY_RELU, grad, x, y, g, out, alpha)
+    elif code == GELU:
+        _unary_loop(GELU, grad, x, y, g, out, alpha)
+    elif code == POW_SCALAR:
+        _unary_loop(POW_SCALAR, grad, x, y, g, out, alpha)
+    elif code == ABS:
+        _unary_loop(ABS, grad, x, y, g, out, alpha)
+    elif code == SCALE:
+        _unary_loop(SCALE, grad, x, y, g, out, alpha)
+    elif code == ADD_SCALAR:
+        _unary_loop(ADD_SCALAR, grad, x, y, g, out, alpha)
 
 
 @njit(cache=True)
 def unary_kernel(code, x, out, alpha):
-    """out = f(x) over flat contiguous arrays."""
-    n = x.size
-    if code == NEG:
-        for i in range(n):
-            out[i] = -x[i]
-    elif code == EXP:
-        for i in range(n):
-            out[i] = np.exp(x[i])
-    elif code == LOG:
-        for i in range(n):
-            out[i] = np.log(x[i])
-    elif code == SQRT:
-        for i in range(n):
-            out[i] = np.sqrt(x[i])
-    elif code == TANH:
-        for i in range(n):
-            out[i] = np.tanh(x[i])
-    elif code == SIGMOID:
-        for i in range(n):
-            out[i] = _sigmoid(x[i])
-    elif code == RELU:
-        zero = x.dtype.type(0)
-        for i in range(n):
-            v = x[i]
-            out[i] = v if v > zero else zero
-    elif code == LEAKY_RELU:
-        zero = x.dtype.type(0)
-        for i in range(n):
-            v = x[i]
-            out[i] = v if v > zero else v * alpha
-    elif code == GELU:
-        for i in range(n):
-            v = x[i]
-            out[i] = 0.5 * v * (1.0 + math.erf(v * _INV_SQRT2))
-    elif code == POW_SCALAR:
-        for i in range(n):
-            out[i] = x[i] ** alpha
-    elif code == ABS:
-        for i in range(n):
-            out[i] = abs(x[i])
-    elif code == SCALE:
-        for i in range(n):
-            out[i] = x[i] * alpha
-    elif code == ADD_SCALAR:
-        for i in range(n):
-            out[i] = x[i] + alpha
+    """out = f(x)."""
+    _unary_by_code(code, False, x, x, x, out, alpha)
 
 
 @njit(cache=True)
 def unary_grad_kernel(code, x, y, g, out, alpha):
     """out = g * f'(x), using the saved output y where that is cheaper."""
-    n = g.size
-    if code == NEG:
-        for i in range(n):
-            out[i] = -g[i]
-    elif code == EXP:
-        for i in range(n):
-            out[i] = g[i] * y[i]
-    elif code == LOG:
-        for i in range(n):
-            out[i] = g[i] / x[i]
-    elif code == SQRT:
-        for i in range(n):
-            out[i] = g[i] * 0.5 / y[i]
-    elif code == TANH:
-        for i in range(n):
-            out[i] = g[i] * (1 - y[i] * y[i])
-    elif code == SIGMOID:
-        for i in range(n):
-            out[i] = g[i] * y[i] * (1 - y[i])
-    elif code == RELU:
-        zero = g.dtype.type(0)
-        for i in range(n):
-            out[i] = g[i] if y[i] > zero else zero
-    elif code == LEAKY_RELU:
-        for i in range(n):
-            out[i] = g[i] if x[i] > 0 else g[i] * alpha
-    elif code == GELU:
-        for i in range(n):
-            v = x[i]
-            cdf = 0.5 * (1.0 + math.erf(v * _INV_SQRT2))
-            pdf = _INV_SQRT_2PI * math.exp(-0.5 * v * v)
-            out[i] = g[i] * (cdf + v * pdf)
-    elif code == POW_SCALAR:
-        for i in range(n):
-            out[i] = g[i] * alpha * x[i] ** (alpha - 1)
-    elif code == ABS:
-        for i in range(n):
-            v = x[i]
-            out[i] = g[i] if v > 0 else (-g[i] if v < 0 else 0)
-    elif code == SCALE:
-        for i in range(n):
-            out[i] = g[i] * alpha
-    elif code == ADD_SCALAR:
-        for i in range(n):
-            out[i] = g[i]
+    _unary_by_code(code, True, x, y, g, out, alpha)
 
 
-@njit(cache=True, inline="always")
-def _binop(code, a, b):
+@njit(inline="always")
+def _binary_loop(code, cmp, a, b, out, offa, offb, inner, ia, ib):
+    """``len(offa)`` outer steps of an ``inner``-long strided loop (``shapes.binary_plan``);
+    the two common strides get loops of their own."""
+    o = 0
+    for k in range(offa.size):
+        pa = offa[k]
+        pb = offb[k]
+        if cmp:
+            for j in range(inner):
+                out[o + j] = _compare(code, a[pa + j * ia], b[pb + j * ib])
+        elif ia == 1 and ib == 1:
+            for j in range(inner):
+                out[o + j] = _binary(code, a[pa + j], b[pb + j])
+        elif ib == 0:
+            bv = b[pb]
+            for j in range(inner):
+                out[o + j] = _binary(code, a[pa + j * ia], bv)
+        else:
+            for j in range(inner):
+                out[o + j] = _binary(code, a[pa + j * ia], b[pb + j * ib])
+        o += inner
+
+
+@njit(inline="always")
+def _binary_by_code(code, cmp, a, b, out, offa, offb, inner, ia, ib):
+    """One loop per code; binary and compare codes share the numbers 0..6."""
     if code == ADD:
-        return a + b
-    if code == SUB:
-        return a - b
-    if code == MUL:
-        return a * b
-    if code == DIV:
-        return a / b
-    if code == POW:
-        return a ** b
-    if code == MAXIMUM:
-        return a if a >= b else b
-    return a if a <= b else b  # MINIMUM
-
-
-@njit(cache=True, inline="always")
-def _cmp(code, a, b):
-    if code == EQ:
-        return a == b
-    if code == NE:
-        return a != b
-    if code == LT:
-        return a < b
-    if code == LE:
-        return a <= b
-    if code == GT:
-        return a > b
-    return a >= b
+        _binary_loop(ADD, cmp, a, b, out, offa, offb, inner, ia, ib)
+    elif code == SUB:
+        _binary_loop(SUB, cmp, a, b, out, offa, offb, inner, ia, ib)
+    elif code == MUL:
+        _binary_loop(MUL, cmp, a, b, out, offa, offb, inner, ia, ib)
+    elif code == DIV:
+        _binary_loop(DIV, cmp, a, b, out, offa, offb, inner, ia, ib)
+    elif code == POW:
+        _binary_loop(POW, cmp, a, b, out, offa, offb, inner, ia, ib)
+    elif code == MAXIMUM:
+        _binary_loop(MAXIMUM, cmp, a, b, out, offa, offb, inner, ia, ib)
+    elif code == MINIMUM:
+        _binary_loop(MINIMUM, cmp, a, b, out, offa, offb, inner, ia, ib)
 
 
 @njit(cache=True)
 def binary_kernel(code, a, b, out, offa, offb, inner, ia, ib):
-    """Broadcasting binary op: ``len(offa)`` outer steps of an ``inner``-long strided loop
-    (plan from ``shapes.binary_plan``)."""
-    o = 0
-    for k in range(offa.size):
-        pa = offa[k]
-        pb = offb[k]
-        if ia == 1 and ib == 1:
-            for j in range(inner):
-                out[o + j] = _binop(code, a[pa + j], b[pb + j])
-        elif ib == 0:
-            bv = b[pb]
-            for j in range(inner):
-                out[o + j] = _binop(code, a[pa + j * ia], bv)
-        else:
-            for j in range(inner):
-                out[o + j] = _binop(code, a[pa + j * ia], b[pb + j * ib])
-        o += inner
+    _binary_by_code(code, False, a, b, out, offa, offb, inner, ia, ib)
 
 
 @njit(cache=True)
 def compare_kernel(code, a, b, out, offa, offb, inner, ia, ib):
-    """Like ``binary_kernel`` with a bool result."""
-    o = 0
-    for k in range(offa.size):
-        pa = offa[k]
-        pb = offb[k]
-        for j in range(inner):
-            out[o + j] = _cmp(code, a[pa + j * ia], b[pb + j * ib])
-        o += inner
+    """Like ``binary_kernel`` with a bool result (compare codes EQ..GE are 0..5)."""
+    _binary_by_code(code, True, a, b, out, offa, offb, inner, ia, ib)

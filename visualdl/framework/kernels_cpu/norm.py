@@ -1,42 +1,28 @@
-"""CPU batch-norm and layer-norm kernels (statistics accumulate in float64)."""
+"""CPU batch-norm (a loop over channels) and layer-norm (a loop over rows); the per-channel
+and per-row math is ``kernels_shared.norm``."""
 
 import math
 
 from numba import njit
 
+from ..kernels_shared import norm as _shared
+
+_bn_train_channel = njit(inline="always")(_shared.batch_norm_train_channel)
+_bn_grad_channel = njit(inline="always")(_shared.batch_norm_grad_channel)
+_ln_row = njit(inline="always")(_shared.layer_norm_row)
+_ln_grad_x_row = njit(inline="always")(_shared.layer_norm_grad_x_row)
+_ln_grad_w_column = njit(inline="always")(_shared.layer_norm_grad_w_column)
+
 
 @njit(cache=True)
 def batch_norm_train_kernel(x, w, b, y, mean, invstd, rm, rv, momentum, eps, update):
-    """x, y: (N, C, L). Normalises with batch statistics; updates running stats in place
-    (PyTorch convention: new = (1 - momentum) * old + momentum * batch, unbiased variance)."""
-    n_b, n_c, n_l = x.shape
-    m = n_b * n_l
-    for c in range(n_c):
-        s = 0.0
-        for n in range(n_b):
-            for i in range(n_l):
-                s += x[n, c, i]
-        mu = s / m
-        ss = 0.0
-        for n in range(n_b):
-            for i in range(n_l):
-                d = x[n, c, i] - mu
-                ss += d * d
-        inv = 1.0 / math.sqrt(ss / m + eps)
-        mean[c] = mu
-        invstd[c] = inv
-        if update:
-            rm[c] = (1.0 - momentum) * rm[c] + momentum * mu
-            rv[c] = (1.0 - momentum) * rv[c] + momentum * ss / max(m - 1, 1)
-        scale = w[c] * inv
-        shift = b[c] - mu * scale
-        for n in range(n_b):
-            for i in range(n_l):
-                y[n, c, i] = x[n, c, i] * scale + shift
+    for c in range(x.shape[1]):
+        _bn_train_channel(x, w, b, y, mean, invstd, rm, rv, momentum, eps, update, c)
 
 
 @njit(cache=True)
 def batch_norm_eval_kernel(x, rm, rv, w, b, eps, y, invstd):
+    """One scale and shift per channel, then one multiply-add per element."""
     n_b, n_c, n_l = x.shape
     for c in range(n_c):
         inv = 1.0 / math.sqrt(rv[c] + eps)
@@ -50,74 +36,19 @@ def batch_norm_eval_kernel(x, rm, rv, w, b, eps, y, invstd):
 
 @njit(cache=True)
 def batch_norm_grad_kernel(x, g, mean, invstd, w, training, dx, dw, db):
-    n_b, n_c, n_l = x.shape
-    m = n_b * n_l
-    for c in range(n_c):
-        mu = mean[c]
-        inv = invstd[c]
-        sg = 0.0
-        sgx = 0.0
-        for n in range(n_b):
-            for i in range(n_l):
-                gv = g[n, c, i]
-                sg += gv
-                sgx += gv * (x[n, c, i] - mu) * inv
-        dw[c] = sgx
-        db[c] = sg
-        k = w[c] * inv
-        if training:
-            a = sg / m
-            bb = sgx / m
-            for n in range(n_b):
-                for i in range(n_l):
-                    xh = (x[n, c, i] - mu) * inv
-                    dx[n, c, i] = k * (g[n, c, i] - a - xh * bb)
-        else:
-            for n in range(n_b):
-                for i in range(n_l):
-                    dx[n, c, i] = k * g[n, c, i]
+    for c in range(x.shape[1]):
+        _bn_grad_channel(x, g, mean, invstd, w, training, dx, dw, db, c)
 
 
 @njit(cache=True)
 def layer_norm_kernel(x, w, b, eps, y, mean, rstd):
-    """x, y: (M, D); normalise each row, then y = xhat * w + b."""
-    n_m, n_d = x.shape
-    for r in range(n_m):
-        s = 0.0
-        for j in range(n_d):
-            s += x[r, j]
-        mu = s / n_d
-        ss = 0.0
-        for j in range(n_d):
-            d = x[r, j] - mu
-            ss += d * d
-        inv = 1.0 / math.sqrt(ss / n_d + eps)
-        mean[r] = mu
-        rstd[r] = inv
-        for j in range(n_d):
-            y[r, j] = (x[r, j] - mu) * inv * w[j] + b[j]
+    for r in range(x.shape[0]):
+        _ln_row(x, w, b, eps, y, mean, rstd, r)
 
 
 @njit(cache=True)
 def layer_norm_grad_kernel(x, g, mean, rstd, w, dx, dw, db):
-    n_m, n_d = x.shape
-    for j in range(n_d):
-        dw[j] = 0.0
-        db[j] = 0.0
-    for r in range(n_m):
-        mu = mean[r]
-        inv = rstd[r]
-        a = 0.0
-        bb = 0.0
-        for j in range(n_d):
-            xh = (x[r, j] - mu) * inv
-            gw = g[r, j] * w[j]
-            a += gw
-            bb += gw * xh
-            dw[j] += g[r, j] * xh
-            db[j] += g[r, j]
-        a /= n_d
-        bb /= n_d
-        for j in range(n_d):
-            xh = (x[r, j] - mu) * inv
-            dx[r, j] = inv * (g[r, j] * w[j] - a - xh * bb)
+    for r in range(x.shape[0]):
+        _ln_grad_x_row(x, g, mean, rstd, w, dx, r)
+    for j in range(x.shape[1]):
+        _ln_grad_w_column(x, g, mean, rstd, dw, db, j)

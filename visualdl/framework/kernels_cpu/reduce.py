@@ -7,7 +7,10 @@ thousands of terms) stay as accurate as PyTorch's pairwise sums.
 import numpy as np
 from numba import njit
 
-from ..codes import R_MAX
+from ..kernels_shared import reduce as _shared
+
+_minmax_step = njit(inline="always")(_shared.minmax_step)
+_argmax_column = njit(inline="always")(_shared.argmax_column)
 
 
 @njit(cache=True, fastmath=True)
@@ -45,7 +48,7 @@ def sum_kernel(x, out, square):
 
 @njit(cache=True)
 def minmax_kernel(code, x, out):
-    """x: (O, R, I); out: (O, I) = max (code R_MAX) or min over R; NaN propagates."""
+    """x: (O, R, I); out: (O, I) = max (code R_MAX) or min over R; row-major walk."""
     n_o, n_r, n_i = x.shape
     for o in range(n_o):
         for i in range(n_i):
@@ -53,49 +56,13 @@ def minmax_kernel(code, x, out):
         for r in range(1, n_r):
             row = x[o, r]
             for i in range(n_i):
-                v = row[i]
-                if code == R_MAX:
-                    if v > out[o, i] or v != v:
-                        out[o, i] = v
-                elif v < out[o, i] or v != v:
-                    out[o, i] = v
+                out[o, i] = _minmax_step(code, out[o, i], row[i])
 
 
 @njit(cache=True)
 def argmax_kernel(x, out):
     """x: (O, R, I); out: (O, I) int64 index of the first maximum along R."""
-    n_o, n_r, n_i = x.shape
+    n_o, _, n_i = x.shape
     for o in range(n_o):
         for i in range(n_i):
-            best = x[o, 0, i]
-            idx = 0
-            for r in range(1, n_r):
-                v = x[o, r, i]
-                if v > best:
-                    best = v
-                    idx = r
-            out[o, i] = idx
-
-
-@njit(cache=True)
-def bias_add_kernel(y, b):
-    """In place: y (O, C, I) += b[c]; fuses the bias of linear and conv layers."""
-    n_o, n_c, n_i = y.shape
-    for o in range(n_o):
-        for c in range(n_c):
-            bv = b[c]
-            for i in range(n_i):
-                y[o, c, i] += bv
-
-
-@njit(cache=True)
-def scatter_add_kernel(out, idx, g):
-    """out[idx[k]] += g[k] over flat arrays (indexing gradients; duplicates accumulate)."""
-    for k in range(idx.size):
-        out[idx[k]] += g[k]
-
-
-@njit(cache=True)
-def gather_kernel(x, idx, out):
-    for k in range(idx.size):
-        out[k] = x[idx[k]]
+            out[o, i] = _argmax_column(x, o, i)

@@ -1,4 +1,4 @@
-"""The CUDA backend: the ``kernels_cpu`` interface implemented with Numba ``@cuda.jit``
+"""The CUDA backend: the ``backend.Backend`` interface implemented with Numba ``@cuda.jit``
 kernels on device arrays (``numba.cuda`` DeviceNDArray, C-contiguous).
 
 Host round trips are limited to small metadata: broadcast plans and index maps (cached or
@@ -15,16 +15,18 @@ from numba import cuda
 
 from .. import random as _random
 from .. import shapes
-from ..codes import R_MAX, R_MIN, R_SUM, R_SUMSQ, SCALE
+from ..codes import MUL, R_SUM, R_SUMSQ, SCALE
 from . import conv as _conv
 from . import elementwise as _ew
+from . import embedding as _emb
 from . import linalg as _la
-from . import misc as _misc
+from . import memory as _mem
 from . import norm as _norm
+from . import optimizer as _opt
 from . import reduce as _red
+from . import softmax as _sm
 from .launch import grid
 
-NAME = "cuda"
 Array = Any
 
 # ---------------------------------------------------------------- memory
@@ -63,7 +65,7 @@ def empty(shape: Sequence[int], dtype: np.dtype) -> Array:
 def full(shape: Sequence[int], value: float, dtype: np.dtype) -> Array:
     out = empty(shape, dtype)
     if out.size:
-        _launch(_ew.fill_kernel, out.size, _flat(out), np.dtype(dtype).type(value))
+        _launch(_mem.fill_kernel, out.size, _flat(out), np.dtype(dtype).type(value))
     return out
 
 
@@ -74,7 +76,7 @@ def zeros(shape: Sequence[int], dtype: np.dtype) -> Array:
 def arange(n: int, dtype: np.dtype) -> Array:
     out = empty((n,), dtype)
     if n:
-        _launch(_ew.arange_kernel, n, out)
+        _launch(_mem.arange_kernel, n, out)
     return out
 
 
@@ -94,7 +96,7 @@ def reshape(a: Array, shape: Sequence[int]) -> Array:
 def astype(a: Array, dtype: np.dtype) -> Array:
     out = empty(a.shape, dtype)
     if a.size:
-        _launch(_ew.cast_kernel, a.size, _flat(a), _flat(out))
+        _launch(_mem.cast_kernel, a.size, _flat(a), _flat(out))
     return out
 
 
@@ -102,20 +104,15 @@ def copy(a: Array) -> Array:
     return astype(a, a.dtype)
 
 
-def fill_(a: Array, value: float) -> None:
-    if a.size:
-        _launch(_ew.fill_kernel, a.size, _flat(a), np.dtype(a.dtype).type(value))
-
-
 def assign_(dst: Array, src: Array) -> None:
     if src.size:
-        _launch(_ew.cast_kernel, src.size, _flat(src), _flat(dst))
+        _launch(_mem.cast_kernel, src.size, _flat(src), _flat(dst))
 
 
 def _strided(a: Array, shape: Sequence[int], strides: Sequence[int]) -> Array:
     out = empty(shape, a.dtype)
     if out.size:
-        _launch(_ew.strided_copy_kernel, out.size, _flat(a), _flat(out),
+        _launch(_mem.strided_copy_kernel, out.size, _flat(a), _flat(out),
                 _const(np.asarray(shape, np.int64)), _const(np.asarray(strides, np.int64)))
     return out
 
@@ -133,7 +130,7 @@ def getitem(a: Array, key: Any) -> Array:
     idx = shapes.index_map(tuple(a.shape), key)
     out = empty(idx.shape, a.dtype)
     if out.size:
-        _launch(_ew.gather_kernel, out.size, _flat(a), _flat(cuda.to_device(idx)), _flat(out))
+        _launch(_mem.gather_kernel, out.size, _flat(a), _flat(cuda.to_device(idx)), _flat(out))
     return out
 
 
@@ -141,7 +138,7 @@ def getitem_grad(g: Array, shape: Sequence[int], key: Any) -> Array:
     idx = shapes.index_map(tuple(shape), key)
     out = zeros(shape, g.dtype)
     if idx.size:
-        _launch(_ew.scatter_add_kernel, idx.size, _flat(out), _flat(cuda.to_device(idx)), _flat(g))
+        _launch(_mem.scatter_add_kernel, idx.size, _flat(out), _flat(cuda.to_device(idx)), _flat(g))
     return out
 
 
@@ -155,7 +152,7 @@ def concat(arrays: Sequence[Array], axis: int) -> Array:
     for a in arrays:
         if a.size:
             a2 = a.reshape(outer, a.size // max(outer, 1))
-            _launch(_ew.block_copy_kernel, a.size, a2, out2, offset, True)
+            _launch(_mem.block_copy_kernel, a.size, a2, out2, offset, True)
             offset += a2.shape[1]
     return out
 
@@ -170,7 +167,7 @@ def split(a: Array, sizes: Sequence[int], axis: int) -> list[Array]:
         part = empty(shape, a.dtype)
         if part.size:
             p2 = part.reshape(outer, part.size // max(outer, 1))
-            _launch(_ew.block_copy_kernel, part.size, p2, a2, offset, False)
+            _launch(_mem.block_copy_kernel, part.size, p2, a2, offset, False)
             offset += p2.shape[1]
         parts.append(part)
     return parts
@@ -247,10 +244,8 @@ def _reduce3(code: int, x3: Array, first: bool) -> Array:
 def reduce(code: int, x: Array, axes: tuple[int, ...], keepdims: bool = False) -> Array:
     out_shape = shapes.reduced_shape(tuple(x.shape), axes, keepdims)
     if not axes:
-        return reshape(unary(SCALE, x, 1.0) if code != R_SUMSQ else binary(2, x, x), out_shape)
+        return reshape(unary(SCALE, x, 1.0) if code != R_SUMSQ else binary(MUL, x, x), out_shape)
     if x.size == 0:
-        if code in (R_MAX, R_MIN):
-            raise ValueError("max/min of an empty tensor")
         return zeros(out_shape, x.dtype)
     cur = x
     for i, (o, r, n) in enumerate(shapes.reduce_runs(tuple(x.shape), axes)):
@@ -268,13 +263,6 @@ def argmax(x: Array, axis: int | None, keepdims: bool = False) -> Array:
     out = empty((o, n), np.int64)
     _launch(_red.argmax_kernel, o * n, x.reshape(o, r, n), out)
     return reshape(out, out_shape)
-
-
-def gather_flat(x: Array, idx: Array) -> Array:
-    out = empty(idx.shape, x.dtype)
-    if idx.size:
-        _launch(_ew.gather_kernel, idx.size, _flat(x), _flat(idx), _flat(out))
-    return out
 
 
 # ---------------------------------------------------------------- linear algebra
@@ -304,7 +292,7 @@ def matmul(a: Array, b: Array, ta: bool = False, tb: bool = False) -> Array:
 def bias_add_(y: Array, b: Array, axis: int) -> None:
     o, c, n = shapes.axis_split(tuple(y.shape), axis)
     if y.size:
-        _launch(_ew.bias_add_kernel, y.size, y.reshape(o, c, n), b)
+        _launch(_la.bias_add_kernel, y.size, y.reshape(o, c, n), b)
 
 
 # ---------------------------------------------------------------- softmax / losses
@@ -313,14 +301,14 @@ def bias_add_(y: Array, b: Array, axis: int) -> None:
 def softmax(x: Array, axis: int, log: bool) -> Array:
     o, r, n = shapes.axis_split(tuple(x.shape), axis)
     out = empty(x.shape, x.dtype)
-    _launch(_red.softmax_kernel, o * n, x.reshape(o, r, n), out.reshape(o, r, n), log)
+    _launch(_sm.softmax_kernel, o * n, x.reshape(o, r, n), out.reshape(o, r, n), log)
     return out
 
 
 def softmax_grad(y: Array, g: Array, axis: int, log: bool) -> Array:
     o, r, n = shapes.axis_split(tuple(y.shape), axis)
     out = empty(g.shape, g.dtype)
-    _launch(_red.softmax_grad_kernel, o * n, y.reshape(o, r, n), g.reshape(o, r, n),
+    _launch(_sm.softmax_grad_kernel, o * n, y.reshape(o, r, n), g.reshape(o, r, n),
             out.reshape(o, r, n), log)
     return out
 
@@ -329,13 +317,13 @@ def cross_entropy(logits: Array, labels: Array, ignore_index: int, want_probs: b
     n = logits.shape[0]
     loss = empty((n,), logits.dtype)
     probs = empty(logits.shape, logits.dtype) if want_probs else empty((1, 1), logits.dtype)
-    _launch(_red.cross_entropy_kernel, n, logits, labels, ignore_index, loss, probs, want_probs)
+    _launch(_sm.cross_entropy_kernel, n, logits, labels, ignore_index, loss, probs, want_probs)
     return loss, (probs if want_probs else None)
 
 
 def cross_entropy_grad(probs: Array, labels: Array, ignore_index: int, g: Array, scale: float) -> Array:
     out = empty(probs.shape, probs.dtype)
-    _launch(_red.cross_entropy_grad_kernel, probs.size, probs, labels, ignore_index, _flat(g),
+    _launch(_sm.cross_entropy_grad_kernel, probs.shape[0], probs, labels, ignore_index, _flat(g),
             float(scale), out)
     return out
 
@@ -444,10 +432,10 @@ def layer_norm_grad(x2, g2, mean, rstd, w):
 _rng_states: dict[int, tuple[int, Any]] = {}
 
 
-def dropout(x: Array, p: float, seed: int):
+def dropout(x: Array, p: float, scale: float, seed: int):
     """Each launched thread owns a xoroshiro128+ state; states persist between calls (they
     advance as they are used) and are re-seeded after ``vf.seed``."""
-    from .rng import dropout_kernel, make_states
+    from .dropout_mask import dropout_kernel, make_states
 
     y = empty(x.shape, x.dtype)
     mask = empty(x.shape, np.bool_)
@@ -457,27 +445,25 @@ def dropout(x: Array, p: float, seed: int):
         cached = _rng_states.get(n)
         if cached is None or cached[0] != _random.version():
             cached = _rng_states[n] = (_random.version(), make_states(n, seed % (2**63)))
-        scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
         dropout_kernel[blocks, threads](_flat(x), cached[1], np.float32(p), float(scale),
                                             _flat(y), _flat(mask))
     return y, mask
 
 
 def dropout_grad(g: Array, mask: Array, scale: float) -> Array:
+    from .dropout_mask import masked_scale_kernel
+
     out = empty(g.shape, g.dtype)
     if g.size:
-        _launch(_ew.masked_scale_kernel, g.size, _flat(g), _flat(mask), float(scale), _flat(out))
+        _launch(masked_scale_kernel, g.size, _flat(g), _flat(mask), float(scale), _flat(out))
     return out
 
 
 def gather_rows(w: Array, idx: Array) -> Array:
     flat = _flat(idx)
-    host = flat.copy_to_host()
-    if host.size and (host.min() < 0 or host.max() >= w.shape[0]):
-        raise IndexError("embedding index out of range")
     out = empty((flat.size, w.shape[1]), w.dtype)
     if out.size:
-        _launch(_misc.gather_rows_kernel, out.size, w, flat, out)
+        _launch(_emb.gather_rows_kernel, out.size, w, flat, out)
     return out.reshape(tuple(idx.shape) + (w.shape[1],))
 
 
@@ -488,7 +474,7 @@ def coalesce_rows(idx: Array, rows: Array) -> tuple[Array, Array]:
     rows2 = rows.reshape(rows.size // d, d)
     out = zeros((uniq.size, d), rows.dtype)
     if rows2.size:
-        _launch(_misc.segment_sum_kernel, rows2.size, cuda.to_device(inverse.reshape(-1).astype(np.int64)),
+        _launch(_emb.segment_sum_kernel, rows2.size, cuda.to_device(inverse.reshape(-1).astype(np.int64)),
                 rows2, out)
     return cuda.to_device(uniq.astype(np.int64)), out
 
@@ -496,7 +482,7 @@ def coalesce_rows(idx: Array, rows: Array) -> tuple[Array, Array]:
 def scatter_rows(shape: Sequence[int], idx: Array, rows: Array) -> Array:
     out = zeros(shape, rows.dtype)
     if rows.size:
-        _launch(_misc.scatter_rows_kernel, rows.size, idx, rows, out)
+        _launch(_emb.scatter_rows_kernel, rows.size, idx, rows, out)
     return out
 
 
@@ -504,12 +490,12 @@ def scatter_rows(shape: Sequence[int], idx: Array, rows: Array) -> Array:
 
 
 def sgd_update(p2, g2, rows, buf2, lr, momentum, weight_decay, nesterov) -> None:
-    _launch(_misc.sgd_kernel, g2.size, p2, g2, rows, buf2, float(lr), float(momentum),
+    _launch(_opt.sgd_kernel, g2.size, p2, g2, rows, buf2, float(lr), float(momentum),
             float(weight_decay), bool(nesterov))
 
 
 def adam_update(p2, g2, rows, m2, v2, lr, beta1, beta2, eps, weight_decay, decoupled, bc1, bc2) -> None:
-    _launch(_misc.adam_kernel, g2.size, p2, g2, rows, m2, v2, float(lr), float(beta1),
+    _launch(_opt.adam_kernel, g2.size, p2, g2, rows, m2, v2, float(lr), float(beta1),
             float(beta2), float(eps), float(weight_decay), bool(decoupled), float(bc1), float(bc2))
 
 

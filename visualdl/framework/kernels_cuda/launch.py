@@ -1,6 +1,9 @@
-"""Launch geometry shared by the CUDA kernels: 1-D grid-stride launches."""
+"""Launch geometry shared by the CUDA kernels: 1-D grid-stride launches, and the index
+arithmetic that turns a flat thread index into array coordinates."""
 
 from __future__ import annotations
+
+from numba import cuda
 
 TPB = 256          # threads per block for large launches
 MAX_BLOCKS = 4096  # grid-stride loops cover the rest
@@ -13,3 +16,19 @@ def grid(n: int) -> tuple[int, int]:
     threads = TPB if n >= TPB else max(32, 1 << (n - 1).bit_length())
     blocks = min((n + threads - 1) // threads, MAX_BLOCKS)
     return blocks, threads
+
+
+@cuda.jit(device=True, inline=True)
+def unravel2(k, n1):
+    """(i0, i1) of flat index k over a C-ordered (_, n1) shape."""
+    i0 = k // n1
+    return i0, k - i0 * n1
+
+
+@cuda.jit(device=True, inline=True)
+def unravel3(k, n1, n2):
+    """(i0, i1, i2) of flat index k over a C-ordered (_, n1, n2) shape."""
+    i0 = k // (n1 * n2)
+    r = k - i0 * n1 * n2
+    i1 = r // n2
+    return i0, i1, r - i1 * n2

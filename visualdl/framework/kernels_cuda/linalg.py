@@ -1,7 +1,9 @@
-"""CUDA matrix product: a tiled shared-memory GEMM, batched over grid z, with transposes
-handled by indexing (no copies). One compiled kernel per float dtype."""
+"""CUDA linear algebra: a tiled shared-memory GEMM, batched over grid z, with transposes
+handled by indexing (no copies; one compiled kernel per float dtype), and the bias add."""
 
 from numba import cuda, float32, float64
+
+from .launch import unravel3
 
 TILE = 16
 
@@ -46,3 +48,11 @@ def _make_matmul(nbtype):
 
 matmul_f32 = _make_matmul(float32)
 matmul_f64 = _make_matmul(float64)
+
+
+@cuda.jit(cache=True)
+def bias_add_kernel(y, b):
+    """y (O, C, I) += b[c], in place."""
+    for k in range(cuda.grid(1), y.size, cuda.gridsize(1)):
+        o, c, i = unravel3(k, y.shape[1], y.shape[2])
+        y[o, c, i] += b[c]

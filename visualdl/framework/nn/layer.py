@@ -105,6 +105,17 @@ class Layer:
 
     register_forward_post_hook = register_forward_hook  # PaddlePaddle's name
 
+    def to_onnx(self, input_spec: Any = None) -> Any:
+        """An ``onnx.ModelProto`` of this layer, traced on ``input_spec``: example inputs
+        (tensors, arrays, or ``vf.jit.InputSpec`` shapes), one per ``forward`` argument."""
+        if input_spec is None:
+            raise ValueError(f"{type(self).__name__}.to_onnx needs input_spec: the graph is "
+                             "traced by running forward on example inputs (tensors, arrays or "
+                             "vf.jit.InputSpec)")
+        from ..onnx import to_onnx
+
+        return to_onnx(self, input_spec)
+
     def train(self, mode: bool = True) -> Layer:
         for layer in self.sublayers(include_self=True):
             object.__setattr__(layer, "training", bool(mode))

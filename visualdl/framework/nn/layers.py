@@ -12,11 +12,12 @@ import numpy as np
 from .. import creation, shapes
 from ..ops import activation as _act
 from ..ops import conv as _conv
+from ..ops import dropout as _dropout
 from ..ops import elementwise as _ew
+from ..ops import embedding as _embedding
 from ..ops import linalg as _linalg
 from ..ops import norm as _norm
 from ..ops import shape as _shape
-from ..ops import sparse_ops as _sparse
 from ..tensor import Tensor
 from . import init
 from .layer import Layer
@@ -159,7 +160,7 @@ class Dropout(Layer):
         self.p = p
 
     def forward(self, x: Tensor) -> Tensor:
-        return _sparse.dropout(x, self.p, self.training)
+        return _dropout.dropout(x, self.p, self.training)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
@@ -181,7 +182,7 @@ class Embedding(Layer):
         self.weight = weight
 
     def forward(self, x: Tensor) -> Tensor:
-        return _sparse.embedding(x, self.weight, self.padding_idx)
+        return _embedding.embedding(x, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"

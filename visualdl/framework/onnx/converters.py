@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import codes
 from ..jit.program import Node
 
 FUNCTION_DOMAIN = "visualdl"
@@ -39,12 +40,9 @@ def _i(node: Node, k: int) -> str | None:
 
 # ------------------------------------------------------------------ elementwise
 
-_UNARY = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "exp": "Exp", "log": "Log",
-          "sqrt": "Sqrt", "neg": "Neg", "abs": "Abs"}
-_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
-           "maximum": "Max", "minimum": "Min"}
-_COMPARE = {"eq": "Equal", "lt": "Less", "le": "LessOrEqual", "gt": "Greater",
-            "ge": "GreaterOrEqual"}
+_UNARY = codes.onnx_types(codes.UNARY_OPS)
+_BINARY = codes.onnx_types(codes.BINARY_OPS)
+_COMPARE = codes.onnx_types(codes.COMPARE_OPS)
 
 
 @converter(*_UNARY)

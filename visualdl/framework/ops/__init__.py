@@ -1,4 +1,4 @@
 """Op definitions: each op is one registered ``Op`` class (forward + backward written once
 against the backend interface) and a thin public function that calls ``dispatch.apply``."""
 
-from . import activation, conv, elementwise, linalg, loss, norm, reduction, shape, sparse_ops  # noqa: F401
+from . import activation, conv, dropout, elementwise, embedding, linalg, loss, norm, reduction, shape  # noqa: F401

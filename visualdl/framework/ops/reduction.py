@@ -49,6 +49,8 @@ class _Extreme(_Reduce):
     code = R_MAX
 
     def forward(self, x, axis, keepdim):
+        if x.size == 0:
+            raise ValueError("max/min of an empty tensor")
         y = self.be.reduce(self.code, x, axis, keepdim)
         if self.recording:
             self.saved = (x, y)

@@ -1,4 +1,4 @@
-"""``vf.Model``: the high-level training API (PaddlePaddle's hapi in this framework).
+"""``vf.Model``: the high-level training API (fit, evaluate, predict, save, load).
 
     model = vf.Model(net)
     model.prepare(vf.optim.Adam(net.parameters(), 1e-3), vf.nn.CrossEntropyLoss(),

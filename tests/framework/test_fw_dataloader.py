@@ -3,7 +3,7 @@
 import numpy as np
 
 import visualdl.framework as vf
-from visualdl.framework.data import DataLoader, Dataset, TensorDataset
+from visualdl.framework.dataloader import DataLoader, Dataset, TensorDataset
 
 
 def test_batches_and_drop_last():

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from hapi_data import blobs, mlp
+from .toy_data import blobs, mlp
 
 import visualdl.framework as vf
 import visualdl.framework.nn.functional as F

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import onnx
 import pytest
-from onnx_parity import check_parity
+from .onnx_parity import check_parity
 
 import visualdl.framework as vf
 import visualdl.framework.nn.functional as F
@@ -259,3 +259,12 @@ def test_jit_load_runs_a_pytorch_export(tmp_path):
     with torch.no_grad():
         expected = net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(vf.jit.load(path).run(x)[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_layer_to_onnx_traces_on_its_input_spec():
+    net = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    proto = net.to_onnx([vf.jit.InputSpec([2, 4], "float32")])
+    assert isinstance(proto, onnx.ModelProto)
+    assert [n.op_type for n in proto.graph.node][-1] == "Relu"
+    with pytest.raises(ValueError, match="needs input_spec"):
+        net.to_onnx()

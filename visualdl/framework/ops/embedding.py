@@ -1,41 +1,22 @@
-"""dropout and embedding (whose weight gradient is row-sparse)."""
+"""embedding: a row lookup whose weight gradient is row-sparse (``RowSparseGrad``)."""
 
 from __future__ import annotations
 
 from .. import dtypes
-from .. import random as _random
 from ..codes import MUL, NE
 from ..dispatch import Op, apply, register
 from ..sparse import RowSparseGrad
 from ..tensor import Tensor
 
 
-@register("dropout")
-class Dropout(Op):
-    def forward(self, x, p, seed):
-        y, mask = self.be.dropout(x, p, seed)
-        if self.recording:
-            self.saved = mask
-        return y
-
-    def backward(self, g):
-        p = self.attrs["p"]
-        return (self.be.dropout_grad(g, self.saved, 0.0 if p >= 1 else 1.0 / (1.0 - p)),)
-
-
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Inverted dropout: zero with probability p, scale survivors by 1/(1-p); identity when
-    not training."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
-    if not training or p == 0.0:
-        return x
-    return apply("dropout", x, p=float(p), seed=_random.next_seed())
-
-
 @register("embedding")
 class Embedding(Op):
     def forward(self, idx, weight, padding_idx):
+        # The range check is here, for every backend: a device kernel cannot raise. (On a GPU
+        # this is a host read of the indices, which are small.)
+        host = self.be.to_numpy(idx)
+        if host.size and (host.min() < 0 or host.max() >= weight.shape[0]):
+            raise IndexError("embedding index out of range")
         if self.recording:
             self.saved = (idx, weight.shape)
         return self.be.gather_rows(weight, idx)

@@ -1,6 +1,6 @@
-"""CUDA dropout with xoroshiro128+ generators (numba.cuda.random). A module of its own because
-importing numba.cuda.random warns (a NumbaDeprecationWarning inside numba-cuda itself), so it is
-imported only when dropout first runs on a GPU, with that warning silenced."""
+"""CUDA dropout with xoroshiro128+ generators (numba.cuda.random). Importing numba.cuda.random
+warns (a NumbaDeprecationWarning inside numba-cuda itself), so the backend imports this module
+only when dropout first runs on a GPU, with that warning silenced."""
 
 import warnings
 
@@ -22,6 +22,12 @@ def dropout_kernel(x, states, p, scale, y, mask):
         y[i] = x[i] * scale if keep else 0.0
 
 
+@cuda.jit(cache=True)
+def masked_scale_kernel(g, mask, scale, out):
+    for i in range(cuda.grid(1), g.size, cuda.gridsize(1)):
+        out[i] = g[i] * scale if mask[i] else 0.0
+
+
 def make_states(n: int, seed: int):
     """``n`` generator states (the simulator's CPU initialiser warns about object mode)."""
     with warnings.catch_warnings():
@@ -29,4 +35,4 @@ def make_states(n: int, seed: int):
         return create_xoroshiro128p_states(n, seed)
 
 
-__all__ = ["make_states", "dropout_kernel"]
+__all__ = ["make_states", "dropout_kernel", "masked_scale_kernel"]

@@ -4,7 +4,7 @@ tags, with the values fit produced; one writer process only; LogWriter.add_graph
 import numpy as np
 import onnx
 import pytest
-from hapi_data import blobs, cnn, images, mlp
+from .toy_data import blobs, cnn, images, mlp
 
 import visualdl.framework as vf
 from visualdl import LogReader, LogWriter
