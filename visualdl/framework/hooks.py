@@ -61,14 +61,14 @@ class RemovableHandle:
 # ---------------------------------------------------------------- layer hooks
 
 
-def add_layer_hook(layer: Layer, kind: str, fn: Callable) -> RemovableHandle:
-    """Register ``fn`` in ``layer``'s ``kind`` store (PRE or POST), creating it on first use."""
+def add_layer_hook(layer: Layer, phase: str, fn: Callable) -> RemovableHandle:
+    """Register ``fn`` in ``layer``'s ``phase`` store (PRE or POST), creating it on first use."""
     if not callable(fn):
         raise TypeError(f"hook must be callable, got {type(fn).__name__}")
-    store = layer.__dict__.get(kind)
+    store = layer.__dict__.get(phase)
     if store is None:
         store = OrderedDict()
-        object.__setattr__(layer, kind, store)
+        object.__setattr__(layer, phase, store)
     handle = RemovableHandle(store)
     store[handle.id] = fn
     return handle

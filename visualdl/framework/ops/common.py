@@ -15,7 +15,3 @@ def sum_to(be: Any, g: Any, shape: tuple[int, ...]) -> Any:
     axes = shapes.sum_to_axes(tuple(g.shape), tuple(shape))
     r = be.reduce(R_SUM, g, axes, keepdims=True) if axes else g
     return be.reshape(r, shape)
-
-
-def scalar_array(be: Any, value: float, dtype: Any) -> Any:
-    return be.full((), value, dtype)
