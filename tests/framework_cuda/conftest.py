@@ -2,5 +2,5 @@
 
     NUMBA_ENABLE_CUDASIM=1 pytest tests/framework_cuda
 
-The shared op cases are the CPU suite's helpers (``framework.vf_opcases``), imported as a
+The shared op cases are the CPU suite's helpers (``tests.framework.vf_opcases``), imported as a
 package module like any other."""

@@ -13,8 +13,8 @@ if not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" or vf.cuda_available()):
     pytest.skip("needs a GPU or NUMBA_ENABLE_CUDASIM=1 (run this suite in its own process)",
                 allow_module_level=True)
 
-from framework.vf_gradcheck import make_inputs, run, torch_reference, upstream_for  # noqa: E402
-from framework.vf_opcases import CASE_IDS, CASES, torch  # noqa: E402
+from tests.framework.vf_gradcheck import make_inputs, run, torch_reference, upstream_for  # noqa: E402
+from tests.framework.vf_opcases import CASE_IDS, CASES, torch  # noqa: E402
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
