@@ -95,7 +95,9 @@ def test_click_group_expands_and_header_collapses(page):
     page.page.click("g.node[data-id='g:layer1']")
     page.wait_nodes(6)  # layer1 -> block0, block1
     assert page.page.locator("g.frame[data-path='layer1']").count() == 1
-    assert "layer1" in page.page.locator(".graph-props").inner_text()
+    # the panel shows the clicked group once its details arrive
+    page.page.wait_for_function(
+        "() => document.querySelector('.graph-props').innerText.includes('layer1')")
     page.page.click("g.node[data-id='g:layer1/block0']")
     page.wait_nodes(10)
     page.page.click("g.frame[data-path='layer1'] .frame-head")
