@@ -5,4 +5,4 @@ readers skip.
 """
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 2  # 1.1: HParamValue.integer; 1.2: PluginEntry
+FORMAT_MINOR = 3  # 1.1: HParamValue.integer; 1.2: PluginEntry; 1.3: Histogram.mean/std

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from visualdl.kinds.consistency import finite_array, same_lengths
 from visualdl.reader.events import readonly
 from visualdl.writer.checks import require_real, to_array
 
@@ -121,13 +122,16 @@ class CurveEvent:
     fn: np.ndarray
 
 
-def _arr(values: Any) -> np.ndarray:
-    return readonly(np.array(values, dtype=np.float64))
-
-
 def build_event(msg: Any, x: Any, y: Any) -> CurveEvent:
-    return CurveEvent(msg.step, msg.wall_time, _arr(x), _arr(y), _arr(msg.thresholds),
-                      _arr(msg.tp), _arr(msg.fp), _arr(msg.tn), _arr(msg.fn))
+    """The event of a curve message; a ValueError (a bad record) when its columns differ in
+    length, are empty or hold NaN or infinities."""
+    columns = {"x": x, "y": y, "thresholds": msg.thresholds, "tp": msg.tp, "fp": msg.fp,
+               "tn": msg.tn, "fn": msg.fn}
+    if not same_lengths(type(msg).__name__, **columns):
+        raise ValueError(f"{type(msg).__name__} has no points")
+    arrays = {name: readonly(finite_array(f"{type(msg).__name__} {name}", values))
+              for name, values in columns.items()}
+    return CurveEvent(msg.step, msg.wall_time, **arrays)
 
 
 def area_under(x: np.ndarray, y: np.ndarray) -> float:

@@ -97,14 +97,18 @@ class RunStore:
             except KeyError:
                 return
         read = unit.part("read")
-        if unit.blob:
-            size, meta = read.meta(msg)
-            event: Any = BlobRef(unit.name, msg.tag, msg.step, msg.wall_time, size, path, offset,
-                                 meta)
-        else:
-            event = read.build(msg)
         # Kinds without tags (hparams) belong to the run: one tag named after the kind.
         tag = msg.tag if "tag" in msg.DESCRIPTOR.fields_by_name else unit.name
+        try:  # a kind's read part refuses inconsistent contents with a ValueError
+            if unit.blob:
+                size, meta = read.meta(msg)
+                event: Any = BlobRef(unit.name, msg.tag, msg.step, msg.wall_time, size, path,
+                                     offset, meta)
+            else:
+                event = read.build(msg)
+        except (ValueError, TypeError, ArithmeticError, LookupError) as exc:
+            raise ValueError(f"{unit.name} {tag!r} at step {getattr(msg, 'step', 0)}: "
+                             f"{exc}") from exc
         self.events.setdefault(unit.name, {}).setdefault(tag, _Events()).add(file_id, event)
 
     def _add_scalars(self, tag: str, steps: np.ndarray, walls: np.ndarray, values: np.ndarray,

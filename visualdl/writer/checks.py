@@ -13,6 +13,11 @@ from typing import Any
 
 import numpy as np
 
+#: The most bytes one entry's payload may hold. Protobuf cannot serialize (or parse) a
+#: message of 2 GiB or more, and a small entry may share its record with up to 1 MiB of
+#: others: anything larger is refused at the call, never dropped in the writer thread.
+MAX_PAYLOAD_BYTES = 2**31 - (4 << 20)
+
 
 def check_tag(tag: Any) -> str:
     if not isinstance(tag, str):
@@ -49,9 +54,14 @@ def check_step(tag: str, step: Any) -> int:
 
 
 def check_walltime(tag: str, walltime: Any) -> float:
+    """Seconds since the epoch: any finite real number (NaN and infinities are refused,
+    whatever their type: a Python float, a numpy scalar or an int too large for a float)."""
     if isinstance(walltime, bool) or not isinstance(walltime, (numbers.Real, np.number)):
         raise TypeError(f"{tag!r}: walltime must be a number of seconds, got {walltime!r}")
-    value = float(walltime)
+    try:
+        value = float(walltime)
+    except OverflowError:
+        raise ValueError(f"{tag!r}: walltime {walltime} is too large for a float") from None
     if not math.isfinite(value):
         raise ValueError(f"{tag!r}: walltime must be finite, got {value}")
     return value
@@ -60,23 +70,56 @@ def check_walltime(tag: str, walltime: Any) -> float:
 def scalar_value(tag: str, value: Any) -> float:
     """A float from a number, numpy scalar, 0-d or 1-element array, or tensor.
 
-    NaN and infinities are valid data and pass through.
+    NaN and infinities are valid data and pass through; an integer too large for a float
+    is refused (it would overflow, not become infinity). ``.item()`` is followed once: a
+    tensor's item is a Python number, and an object whose item is not is refused.
     """
-    if isinstance(value, (bool, np.bool_)):
-        return float(value)
-    if isinstance(value, (numbers.Real, np.integer, np.floating)):
-        return float(value)
-    if isinstance(value, (str, bytes, complex, np.complexfloating)):
-        raise TypeError(f"{tag!r}: value must be a real number, got {type(value).__name__}")
-    if hasattr(value, "item"):
+    number = _real(tag, value)
+    if number is None and hasattr(value, "item"):
         try:
             item = value.item()
         except (ValueError, RuntimeError) as exc:
             raise ValueError(
                 f"{tag!r}: value must hold exactly one number ({exc})"
             ) from None
-        return scalar_value(tag, item)
-    raise TypeError(f"{tag!r}: value must be a real number, got {type(value).__name__}")
+        number = _real(tag, item)
+        if number is None:
+            raise TypeError(
+                f"{tag!r}: value.item() must give a real number, got {type(item).__name__}"
+            )
+    if number is None:
+        raise TypeError(f"{tag!r}: value must be a real number, got {type(value).__name__}")
+    return number
+
+
+def _real(tag: str, value: Any) -> float | None:
+    """``value`` as a float when it is a real number, else None (a TypeError for text)."""
+    if isinstance(value, (bool, np.bool_)):
+        return float(value)
+    if isinstance(value, (numbers.Real, np.integer, np.floating)):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueError(f"{tag!r}: value {value} is too large for a float") from None
+    if isinstance(value, (str, bytes, complex, np.complexfloating)):
+        raise TypeError(f"{tag!r}: value must be a real number, got {type(value).__name__}")
+    return None
+
+
+def check_size(tag: str, what: str, nbytes: int) -> None:
+    """Refuse a payload too large for one record (see ``MAX_PAYLOAD_BYTES``)."""
+    if nbytes > MAX_PAYLOAD_BYTES:
+        raise ValueError(
+            f"{tag!r}: {what} is {nbytes / 2**30:.2f} GiB; one entry holds at most "
+            f"{MAX_PAYLOAD_BYTES / 2**30:.2f} GiB"
+        )
+
+
+def check_text_size(tag: str, what: str, text: str) -> None:
+    """Refuse a str whose UTF-8 form is too large for one record; it is encoded to measure
+    only when it could be (UTF-8 takes at most 4 bytes a character)."""
+    if 4 * len(text) > MAX_PAYLOAD_BYTES:
+        check_size(tag, what, len(text.encode("utf-8", "surrogatepass")))
 
 
 def to_array(tag: str, data: Any, what: str = "value") -> np.ndarray:

@@ -162,7 +162,7 @@ class LogWriter:
             step = check_step(tag, step)
         if walltime is None:
             walltime = _now()
-        elif type(walltime) is not float:
+        elif type(walltime) is not float or walltime - walltime:  # x - x: nan unless finite
             walltime = check_walltime(tag, walltime)
         try:
             points = self._local.series[tag]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.writer.checks import require_real, to_array
+from visualdl.writer.checks import check_size, require_real, to_array
 
 MAX_CHANNELS = 16
 
@@ -38,6 +38,7 @@ def check_audio(tag: str, audio: Any, sample_rate: Any) -> np.ndarray:
             raise ValueError(f"{tag!r}: float audio must lie in [-1, 1], peak is {peak:g}")
     elif array.dtype != np.int16:
         raise TypeError(f"{tag!r}: audio must be float in [-1, 1] or int16, got {array.dtype}")
+    check_size(tag, "the audio (as 16-bit WAV)", array.size * 2 + 44)
     return array
 
 

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from visualdl.writer.checks import require_finite, require_real, to_array
+from visualdl.writer.checks import check_size, check_utf8, require_finite, require_real, to_array
 
 
 def check(tag: str, mat: Any, metadata: Iterable | None,
@@ -36,6 +36,11 @@ def check(tag: str, mat: Any, metadata: Iterable | None,
             raise ValueError(f"{tag!r}: metadata_header has {len(header)} names, rows {width}")
     elif header:
         raise ValueError(f"{tag!r}: metadata_header given without metadata")
+    for value in [*header, *(v for row in rows for v in row)]:
+        check_utf8(tag, "metadata", value)
+    text = sum(len(h) for h in header) + sum(len(v) + 2 for row in rows for v in row)
+    check_size(tag, "mat with its metadata (UTF-8 at worst 4 bytes a character)",
+               matrix.size * 4 + 4 * text)
     return (matrix, header, rows), matrix.nbytes
 
 

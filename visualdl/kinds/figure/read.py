@@ -1,4 +1,5 @@
-"""Figures, reader side: the index keeps the format (plotly JSON or PNG)."""
+"""Figures, reader side: the index keeps the format (plotly JSON or PNG); an entry with
+neither is refused (a bad record)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ from typing import Any
 
 
 def meta(msg: Any) -> tuple[int, dict[str, Any]]:
-    if msg.WhichOneof("content") == "png":
+    which = msg.WhichOneof("content")
+    if which == "png" and msg.png:
         return len(msg.png), {"format": "png"}
-    return len(msg.plotly_json), {"format": "plotly"}
+    if which == "plotly_json" and msg.plotly_json:
+        return len(msg.plotly_json), {"format": "plotly"}
+    raise ValueError("figure entry holds neither plotly JSON nor a PNG")

@@ -10,10 +10,17 @@ import io
 import json
 from typing import Any
 
+from visualdl.writer.checks import check_size, check_text_size, check_utf8
+
 
 def check(tag: str, figure: Any) -> tuple[tuple[str, Any], int]:
     """``(("plotly", json) or ("png", bytes))`` and its size."""
     payload = _payload(tag, figure)
+    if payload[0] == "plotly":
+        check_utf8(tag, "the figure's JSON", payload[1])
+        check_text_size(tag, "the figure's JSON", payload[1])
+    else:
+        check_size(tag, "the figure's PNG", len(payload[1]))
     return payload, len(payload[1])
 
 

@@ -1,4 +1,4 @@
-"""Model graphs, reader side: the index keeps the ONNX size."""
+"""Model graphs, reader side: the index keeps the ONNX size (an empty one is refused)."""
 
 from __future__ import annotations
 
@@ -6,4 +6,6 @@ from typing import Any
 
 
 def meta(msg: Any) -> tuple[int, dict[str, Any]]:
+    if not msg.onnx:
+        raise ValueError("graph entry has no ONNX bytes")
     return len(msg.onnx), {}

@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from visualdl.writer.checks import check_size
+
 
 def check(tag: str, model: Any, input_spec: Any = None) -> tuple[Any, int]:
-    """ONNX bytes (or a path, read in the writer's thread) and their size."""
+    """ONNX bytes (a path's file is read here) and their size."""
     if hasattr(model, "to_onnx") and not hasattr(model, "SerializeToString"):
         try:
             model = model.to_onnx() if input_spec is None else model.to_onnx(input_spec)
@@ -22,14 +24,21 @@ def check(tag: str, model: Any, input_spec: Any = None) -> tuple[Any, int]:
         data = bytes(model)
         if not data:
             raise ValueError(f"{tag!r}: model bytes are empty")
+        check_size(tag, "the ONNX model", len(data))
         return data, len(data)
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         if not os.path.isfile(path):
             raise ValueError(f"{tag!r}: model file {path!r} does not exist")
-        return path, 0
+        check_size(tag, f"model file {path!r}", os.path.getsize(path))
+        with open(path, "rb") as f:  # now: a file changed or removed later is not lost
+            data = f.read()
+        if not data:
+            raise ValueError(f"{tag!r}: model file {path!r} is empty")
+        return data, len(data)
     if hasattr(model, "SerializeToString"):
         data = model.SerializeToString()  # a snapshot: the proto is mutable
+        check_size(tag, "the ONNX model", len(data))
         return data, len(data)
     raise TypeError(
         f"{tag!r}: model must be an onnx.ModelProto, ONNX bytes, a path to a .onnx file or "
@@ -37,9 +46,5 @@ def check(tag: str, model: Any, input_spec: Any = None) -> tuple[Any, int]:
     )
 
 
-def encode(msg: Any, payload: Any) -> None:
-    if isinstance(payload, bytes):
-        msg.onnx = payload
-    else:  # a path, read here rather than in the caller's thread
-        with open(payload, "rb") as f:
-            msg.onnx = f.read()
+def encode(msg: Any, payload: bytes) -> None:
+    msg.onnx = payload

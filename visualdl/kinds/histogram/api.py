@@ -66,9 +66,7 @@ def _histograms(run: str, tag: str) -> dict:
             "edges": float_list(np.asarray(e.edges)),
             "counts": float_list(np.asarray(e.counts)),
             "min": e.min, "max": e.max, "count": e.count, "nonfinite": e.nonfinite,
-            "mean": e.sum / e.count if e.count else 0.0,
-            "std": float(np.sqrt(max(e.sum_squares / e.count - (e.sum / e.count) ** 2, 0.0)))
-            if e.count else 0.0,
+            "mean": e.mean, "std": e.std,
         }
         for e in events
     ]}

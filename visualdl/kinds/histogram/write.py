@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -40,12 +41,15 @@ def encode(msg: Any, payload: tuple[np.ndarray, int]) -> None:
     range masks, chunking and edge re-checks: every value lies in range here, a value
     within rounding error of an edge may land in the neighbouring bucket, and this runs
     thousands of times per training run.
+
+    Nothing here can overflow, whatever the finite values (see ``_bucket_index`` and
+    ``_mean_std``); constant values get one bucket's width around them.
     """
     values, buckets = payload
     v = values.astype(np.float64, copy=False)
     lo, hi = float(v.min()), float(v.max())
     nonfinite = 0
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    if not (math.isfinite(lo) and math.isfinite(hi)):
         finite = np.isfinite(v)
         nonfinite = v.size - int(np.count_nonzero(finite))
         v = v[finite]
@@ -53,17 +57,64 @@ def encode(msg: Any, payload: tuple[np.ndarray, int]) -> None:
             msg.edges.extend([0.0] * (buckets + 1))
             msg.counts.extend([0.0] * buckets)
             msg.nonfinite = float(nonfinite)
+            msg.mean, msg.std = 0.0, 0.0
             return
         lo, hi = float(v.min()), float(v.max())
-    first, last = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
-    edges = np.linspace(first, last, buckets + 1)
-    idx = ((v - first) * (buckets / (last - first))).astype(np.intp)
-    np.minimum(idx, buckets - 1, out=idx)
+    first, last = _range(lo, hi)
+    # Halving is exact (bar subnormals, which move no bucket) and keeps last - first finite
+    # for values of both signs near 1e308.
+    s = 1.0 if math.isfinite(last - first) else 0.5
+    edges = np.linspace(first * s, last * s, buckets + 1)
+    if s != 1.0:
+        edges /= s
+    idx = _bucket_index(v if s == 1.0 else v * s, first * s, last * s - first * s, buckets)
     counts = np.bincount(idx, minlength=buckets).astype(np.float64)
     msg.edges.extend(edges.tolist())
     msg.counts.extend(counts.tolist())
     msg.min, msg.max = lo, hi
-    msg.sum, msg.sum_squares = float(v.sum()), float(np.dot(v, v))
+    with np.errstate(over="ignore"):  # the plain sums may overflow: mean and std cannot
+        msg.sum, msg.sum_squares = float(v.sum()), float(np.dot(v, v))
+    msg.mean, msg.std = _mean_std(v, lo, hi, msg.sum_squares)
     msg.count, msg.nonfinite = float(v.size), float(nonfinite)
 
 
+def _range(lo: float, hi: float) -> tuple[float, float]:
+    """The buckets' span: [lo, hi], or for constant values a span around the value, half a
+    unit wide each side or a millionth of the value where that is larger (1e16 - 0.5 is
+    1e16), kept finite at the ends of the float range."""
+    if lo != hi:
+        return lo, hi
+    pad = max(0.5, abs(lo) * 1e-6)
+    first, last = lo - pad, hi + pad
+    return (first if math.isfinite(first) else lo), (last if math.isfinite(last) else hi)
+
+
+def _bucket_index(v: np.ndarray, first: float, width: float, buckets: int) -> np.ndarray:
+    """Each value's bucket; ``width`` > 0 and finite. ``buckets / width`` overflows for a
+    subnormal width, so such a range divides instead (rare: the multiply is faster)."""
+    scale = buckets / width
+    if math.isfinite(scale):
+        idx = ((v - first) * scale).astype(np.intp)
+    else:
+        idx = ((v - first) / width * buckets).astype(np.intp)
+    np.minimum(idx, buckets - 1, out=idx)
+    return idx
+
+
+def _mean_std(v: np.ndarray, lo: float, hi: float, sum_squares: float) -> tuple[float, float]:
+    """Mean and standard deviation of finite ``v``, two-pass (no cancellation, so constant
+    values give 0), with values scaled by a power of two (exact) when their squares could
+    overflow; both are clamped to their mathematical bounds against rounding at 1e308."""
+    n = v.size
+    k = max(0, math.frexp(max(-lo, hi))[1] - (1000 - n.bit_length()) // 2)
+    if k == 0 and math.isfinite(sum_squares):
+        w, unit = v, 1.0
+    else:
+        w, unit = v * math.ldexp(1.0, -k), math.ldexp(1.0, k)
+    mean_w = float(w.sum()) / n
+    d = w - mean_w
+    std_w = math.sqrt(float(np.dot(d, d)) / n)
+    with np.errstate(over="ignore"):
+        mean = float(np.float64(mean_w) * unit)
+        std = float(np.float64(std_w) * unit)
+    return min(max(mean, lo), hi), min(std, hi * 0.5 - lo * 0.5)

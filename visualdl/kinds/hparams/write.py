@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from visualdl.writer.checks import check_tag
+from visualdl.writer.checks import check_tag, check_text_size, check_utf8
 
 
 def check(hparams_dict: Any, metrics_list: Any) -> tuple[tuple[dict, list[str]], int]:
@@ -20,6 +20,17 @@ def check(hparams_dict: Any, metrics_list: Any) -> tuple[tuple[dict, list[str]],
             raise TypeError(
                 f"hparams_dict[{name!r}] must be a number, str or bool, got {type(value).__name__}"
             )
+        if isinstance(value, int) and not isinstance(value, bool) and \
+                not -(2**63) <= value < 2**63:
+            try:
+                value = float(value)  # stored as a number, as encode does
+            except OverflowError:
+                raise ValueError(
+                    f"hparams_dict[{name!r}] = {value} is too large for a float"
+                ) from None
+        if isinstance(value, str):
+            check_utf8(name, "its hparams value", value)
+            check_text_size(name, "its hparams value", value)
         values[name] = value
     if isinstance(metrics_list, str) or not isinstance(metrics_list, Iterable):
         raise TypeError("metrics_list must be a list of scalar tags")

@@ -1,9 +1,18 @@
-"""Images, reader side: the index keeps the PNG's size and dimensions."""
+"""Images, reader side: the index keeps the PNG's size and dimensions (an entry without
+pixels or with impossible dimensions is refused: a bad record)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from visualdl.kinds.consistency import positive_int
+
 
 def meta(msg: Any) -> tuple[int, dict[str, Any]]:
+    if not msg.png:
+        raise ValueError("image entry has no PNG bytes")
+    positive_int("image height", msg.height)
+    positive_int("image width", msg.width)
+    if msg.channels not in (1, 3, 4):
+        raise ValueError(f"image has {msg.channels} channels, not 1, 3 or 4")
     return len(msg.png), {"height": msg.height, "width": msg.width, "channels": msg.channels}

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.writer.checks import require_real, to_array
+from visualdl.writer.checks import check_size, require_real, to_array
 
 FORMATS = ("HWC", "CHW", "HW", "NCHW", "NHWC")
 _CHANNELS = (1, 3, 4)
@@ -37,7 +37,21 @@ def check_image(tag: str, img: Any, dataformats: str) -> tuple[np.ndarray, str]:
     if array.size == 0:
         raise ValueError(f"{tag!r}: image is empty, shape {array.shape}")
     _check_range(tag, array)
+    check_size(tag, "the image (as uint8 pixels)", _laid_out_size(array.shape, fmt))
     return array, fmt
+
+
+def _laid_out_size(shape: tuple[int, ...], fmt: str) -> int:
+    """Bytes of the uint8 image ``to_hwc_uint8`` makes (grid gaps included): its PNG is
+    about as large at worst (incompressible pixels)."""
+    if fmt in ("NCHW", "NHWC"):
+        n = shape[0]
+        c = shape[fmt.index("C")]
+        h, w = (shape[2], shape[3]) if fmt == "NCHW" else (shape[1], shape[2])
+        cols = math.ceil(math.sqrt(n))
+        rows = math.ceil(n / cols)
+        return (rows * h + (rows - 1) * _GRID_PAD) * (cols * w + (cols - 1) * _GRID_PAD) * c
+    return math.prod(shape)  # HW, HWC, CHW: one byte a value
 
 
 def _check_range(tag: str, array: np.ndarray) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from visualdl.writer.checks import check_utf8
+from visualdl.writer.checks import check_text_size, check_utf8
 
 
 def check(tag: str, text_string: Any) -> tuple[str, int]:
@@ -12,6 +12,7 @@ def check(tag: str, text_string: Any) -> tuple[str, int]:
     if not isinstance(text_string, str):
         raise TypeError(f"{tag!r}: text_string must be a str, got {type(text_string).__name__}")
     check_utf8(tag, "text_string", text_string)
+    check_text_size(tag, "text_string", text_string)
     return text_string, len(text_string)
 
 

@@ -1,4 +1,4 @@
-// Formatting shared by the media dashboards: wall times, durations, byte sizes, numbers.
+// Formatting shared by the dashboards: names, wall times, durations, byte sizes, numbers.
 
 /** A wall time (seconds since the epoch) as local "YYYY-MM-DD HH:MM:SS". */
 export function fmtWall(seconds) {
@@ -30,4 +30,15 @@ export function fmtValue(v) {
   if (v === null || v === undefined) return '';
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4)));
   return String(v);
+}
+
+// Characters that hide or reorder a name's text when shown as is: C0 and C1 controls, the
+// bidi marks, embeddings, overrides and isolates (U+202E would show "abc\u202Edef" as
+// "abcfed"), and the invisible separators.
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+/** A run or tag name as displayed: every hidden or reordering character shown as a visible
+ *  escape (``\u202E``), so that what a user reads is what the name holds. */
+export function showName(name) {
+  return String(name).replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
 }

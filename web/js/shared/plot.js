@@ -1,9 +1,11 @@
 // Plotly glue shared by every chart: theme colors from CSS, safe text, config.
 /* global Plotly */
+import { showName } from './format.js';
 
-/** Plotly's text fields understand a few HTML-like tags; escape names so they show verbatim. */
+/** Plotly's text fields understand a few HTML-like tags; escape names so they show verbatim
+ *  (hidden and bidi control characters as visible escapes, see ``showName``). */
 export function plotlyText(text) {
-  return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return showName(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 /** Colors of the current theme, read from the CSS custom properties. */

@@ -5,6 +5,7 @@ import { el, setChildren, uid } from './dom.js';
 import * as state from './state.js';
 import { assignColors, colorOf } from './colors.js';
 import { createFilterInput } from './filterinput.js';
+import { showName } from './format.js';
 
 state.declare('off', []);
 state.declare('runFilter', '');
@@ -76,10 +77,10 @@ export function createRunList(container, onChange) {
       {},
       el(
         'label',
-        { title: run },
+        { title: showName(run) },
         box,
         el('span', { class: 'swatch', style: { background: colorOf(run) }, 'aria-hidden': 'true' }),
-        el('span', { class: 'run-name' }, run),
+        el('span', { class: 'run-name' }, showName(run)),
       ),
     );
   }

@@ -9,6 +9,7 @@ import * as state from './state.js';
 import { CardGrid, groupOf } from './cards.js';
 import { createFilterInput } from './filterinput.js';
 import { colorOf } from './colors.js';
+import { showName } from './format.js';
 import { el, setChildren, fmtInt, uid } from './dom.js';
 import { classView } from './views.js';
 import { stateCheckbox } from './controls.js';
@@ -97,12 +98,12 @@ export class RunTagGrid {
       el(
         'header',
         { class: 'card-head' },
-        el('h3', { class: 'card-title', id: title, title: `${tag} — ${run}` }, tag),
+        el('h3', { class: 'card-title', id: title, title: `${showName(tag)} — ${showName(run)}` }, showName(tag)),
         el(
           'span',
-          { class: 'card-run', title: run },
+          { class: 'card-run', title: showName(run) },
           el('span', { class: 'swatch', style: { background: colorOf(run) }, 'aria-hidden': 'true' }),
-          el('span', { class: 'run-name' }, run),
+          el('span', { class: 'run-name' }, showName(run)),
         ),
       ),
       body,

@@ -9,6 +9,19 @@ import { baseLayout, axis, PLOT_CONFIG, plotlyReady } from '../shared/plot.js';
 import { openLightbox } from '../shared/lightbox.js';
 import { el, setChildren } from '../shared/dom.js';
 
+// Trace types that draw on maps fetched from the internet (topojson or map tiles from a CDN):
+// the dashboard loads nothing from outside (its CSP blocks it), so they would draw blank.
+const MAP_TRACES = new Set([
+  'scattergeo', 'choropleth', 'scattermapbox', 'choroplethmapbox', 'densitymapbox',
+  'scattermap', 'choroplethmap', 'densitymap',
+]);
+export const MAP_NOTE = 'Map figures need map files from the internet, which this dashboard does not load.';
+
+/** The map trace types a figure uses (none for an ordinary figure). */
+function mapTraces(data) {
+  return [...new Set((data || []).map((t) => t && t.type).filter((t) => MAP_TRACES.has(t)))];
+}
+
 /** The logged layout wins; ours only fills in what it leaves unset (colors, margins). */
 function figureLayout(layout) {
   const base = baseLayout({ margin: { l: 48, r: 12, t: 28, b: 36 } });
@@ -33,12 +46,21 @@ class FiguresView {
     const { run, tag, card } = cardCtx;
     const plot = el('div', { class: 'plot figure-plot', role: 'img', 'aria-label': `Figure ${tag} in run ${run}` });
     const image = el('button', { type: 'button', class: 'image-frame', hidden: true, 'aria-label': `Enlarge figure ${tag} (${run})` });
+    const note = el('p', { class: 'figure-note muted', role: 'note', hidden: true });
     let seq = 0;
     const showPlotly = async (step, token) => {
       const fig = await getJSON('/api/figures/data', { run, tag, step });
       if (token !== seq) return;
-      if (!plotlyReady()) throw new Error('plotly.js failed to load.');
       image.hidden = true;
+      const maps = mapTraces(fig.data);
+      note.hidden = !maps.length;
+      if (maps.length) {
+        note.textContent = `${MAP_NOTE} (${maps.join(', ')})`;
+        if (plotlyReady() && plot.data) Plotly.purge(plot);
+        plot.hidden = true;
+        return;
+      }
+      if (!plotlyReady()) throw new Error('plotly.js failed to load.');
       plot.hidden = false;
       await Plotly.react(plot, { data: fig.data || [], layout: figureLayout(fig.layout), frames: fig.frames, config: PLOT_CONFIG });
     };
@@ -50,6 +72,7 @@ class FiguresView {
       if (token !== seq) return;
       if (plot.data) Plotly.purge(plot);
       plot.hidden = true;
+      note.hidden = true;
       image.hidden = false;
       image.replaceChildren(img);
     };
@@ -68,7 +91,7 @@ class FiguresView {
     return steppedCard(cardCtx, {
       fetch: () => getJSON('/api/figures', { run, tag }),
       show,
-      content: [plot, image],
+      content: [plot, image, note],
       destroy: () => {
         if (plotlyReady() && plot.data) Plotly.purge(plot);
       },

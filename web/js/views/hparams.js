@@ -9,7 +9,7 @@ import { createFilterInput } from '../shared/filterinput.js';
 import { createPlot } from '../shared/plotcard.js';
 import { baseLayout, axis, plotlyText, onThemeChange, plotlyReady } from '../shared/plot.js';
 import { colorOf } from '../shared/colors.js';
-import { fmtValue } from '../shared/format.js';
+import { fmtValue, showName } from '../shared/format.js';
 import { el, setChildren, fmtInt } from '../shared/dom.js';
 import { columnsOf, sortRows, toCSV, dimensionsOf, parcoordsFigure, splomFigure } from './hparams_data.js';
 
@@ -100,7 +100,7 @@ class HParamsView {
 
   #runCell(run) {
     const button = el('button', { type: 'button', class: 'hp-run', title: `Show the metric curves of ${run}` },
-      el('span', { class: 'swatch', style: { background: colorOf(run) }, 'aria-hidden': 'true' }), run);
+      el('span', { class: 'swatch', style: { background: colorOf(run) }, 'aria-hidden': 'true' }), showName(run));
     button.addEventListener('click', () => this.#showMetrics(state.get('hpRun') === run ? '' : run));
     return el('th', { scope: 'row', class: 'hp-run-cell' }, button);
   }
@@ -170,7 +170,7 @@ class HParamsView {
   }
 
   #metricCard(run, tag, series) {
-    const card = el('article', { class: 'card', dataset: { tag } }, el('header', { class: 'card-head' }, el('h3', { class: 'card-title' }, tag)));
+    const card = el('article', { class: 'card', dataset: { tag } }, el('header', { class: 'card-head' }, el('h3', { class: 'card-title' }, showName(tag))));
     if (series.error) {
       card.append(el('p', { class: 'card-note' }, `No scalar data: ${series.error}`));
       return card;

@@ -7,6 +7,7 @@ import { createBatcher } from '../shared/batcher.js';
 import { CardGrid } from '../shared/cards.js';
 import { createFilterInput } from '../shared/filterinput.js';
 import { colorOf } from '../shared/colors.js';
+import { showName } from '../shared/format.js';
 import { el, setChildren, uid, fmtInt } from '../shared/dom.js';
 import { stateCheckbox, stateRadios, stateSelect, validChoice } from '../shared/controls.js';
 import { PLOT_CONFIG, plotlyReady, onThemeChange } from '../shared/plot.js';
@@ -136,7 +137,7 @@ class ScalarsView {
       el(
         'header',
         { class: 'card-head' },
-        el('h3', { class: 'card-title', title: tag }, tag),
+        el('h3', { class: 'card-title', title: showName(tag) }, showName(tag)),
         el('div', { class: 'card-actions' }, csv, json, expand),
       ),
       plot,
