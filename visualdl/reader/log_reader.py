@@ -1,9 +1,11 @@
 """``LogReader``: reads record files incrementally and tolerantly.
 
 Each file's read offset is remembered, so ``reload()`` reads only what was appended. A
-record cut short at a file's tail is "not yet written" and is read once complete; a
-record with a bad CRC or an undecodable payload is skipped and counted; a file of
-garbage is refused with a message. Nothing a file holds makes ``reload()`` raise.
+record cut short at a file's tail is "not yet written" and is read once complete; damaged
+bytes (a bad CRC, a length pointing past the end of the file with good records after it)
+are skipped up to the next good record and counted, and so is an undecodable payload; a
+file of garbage is refused with a message. Nothing a file holds makes ``reload()`` raise.
+Files are read in chunks (see :func:`visualdl.format.framing.scan_file`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from visualdl.reader import discovery
 from visualdl.kinds import registry
 from visualdl.reader.events import BlobRef, Scalars
 from visualdl.reader.run_store import RunStore
-from visualdl.format.framing import HEADER_SIZE, read_record_at, scan
+from visualdl.format.framing import HEADER_SIZE, length_at, read_record_at, scan_file
 from visualdl.format.version import FORMAT_MAJOR
 from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.format.scalar_codec import DecodedSeries, decode_scalar_record
@@ -109,25 +111,16 @@ class LogReader:
 
     def _read_stream(self, state: FileState, f: Any) -> int:
         count = 0
-        unread = os.fstat(f.fileno()).st_size - state.offset
-        if unread <= 0:
+        size = os.fstat(f.fileno()).st_size
+        if size <= state.offset:
             return 0
-        # One buffer per file, reused for each chunk: records are decoded into objects of
-        # their own (protobuf copies, numpy copies), so nothing keeps pointing into it.
-        buffer = bytearray(min(_CHUNK, unread))
-        while True:
-            # Each read starts at the first byte not yet used, so a record cut by the
-            # previous read is read again whole (from the page cache) instead of being
-            # glued to the next chunk.
-            f.seek(state.offset)
-            n = f.readinto(buffer)
-            if not n:
-                return count
-            buf = memoryview(buffer)[:n]
-            if state.offset == 0 and not self._looks_like_records(state, buf):
-                return count
-            base = state.offset
-            result = scan(buf, base)
+        if state.offset == 0 and not self._looks_like_records(state, f):
+            return 0
+        # scan_file reuses one buffer per file for each chunk: records are decoded into
+        # objects of their own (protobuf copies, numpy copies) before the next chunk. Each
+        # read starts at the first byte not yet used, so a record cut by the previous read
+        # is read again whole (from the page cache) instead of being glued to the next.
+        for result in scan_file(f, state.offset, size, _CHUNK):
             decoded = [(offset, _decode(payload)) for offset, payload in result.records]
             with self._lock:
                 for message in result.errors:
@@ -141,17 +134,16 @@ class LogReader:
                 if added:
                     self.version += 1
             count += added
-            state.offset = result.end
-            if n < len(buffer):  # the end of the file; a torn tail waits for the next reload
-                return count
-            if result.end == base:  # one record larger than the buffer: grow it until it fits
-                buffer = bytearray(2 * len(buffer))
+            state.offset = result.end  # a torn tail waits there for the next reload
+        return count
 
-    def _looks_like_records(self, state: FileState, buf: memoryview) -> bool:
+    def _looks_like_records(self, state: FileState, f: Any) -> bool:
         """Refuse a file whose first bytes are not a framed record, without scanning it."""
-        if len(buf) < HEADER_SIZE:
-            return True  # too short to tell: wait for more
-        if scan(buf[: HEADER_SIZE], 0).errors:
+        f.seek(0)
+        head = f.read(HEADER_SIZE)
+        if len(head) < HEADER_SIZE:
+            return False  # too short to tell: wait for more
+        if length_at(head) is None:
             self._refuse(state, "not a visualdl record file (bad framing at offset 0)")
             return False
         return True

@@ -31,12 +31,15 @@ from visualdl.format.version import FORMAT_MAJOR, FORMAT_MINOR
 from visualdl.kinds import registry
 from visualdl.kinds.spec import Kind
 from visualdl.writer.checks import check_step, check_tag, check_walltime, scalar_value
-from visualdl.writer.record_file import RecordFileWriter
+from visualdl.writer.record_file import NotAppendable, RecordFileWriter, RecordWriteError
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _MAX_BATCHES = 4  # batches waiting for the writer thread before callers wait
 _MAX_PENDING_BYTES = 8 << 20  # hand a batch over early when its arrays get this big
 _RECORD_TARGET = 1 << 20  # small entries are packed into records of about this size
+# After a failed write (disk full, file too large), records wait in memory for a retry up
+# to the usual bound on queued data; beyond it the newest are dropped and counted.
+_MAX_UNWRITTEN_BYTES = _MAX_BATCHES * _MAX_PENDING_BYTES
 _now = time.time
 
 
@@ -117,7 +120,12 @@ class LogWriter:
         self._handed = 0
         self._written = 0
         self._stopping = False
-        self._error: BaseException | None = None
+        self._error: BaseException | None = None  # not yet raised by flush()/close()
+        self._failing: BaseException | None = None  # the write error of a failure going on
+        self._unwritten: list[bytes] = []  # records a failed write left, for the next try
+        self._unwritten_bytes = 0
+        self._lost = 0  # records dropped because too many waited after failed writes
+        self._lost_reported = 0  # of those, how many an exception has already told about
         self._thread: threading.Thread | None = None
 
     def _default_file_name(self) -> str:
@@ -125,7 +133,10 @@ class LogWriter:
         return f"vdlrecords.{int(time.time())}.{host}.{os.getpid()}{self._suffix}.log"
 
     def _open_file(self) -> None:
-        self._file = RecordFileWriter(self._path)
+        self._file = self._open_record_file()
+        self._file.write([self._header_record()])
+
+    def _header_record(self) -> bytes:
         header = FileHeader(
             format_major=FORMAT_MAJOR,
             format_minor=FORMAT_MINOR,
@@ -135,7 +146,27 @@ class LogWriter:
             created=time.time(),
             display_name=self._display_name,
         )
-        self._file.write([Record(header=header).SerializeToString()])
+        return Record(header=header).SerializeToString()
+
+    def _open_record_file(self) -> RecordFileWriter:
+        """Open ``self._path`` for appending; when it ends in anything but a torn tail (so
+        that appending could bury what is there), write a new file next to it instead."""
+        try:
+            return RecordFileWriter(self._path)
+        except NotAppendable as exc:
+            new = self._fresh_path()
+            warnings.warn(f"visualdl: {exc}; writing to {new} instead", RuntimeWarning,
+                          stacklevel=4)
+            self._path = new
+            return RecordFileWriter(new)
+
+    def _fresh_path(self) -> str:
+        """A new file name next to the current one (same run, still a record file)."""
+        root, ext = os.path.splitext(self._path)
+        n = 1
+        while os.path.exists(f"{root}.{n}{ext}"):
+            n += 1
+        return f"{root}.{n}{ext}"
 
     def _after_fork_in_child(self) -> None:
         """The child starts empty: the parent flushes its own buffers into its own file."""
@@ -341,25 +372,59 @@ class LogWriter:
         self._thread.start()
 
     def flush(self) -> None:
-        """Write everything recorded so far to the file (in the OS's hands on return)."""
+        """Write everything recorded so far to the file (in the OS's hands on return).
+
+        When a write fails (disk full, file too large), the file is cut back to its last
+        complete record and the records that did not make it wait in memory (up to the
+        usual bound; beyond it the newest are dropped and counted). They are retried by
+        every later flush and every ``flush_secs``. The failure is raised once, by the
+        next flush() or close(); later flushes retry without raising it again, and
+        close() raises if records are lost in the end."""
         with self._cond:
-            if self._has_pending():
+            if self._has_pending() or self._unwritten:
                 self._hand_off()
             ticket = self._handed
-            while self._written < ticket and self._error is None:
+            while self._written < ticket:
                 self._cond.wait()
-            error = self._error
+            error, self._error = self._error, None
+            if error is not None:
+                message = self._failure_message(error)
         if error is not None:
-            raise RuntimeError(f"LogWriter could not write {self._path}: {error}") from error
+            raise RuntimeError(message) from error
+
+    def _failure_message(self, error: BaseException) -> str:
+        """What a failed write did to the data (lock held)."""
+        message = f"LogWriter could not write {self._path}: {error}"
+        if not isinstance(error, OSError):
+            return message
+        if self._unwritten:
+            message += (
+                f". The file ends at its last complete record; {len(self._unwritten)} "
+                f"records ({self._unwritten_bytes} bytes) wait in memory and are written "
+                f"when writing works again (flush() retries)"
+            )
+        else:
+            message += ". The records that failed were written on a later try"
+        if self._lost:
+            message += (
+                f"; {self._lost} records were dropped because more than "
+                f"{_MAX_UNWRITTEN_BYTES >> 20} MB waited"
+            )
+            self._lost_reported = self._lost
+        return message
 
     def close(self) -> None:
-        """Flush and close the file. Calling it again does nothing."""
+        """Flush and close the file. Calling it again does nothing. Raises when a write
+        failed and has not been reported yet, or when records could not be written."""
         with self._cond:
             if self._closed:
                 return
             self._closed = True
+        error: BaseException | None = None
         try:
             self.flush()
+        except RuntimeError as exc:
+            error = exc
         finally:
             with self._cond:
                 self._stopping = True
@@ -369,6 +434,14 @@ class LogWriter:
             if self._file is not None:
                 self._file.close()
             _LIVE.discard(self)
+        lost = len(self._unwritten) + self._lost - self._lost_reported
+        if lost:  # not told yet: what close() could not write, and what was dropped since
+            raise RuntimeError(
+                f"LogWriter could not write {self._path}: {self._failing}; closed with "
+                f"{lost} records not written: they are lost"
+            ) from (error or self._failing)
+        if error is not None:
+            raise error
 
     def __enter__(self) -> "LogWriter":
         return self
@@ -382,8 +455,9 @@ class LogWriter:
             with self._cond:
                 if not self._batches and not self._stopping:
                     self._cond.wait(self._flush_secs)
-                if not self._batches and not self._closed and self._has_pending():
-                    self._next_batch()
+                if not self._batches and not self._closed and (
+                        self._has_pending() or self._unwritten):
+                    self._next_batch()  # the periodic flush, or a retry after a failed write
                 batches = list(self._batches)
                 self._batches.clear()
                 self._cond.notify_all()
@@ -394,17 +468,49 @@ class LogWriter:
                 return
 
     def _write_batches(self, batches: list[_Batch]) -> None:
+        records: list[bytes] = []
+        for batch in batches:
+            try:
+                records.extend(_encode_batch(batch))
+            except Exception as exc:  # reported by flush()/close(), never swallowed
+                with self._cond:
+                    self._error = self._error or exc
+        todo = self._unwritten + records
         try:
-            records = [r for batch in batches for r in _encode_batch(batch)]
-            if self._file is None:  # first write in a forked child
-                self._open_file()
-            self._file.write(records)
+            if self._file is None:  # the first write in a forked child, or after a broken file
+                self._file = self._open_record_file()
+                todo.insert(0, self._header_record())
+            if todo:
+                self._file.write(todo)
         except Exception as exc:  # reported by flush()/close(), never swallowed
+            self._keep_unwritten(todo, exc)
+        else:
             with self._cond:
-                self._error = exc
+                self._unwritten, self._unwritten_bytes = [], 0
+                self._failing = None
         with self._cond:
             self._written += len(batches)
             self._cond.notify_all()
+
+    def _keep_unwritten(self, todo: list[bytes], exc: Exception) -> None:
+        """After a failed write: keep what did not make it (oldest first, up to the bound),
+        move to a new file if this one could not be cut back, and report the failure once."""
+        left = todo[exc.written:] if isinstance(exc, RecordWriteError) else todo
+        kept, size = [], 0
+        for record in left:
+            if size + len(record) > _MAX_UNWRITTEN_BYTES:
+                break
+            kept.append(record)
+            size += len(record)
+        if self._file is not None and self._file.broken:
+            self._file.close()  # it may end in half a record: never append to it again
+            self._file = None
+            self._path = self._fresh_path()
+        with self._cond:
+            self._unwritten, self._unwritten_bytes = kept, size
+            self._lost += len(left) - len(kept)
+            if self._failing is None:  # a new failure, not the same one again
+                self._failing = self._error = exc
 
 
 def _encode_batch(batch: _Batch) -> list[bytes]:
