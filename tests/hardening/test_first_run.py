@@ -211,3 +211,14 @@ def test_license_is_the_apache_2_text_the_metadata_names():
     assert len(text) == 11358  # the unmodified text from apache.org/licenses/LICENSE-2.0.txt
     pyproject = (REPO / "pyproject.toml").read_text()
     assert 'license = "Apache-2.0"' in pyproject and 'license-files = ["LICENSE"]' in pyproject
+
+
+def test_extras_that_train_bring_the_progress_bar():
+    # The README's main job installs ".[framework,examples]"; without tqdm, fit fell back to
+    # a line every ten steps (90 lines for the demo's first run).
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    for extra in ("framework", "cuda", "examples", "test"):
+        assert any(req.startswith("tqdm") for req in extras[extra]), extra
