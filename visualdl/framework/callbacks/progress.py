@@ -3,8 +3,8 @@
 Why tqdm: it is small, pure Python with no dependencies of its own, already present in most
 ML environments, and cheap per update (it redraws at most every ``mininterval`` seconds), so
 a bar costs microseconds per batch. rich draws prettier bars but pulls in a markdown and a
-syntax-highlighting stack. tqdm is a default dependency; without it the logger prints one
-line per ``log_freq`` steps instead.
+syntax-highlighting stack. tqdm comes with the ``framework`` extra; without it the logger
+prints one line per ``log_freq`` steps instead.
 
 The first step of a process whose Numba cache is cold compiles the kernels it runs, a pause
 of seconds with the bar standing still; the logger says so (once per process, and only when
@@ -25,7 +25,7 @@ _TQDM: list = []  # [tqdm class or None], imported at the first bar (it costs ~2
 
 def _tqdm() -> Any:
     if not _TQDM:
-        try:  # an optional-but-default dependency
+        try:  # in the framework extra, but the logger does without it
             from tqdm.auto import tqdm
         except ImportError:  # pragma: no cover - exercised only where tqdm is missing
             tqdm = None
@@ -85,8 +85,8 @@ class _CompileNotice:
         if self.started is None or self.shown or self.logger is None:
             return
         self.shown = True
-        self.logger._compile_done(self.seconds + (time.perf_counter() - self.started
-                                                  if self.depth else 0.0))
+        in_flight = time.perf_counter() - self._top if self.depth else 0.0  # another thread
+        self.logger._compile_done(self.seconds + in_flight)
 
     def _started(self) -> None:
         if self.depth == 0:
