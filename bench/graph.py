@@ -53,7 +53,7 @@ def server_times(raw: bytes) -> dict[str, float]:
 
 
 def browser_times(page, url: str, model_id: str) -> dict[str, float]:
-    page.goto(f"{url}/?tab=graph&graph_model={model_id}")
+    page.goto(f"{url}?tab=graph&graph_model={model_id}")
     page.wait_for_function("() => window.__vdlGraph && window.__vdlGraph.svg.dataset.state === 'ready'",
                            timeout=60000)
     first = page.evaluate("async () => { await window.__vdlGraph.zoomFrame(1.05);"

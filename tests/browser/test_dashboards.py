@@ -28,7 +28,7 @@ def server(tmp_path_factory):
 
 def open_tab(watched, server, tab: str, query: str = ""):
     page = watched.page
-    page.goto(f"{server.url}/?tab={tab}{query}")
+    page.goto(f"{server.url}?tab={tab}{query}")
     page.wait_for_selector(f"#tab-{tab}[aria-selected=true]")
     return page
 
@@ -346,7 +346,7 @@ def test_dark_theme_and_narrow_window(browser, server, tmp_path):
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         for tab in ("images", "hparams", "histograms"):
-            page.goto(f"{server.url}/?tab={tab}")
+            page.goto(f"{server.url}?tab={tab}")
             page.wait_for_selector(".card[data-state=ready], .hp-table tbody tr")
             page.wait_for_timeout(300)
             page.screenshot(path=str(tmp_path / f"{tab}-dark-narrow.png"), full_page=True)
@@ -365,7 +365,7 @@ def test_tab_appears_when_its_data_arrives(watched, tmp_path):
     try:
         assert handle.wait_loaded(10)
         page = watched.page
-        page.goto(handle.url + "/")
+        page.goto(handle.url)
         page.wait_for_selector("#tab-scalars")
         assert page.locator("#tab-images").count() == 0
         with LogWriter(logdir=str(root / "r")) as w:

@@ -61,7 +61,7 @@ def ema(values, weight):
 
 
 def test_one_chart_per_tag_with_traces_and_points(watched, server, tmp_path):
-    page = open_app(watched, server.url + "/")
+    page = open_app(watched, server.url)
     cards = card_summary(page)
     assert set(cards) == set(TAGS)
     for tag, (runs, steps) in TAGS.items():
@@ -77,7 +77,7 @@ def test_one_chart_per_tag_with_traces_and_points(watched, server, tmp_path):
 
 
 def test_tag_filter_and_invalid_regex(watched, server, tmp_path):
-    page = open_app(watched, server.url + "/")
+    page = open_app(watched, server.url)
     shown = "(want) => [...document.querySelectorAll('.card')].map(c => c.dataset.tag).sort().join() === want"
     page.fill("input[name=tag-filter]", "^train/")
     page.wait_for_function(shown, arg="train/acc,train/lr")
@@ -93,7 +93,7 @@ def test_tag_filter_and_invalid_regex(watched, server, tmp_path):
 
 
 def test_smoothing_slider_changes_drawn_values(watched, server, tmp_path):
-    page = open_app(watched, server.url + "/")
+    page = open_app(watched, server.url)
     raw = [value("alpha", "train/lr", s) for s in range(50)]
 
     def traces():
@@ -118,7 +118,7 @@ def test_smoothing_slider_changes_drawn_values(watched, server, tmp_path):
 
 
 def test_deselecting_a_run_hides_its_trace(watched, server, tmp_path):
-    page = open_app(watched, server.url + "/")
+    page = open_app(watched, server.url)
     page.locator('input[type=checkbox][data-run="beta"]').uncheck()
     wait_traces(page, "loss", 4)
     cards = card_summary(page)
@@ -134,7 +134,7 @@ def test_deselecting_a_run_hides_its_trace(watched, server, tmp_path):
 
 
 def test_run_filter_regex(watched, server):
-    page = open_app(watched, server.url + "/")
+    page = open_app(watched, server.url)
     page.fill("input[name=run-filter]", "^(alpha|gamma)$")
     wait_traces(page, "loss", 4)
     assert sorted(set(card_summary(page)["loss"]["runs"])) == ["alpha", "gamma"]
@@ -143,7 +143,7 @@ def test_run_filter_regex(watched, server):
 
 def test_state_in_url_reproduces_the_view(watched, server, tmp_path):
     page = watched.page
-    page.goto(server.url + "/?smoothing=0&x=wall&logy=1&off=gamma&tags=loss")
+    page.goto(server.url + "?smoothing=0&x=wall&logy=1&off=gamma&tags=loss")
     page.wait_for_selector(".card")
     wait_ready(page, ["loss", "eval/loss"])
     cards = card_summary(page)
@@ -161,7 +161,7 @@ def test_state_in_url_reproduces_the_view(watched, server, tmp_path):
 
 
 def test_axis_and_outlier_controls(watched, server):
-    page = open_app(watched, server.url + "/")
+    page = open_app(watched, server.url)
     plot = '.card[data-tag="loss"] .plot'
     page.check("input[name=x-axis][value=relative]")
     page.wait_for_function(f"() => document.querySelector('{plot}').layout.xaxis.title.text.startsWith('relative')")
@@ -175,7 +175,7 @@ def test_axis_and_outlier_controls(watched, server):
 
 
 def test_csv_download_from_card(watched, server, tmp_path):
-    page = open_app(watched, server.url + "/")
+    page = open_app(watched, server.url)
     with page.expect_download() as info:
         page.locator('.card[data-tag="train/acc"] a[data-format=csv]').click()
     rows = list(csv.reader(io.StringIO(open(info.value.path()).read())))
@@ -186,7 +186,7 @@ def test_csv_download_from_card(watched, server, tmp_path):
 
 
 def test_keyboard_and_tooltip(watched, server):
-    page = open_app(watched, server.url + "/")
+    page = open_app(watched, server.url)
     box = page.locator('input[type=checkbox][data-run="alpha"]')
     box.focus()
     page.keyboard.press("Space")
@@ -209,7 +209,7 @@ def test_auto_refresh_keeps_zoom_and_nodes(watched, tmp_path):
     writer.flush()
     with start_server(root, reload_interval=0.2) as server:
         page = watched.page
-        page.goto(server.url + "/")
+        page.goto(server.url)
         wait_ready(page, ["loss"])
         plot = '.card[data-tag="loss"] .plot'
         page.evaluate(f"() => {{ const p = document.querySelector('{plot}'); p.__marker = 1;"
@@ -240,7 +240,7 @@ def test_lazy_cards_with_many_tags(watched, tmp_path):
         page = watched.page
         batches = []
         page.on("request", lambda r: "/api/scalars" in r.url and batches.append(r.url))
-        page.goto(server.url + "/?smoothing=0")
+        page.goto(server.url + "?smoothing=0")
         page.wait_for_selector('.card[data-state="ready"]')
         assert page.locator(".card").count() == 300
         ready = page.locator('.card[data-state="ready"]').count()
@@ -262,7 +262,7 @@ def test_hostile_names_are_text(watched, tmp_path):
         w.add_scalar(tag, 2.0, step=1)
     with start_server(tmp_path / "h", reload_interval=5) as server:
         page = watched.page
-        page.goto(server.url + "/")
+        page.goto(server.url)
         page.wait_for_selector('.card[data-state="ready"]')
         assert page.evaluate("() => window.__pwned") is None
         assert page.locator(".card-title").text_content() == tag
@@ -276,7 +276,7 @@ def test_dark_and_narrow(browser, server, tmp_path):
     page = context.new_page()
     errors = []
     page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    page.goto(server.url + "/")
+    page.goto(server.url)
     wait_ready(page, ["loss"])
     background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
     assert background == "rgb(21, 24, 30)"
@@ -309,7 +309,7 @@ def _tooltip_runs(page, tag: str) -> list[str]:
 
 
 def test_tooltip_order_follows_values(watched, server):
-    page = open_app(watched, server.url + "/?smoothing=0")
+    page = open_app(watched, server.url + "?smoothing=0")
     as_run_order = _tooltip_runs(page, "loss")
     assert [name for name, _ in as_run_order] == list(RUNS)  # default: run order
     page.select_option("select[name=tooltip-order]", "value descending")

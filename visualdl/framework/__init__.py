@@ -11,6 +11,16 @@ the tensor's device; matrix products use numpy's BLAS on the CPU. ::
 Every op goes through ``dispatch.apply``; ``dispatch.add_observer`` lets a tracer see them.
 """
 
+try:  # the framework extra; say which one, not just "No module named 'numba'"
+    import numba  # noqa: F401 - the kernels
+    import threadpoolctl  # noqa: F401 - vf.set_num_threads
+except ModuleNotFoundError as _missing:
+    if _missing.name not in ("numba", "threadpoolctl"):
+        raise
+    raise ModuleNotFoundError(
+        f"visualdl.framework needs {_missing.name}, which is missing: "
+        "pip install 'visualdl[framework]'", name=_missing.name) from _missing
+
 from . import callbacks, jit, metric, nn, onnx, optim
 from . import dataloader as data  # public name: vf.data.DataLoader
 from .activation_stats import ActivationStats

@@ -23,7 +23,8 @@ __all__ = ["ServerHandle", "start_server"]
 
 @dataclass
 class ServerHandle:
-    """A running server: ``url`` to open, ``stop()`` to shut it down."""
+    """A running server: ``url`` to open (the dashboard's address, ending in "/" as the
+    ``visualdl`` command prints it), ``stop()`` to shut it down."""
 
     url: str
     app: Flask
@@ -90,4 +91,4 @@ def start_server(
     thread = threading.Thread(target=server.run, name="visualdl-server", daemon=True)
     thread.start()
     shown = f"[{host}]" if ":" in host else host
-    return ServerHandle(f"http://{shown}:{server.effective_port}", app, server, thread)
+    return ServerHandle(f"http://{shown}:{server.effective_port}/", app, server, thread)

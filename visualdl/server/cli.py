@@ -12,6 +12,7 @@ import gc
 import signal
 import socket
 import sys
+from pathlib import Path
 from typing import Iterator, Sequence
 
 import visualdl
@@ -33,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Also: 'visualdl inspect PATH ...' to check record files.",
     )
     parser.add_argument(
-        "--logdir", nargs="+", metavar="DIR", help="log directories (or .log files) to serve"
+        "--logdir", nargs="+", metavar="DIR",
+        help="log directories to serve (or single record files, named *vdlrecords*)",
     )
     parser.add_argument(
         "--model", nargs="+", metavar="PATH",
@@ -56,18 +58,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# argparse names a type function in its message when it raises ValueError ("invalid _port
+# value"); an ArgumentTypeError's text is shown as is, so every bad value gets one of these.
 def _port(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
     if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError("port must be between 0 and 65535")
+        raise argparse.ArgumentTypeError(
+            f"port must be an integer between 0 and 65535, got {text!r}")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be a positive number")
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:  # also false for nan
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
     return value
+
+
+def _check_logdirs(parser: argparse.ArgumentParser, logdirs: Sequence[str]) -> None:
+    """A regular file given as a logdir must be a record file: anything else (a script, a
+    CSV, a model) would be served as an empty dashboard, without a word."""
+    from visualdl.reader.discovery import is_record_file
+
+    for logdir in logdirs:
+        path = Path(logdir).expanduser()
+        if path.is_file() and not is_record_file(path.name):
+            parser.error(f"argument --logdir: {logdir} is a file, not a log directory "
+                         "(give the folder that holds the runs, or a record file whose name "
+                         "contains 'vdlrecords')")
 
 
 def _inspect(argv: Sequence[str]) -> int:
@@ -90,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.logdir and not args.model:
         parser.error("--logdir is required (or give --model)")
+    _check_logdirs(parser, args.logdir or [])
     with _collector_paused():
         # The data provider (reader, numpy, protobuf; no Flask) is built first and starts
         # reading the logdir before the web stack is imported, so its file reads overlap
@@ -158,12 +183,19 @@ def serve(app, sockets: list[socket.socket], host: str) -> int:  # noqa: ANN001 
     print(f"visualdl {visualdl.__version__}: serving at {_url(host, server)}  (Ctrl-C to quit)")
     sys.stdout.flush()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # A shell starts a background job (``visualdl ... &``) with SIGINT ignored, and Python
+    # then keeps it ignored: ``kill -INT`` would do nothing. Stop on it as on SIGTERM.
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int in (signal.SIG_IGN, signal.SIG_DFL):
+        signal.signal(signal.SIGINT, _raise_interrupt)
     try:
         server.run()  # returns after Ctrl-C / SIGTERM (waitress closes its sockets itself)
     except KeyboardInterrupt:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_int in (signal.SIG_IGN, signal.SIG_DFL):
+            signal.signal(signal.SIGINT, previous_int)
         server.close()
         from visualdl.server.api_common import provider
 

@@ -3,8 +3,13 @@
 Why tqdm: it is small, pure Python with no dependencies of its own, already present in most
 ML environments, and cheap per update (it redraws at most every ``mininterval`` seconds), so
 a bar costs microseconds per batch. rich draws prettier bars but pulls in a markdown and a
-syntax-highlighting stack. tqdm is a default dependency; without it the logger prints one
-line per ``log_freq`` steps instead.
+syntax-highlighting stack. tqdm comes with the ``framework`` extra; without it the logger
+prints one line per ``log_freq`` steps instead.
+
+The first step of a process whose Numba cache is cold compiles the kernels it runs, a pause
+of seconds with the bar standing still; the logger says so (once per process, and only when
+Numba really compiles: a warm on-disk cache loads the kernels silently), so a first run never
+looks hung.
 """
 
 from __future__ import annotations
@@ -20,12 +25,86 @@ _TQDM: list = []  # [tqdm class or None], imported at the first bar (it costs ~2
 
 def _tqdm() -> Any:
     if not _TQDM:
-        try:  # an optional-but-default dependency
+        try:  # in the framework extra, but the logger does without it
             from tqdm.auto import tqdm
         except ImportError:  # pragma: no cover - exercised only where tqdm is missing
             tqdm = None
         _TQDM.append(tqdm)
     return _TQDM[0]
+
+
+COMPILE_MESSAGE = "compiling kernels (once; cached for next runs)…"
+
+
+class _CompileNotice:
+    """Watches Numba's ``numba:compile`` events while a logger is active, and has the logger
+    announce the first compilation of the process and, at the end of that batch, how long
+    compiling took. Numba fires the event only when it compiles, not when it loads a kernel
+    from its cache, which is what keeps the message honest."""
+
+    def __init__(self) -> None:
+        self.shown = False        # announced once: never again in this process
+        self.logger: ProgBarLogger | None = None
+        self.listener: Any = None
+        self.depth = 0            # compilations nest (a kernel compiles the kernels it calls)
+        self.started: float | None = None
+        self._top = 0.0           # when the current outermost compilation began
+        self.seconds = 0.0
+
+    def arm(self, logger: "ProgBarLogger") -> None:
+        if self.shown or self.listener is not None:
+            return
+        try:
+            from numba.core import event
+        except ImportError:  # pragma: no cover - the framework needs Numba
+            return
+        notice = self
+
+        class Listener(event.Listener):
+            def on_start(self, _event: Any) -> None:
+                notice._started()
+
+            def on_end(self, _event: Any) -> None:
+                notice._ended()
+
+        self.logger, self.listener = logger, Listener()
+        event.register("numba:compile", self.listener)
+
+    def disarm(self, logger: "ProgBarLogger") -> None:
+        """``logger``'s loop is over: finish a pending message and stop watching."""
+        if logger is not self.logger:
+            return
+        self.finish()
+        from numba.core import event
+
+        event.unregister("numba:compile", self.listener)
+        self.logger = self.listener = None
+
+    def finish(self) -> None:
+        """End of a batch: if compiling began, print how long it took (the message is done)."""
+        if self.started is None or self.shown or self.logger is None:
+            return
+        self.shown = True
+        in_flight = time.perf_counter() - self._top if self.depth else 0.0  # another thread
+        self.logger._compile_done(self.seconds + in_flight)
+
+    def _started(self) -> None:
+        if self.depth == 0:
+            now = time.perf_counter()
+            if self.started is None and not self.shown and self.logger is not None:
+                self.logger._compile_begun()
+            self._top = now
+            if self.started is None:
+                self.started = now
+        self.depth += 1
+
+    def _ended(self) -> None:
+        self.depth -= 1
+        if self.depth == 0:
+            self.seconds += time.perf_counter() - self._top
+
+
+_NOTICE = _CompileNotice()
 
 
 def format_logs(logs: dict | None, names: list[str], prefix: str = "") -> str:
@@ -65,6 +144,31 @@ class ProgBarLogger(Callback):
         self._bar = _tqdm()(total=total, desc=desc, unit="step", leave=leave, file=self._out(),
                           dynamic_ncols=True, mininterval=0.2)
 
+    # -- the compile notice (see _CompileNotice)
+    def _compile_begun(self) -> None:
+        if self._bar is not None:
+            self._bar.clear()  # the message takes the bar's line; the bar comes back below
+        out = self._out()
+        out.write(COMPILE_MESSAGE)
+        out.flush()
+
+    def _compile_done(self, seconds: float) -> None:
+        out = self._out()
+        out.write(f" done in {seconds:.1f} s\n")
+        out.flush()
+        if self._bar is not None:
+            self._bar.refresh()
+
+    def _watch(self) -> None:
+        if self.verbose:
+            _NOTICE.arm(self)
+
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        self._watch()
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        _NOTICE.disarm(self)
+
     def _close(self, logs: dict | None = None) -> None:
         """Close the open bar (if any), leaving ``logs`` on it."""
         if self._bar is not None:
@@ -83,6 +187,7 @@ class ProgBarLogger(Callback):
                        leave=True)
 
     def on_train_batch_end(self, step: int, logs: dict | None = None) -> None:
+        _NOTICE.finish()
         bar = self._bar
         if bar is not None:
             bar.update(1)
@@ -102,26 +207,33 @@ class ProgBarLogger(Callback):
 
     # -- evaluation
     def on_eval_begin(self, logs: dict | None = None) -> None:
+        self._watch()  # a no-op inside fit, which watches already
         if self._use_bar():
             self._open((logs or {}).get("steps"), "Eval", leave=False)
 
     def on_eval_batch_end(self, step: int, logs: dict | None = None) -> None:
+        _NOTICE.finish()
         if self._bar is not None:
             self._bar.update(1)
 
     def on_eval_end(self, logs: dict | None = None) -> None:
+        if self.params.get("mode") != "train":  # fit stops watching at its own end
+            _NOTICE.disarm(self)
         self._close()
         if self.verbose:
             print(f"Eval  {format_logs(logs, self._names(), 'eval ')}", file=self._out())
 
     # -- prediction
     def on_predict_begin(self, logs: dict | None = None) -> None:
+        self._watch()
         if self._use_bar():
             self._open((logs or {}).get("steps"), "Predict", leave=False)
 
     def on_predict_batch_end(self, step: int, logs: dict | None = None) -> None:
+        _NOTICE.finish()
         if self._bar is not None:
             self._bar.update(1)
 
     def on_predict_end(self, logs: dict | None = None) -> None:
+        _NOTICE.disarm(self)
         self._close()
