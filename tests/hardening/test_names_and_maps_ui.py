@@ -53,7 +53,7 @@ def _css(text: str) -> str:
 
 def test_rtl_override_in_names_is_shown_as_an_escape(watched, server):
     page = watched.page
-    page.goto(f"{server.url}/?tab=scalars")
+    page.goto(f"{server.url}?tab=scalars")
     page.wait_for_selector(".run-list .run-name")
     shown = page.locator(".run-list .run-name").first.text_content()
     assert shown == "abc\\u202Edef"
@@ -73,7 +73,7 @@ def test_rtl_override_in_names_is_shown_as_an_escape(watched, server):
 
 def test_map_figure_shows_a_note_instead_of_a_blank_chart(watched, server):
     page = watched.page
-    page.goto(f"{server.url}/?tab=figures")
+    page.goto(f"{server.url}?tab=figures")
     for tag in ("map", "line"):
         selector = _card(RTL_RUN, tag)
         page.locator(selector).scroll_into_view_if_needed()
