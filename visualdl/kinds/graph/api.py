@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flask import Blueprint, Flask, Response, current_app, request
 
 from visualdl.server.api_common import (
-    MODELS_CONFIG, app_cache, arg_int, arg_str, etag_for, etag_json, provider,
+    MODELS_CONFIG, app_cache, arg_int, arg_str, etag_for, etag_json, json_body, provider,
 )
 from visualdl.server.errors import ApiError
 from visualdl.server.graph.errors import ModelError
@@ -73,7 +73,7 @@ def _param(name: str) -> str:
 def _body() -> dict[str, Any]:
     if request.method != "POST" or not request.is_json:
         return {}
-    body = request.get_json(silent=True)
+    body = json_body()
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     return body

@@ -19,6 +19,7 @@ from visualdl.server.api_common import (
     arg_str,
     etag_for,
     etag_json,
+    json_body,
     provider,
     read_tag,
 )
@@ -70,7 +71,7 @@ def scalars_batch() -> Response:
     An unknown pair yields ``{"run", "tag", "error"}`` in its slot instead of failing the
     whole batch, so one deleted run does not blank a page of charts.
     """
-    body = request.get_json(silent=True)
+    body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("series"), list):
         raise ApiError(400, 'body must be JSON: {"series": [{"run": ..., "tag": ...}], "points": N}')
     items = body["series"]
