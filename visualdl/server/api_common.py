@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 MODELS_CONFIG = "VISUALDL_MODELS"  # create_app puts the --model paths here
+# {path: max body bytes} for routes that accept more than MAX_CONTENT_LENGTH; the server
+# refuses a larger declared body before reading it (visualdl.server.connections).
+BODY_LIMITS_CONFIG = "VISUALDL_BODY_LIMITS"
 _PROVIDER_KEY = "visualdl.provider"
 _CACHES_KEY = "visualdl.caches"
 
