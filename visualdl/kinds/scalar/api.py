@@ -36,7 +36,7 @@ MAX_POINTS = 1_000_000
 MAX_BATCH = 2000
 #: points x series one batch may answer: 2,000 series at a million points each would be
 #: gigabytes of JSON. Beyond it, each series gets fewer points (the answer says so).
-MAX_BATCH_POINTS = 2_000_000
+MAX_BATCH_POINTS = 1_000_000
 
 blueprint = Blueprint("scalars", __name__)
 
