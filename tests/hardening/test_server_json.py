@@ -71,6 +71,7 @@ def test_encoder_converts_at_any_depth():
     assert _strict_loads(dumps(obj)) == {"a": [1.0, {"b": ["NaN", "-Infinity"]}], "c": "Infinity",
                                          "d": [1.0, "NaN"], "e": "NaN"}
     assert obj["a"][1]["b"][0] != obj["a"][1]["b"][0]  # the input is left alone
+    assert _strict_loads(dumps({math.inf: 1, 1.5: math.nan})) == {"Infinity": 1, "1.5": "NaN"}
 
 
 def test_encoder_handles_deep_nesting_without_recursion():

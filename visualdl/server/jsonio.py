@@ -56,6 +56,8 @@ def strict(obj: Any) -> Any:
         for key, value in items:
             converted, grandchildren = _shell(value)
             if isinstance(target, dict):
+                if isinstance(key, float) and not math.isfinite(key):
+                    key = _nonfinite_name(key)
                 target[key] = converted
             else:
                 target.append(converted)
