@@ -1,7 +1,8 @@
 """Run discovery: the one place that knows which directories are runs and how they're named.
 
 A run is a directory holding one or more record files (names containing
-``vdlrecords``); the logdir itself may be a run. Runs are found recursively. A path to
+``vdlrecords``); the logdir itself may be a run. Runs are found recursively, following
+symbolic links but never entering the same directory twice. A path to
 a record file means its directory is the run (that directory only, not below it).
 """
 
@@ -11,6 +12,8 @@ import os
 from dataclasses import dataclass
 
 RECORD_MARK = "vdlrecords"
+#: Directories deeper than this below a logdir are not searched for runs.
+MAX_DEPTH = 64
 
 
 def is_record_file(name: str) -> bool:
@@ -56,7 +59,13 @@ def run_name(root: Root, run_dir: str) -> str:
 
 
 def find_record_files(root: Root) -> dict[str, list[str]]:
-    """Map each run directory under ``root`` to its record files (sorted paths)."""
+    """Map each run directory under ``root`` to its record files (sorted paths).
+
+    Symbolic links to directories are followed (a logdir of links to runs elsewhere is a
+    normal setup), but no directory is visited twice, by device and inode: a link to ``.``
+    or to a parent would otherwise make a copy of every run per pass through the loop (and
+    two such links make the walk exponential). The walk also stops ``MAX_DEPTH`` levels
+    below the root."""
     found: dict[str, list[str]] = {}
     if not os.path.isdir(root.path):
         return found
@@ -64,8 +73,23 @@ def find_record_files(root: Root) -> dict[str, list[str]]:
         walker = os.walk(root.path, followlinks=True)
     else:
         walker = [(root.path, [], os.listdir(root.path))]
+    visited: set[tuple[int, int]] = set()
+    base_depth = root.path.rstrip(os.sep).count(os.sep)
     for dirpath, dirnames, filenames in walker:
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        try:
+            info = os.stat(dirpath)
+        except OSError:  # vanished, or a link that no longer resolves
+            dirnames[:] = []
+            continue
+        key = (info.st_dev, info.st_ino)
+        if key in visited:
+            dirnames[:] = []
+            continue
+        visited.add(key)
+        if dirpath.count(os.sep) - base_depth >= MAX_DEPTH:
+            dirnames[:] = []
+        else:
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         files = sorted(
             os.path.join(dirpath, f) for f in filenames
             if is_record_file(f) and os.path.isfile(os.path.join(dirpath, f))

@@ -11,9 +11,11 @@ so a name like ``../../etc/passwd`` is just an unknown key or an ordinary tag.
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 from typing import Any, Callable, TypeVar
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 
 from visualdl.server.errors import ApiError
 from visualdl.server.provider import DataProvider
@@ -26,6 +28,7 @@ __all__ = [
     "arg_str",
     "arg_int",
     "arg_choice",
+    "json_body",
     "require_run",
     "require_tag",
     "read_tag",
@@ -38,6 +41,9 @@ __all__ = [
 ]
 
 MODELS_CONFIG = "VISUALDL_MODELS"  # create_app puts the --model paths here
+# {path: max body bytes} for routes that accept more than MAX_CONTENT_LENGTH; the server
+# refuses a larger declared body before reading it (visualdl.server.connections).
+BODY_LIMITS_CONFIG = "VISUALDL_BODY_LIMITS"
 _PROVIDER_KEY = "visualdl.provider"
 _CACHES_KEY = "visualdl.caches"
 
@@ -84,10 +90,45 @@ def arg_int(name: str, default: int, low: int, high: int, source: Any = None) ->
         return default
     try:
         value = int(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ApiError(400, f"parameter {name} must be an integer") from None
     if isinstance(raw, bool) or not low <= value <= high:
         raise ApiError(400, f"parameter {name} must be between {low} and {high}")
+    return value
+
+
+def json_body() -> Any:
+    """The request's JSON body, parsed once per request; None when it is not sent as JSON.
+
+    The one way routes read a body: anything the client can send (nesting deep enough to
+    exhaust the parser's stack, a number like ``1e400`` that overflows to infinity, NaN,
+    bytes that are not UTF-8 or not JSON) is a 400 that says so, never a 500.
+    """
+    if "visualdl_json_body" in g:
+        return g.visualdl_json_body
+    body = None
+    if request.is_json:
+        raw = request.get_data(cache=True)
+        try:
+            body = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+        except RecursionError:
+            raise ApiError(400, "the JSON body is nested too deeply") from None
+        except ApiError:
+            raise
+        except ValueError as err:  # JSONDecodeError, UnicodeDecodeError
+            raise ApiError(400, f"the body is not valid JSON: {err}") from None
+    g.visualdl_json_body = body
+    return body
+
+
+def _no_constant(name: str) -> float:
+    raise ApiError(400, f"the JSON body holds {name}, which is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ApiError(400, f"the number {text[:40]} in the JSON body is out of range")
     return value
 
 

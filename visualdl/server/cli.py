@@ -24,6 +24,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8040
 DEFAULT_RELOAD = 5.0
 THREADS = 8
+CONNECTION_LIMIT = 1000  # open connections (waitress's default, 100, was easy to exhaust)
+CHANNEL_TIMEOUT = 60  # seconds an idle keep-alive connection is kept
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,15 +167,47 @@ def _collector_paused() -> Iterator[None]:
 
 def make_server(app, sockets: list[socket.socket]):  # noqa: ANN001, ANN201 - Flask app, waitress server
     """The waitress server for ``app`` on ``sockets`` (from :func:`listen`): the one place
-    that configures it."""
+    that configures it.
+
+    Slow or idle clients cannot lock others out: poll() instead of select() (no 1024-fd
+    ceiling), room for ``CONNECTION_LIMIT`` connections, idle keep-alive connections closed
+    after ``CHANNEL_TIMEOUT`` seconds, and :mod:`visualdl.server.connections` closes a
+    request still sending its headers after 10 s, or its body too slowly, and answers 413 at
+    once to a ``Content-Length`` over the route's limit.
+    """
     import logging
 
     from waitress.server import create_server
 
+    from visualdl.server.connections import body_limits, harden
+
     # waitress warns "Task queue depth is N" whenever a request waits for a thread; a
     # dashboard's burst of parallel requests does that routinely, so keep it quiet.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    return create_server(app, sockets=sockets, threads=THREADS, ident="visualdl")
+    default, by_path = body_limits(app)
+    server_map: dict = {}
+    server = create_server(
+        app, map=server_map, sockets=sockets, threads=THREADS, ident="visualdl",
+        connection_limit=_connection_limit(), channel_timeout=CHANNEL_TIMEOUT, cleanup_interval=5,
+        asyncore_use_poll=True,
+        # waitress's own cap (it checks chunked bodies too); per-route limits are below it
+        max_request_body_size=max([default, *by_path.values()]) + 1,
+    )
+    harden(server_map, app)
+    return server
+
+
+def _connection_limit() -> int:
+    """CONNECTION_LIMIT, or less where the process may not open that many files (some are
+    left for the record files being read)."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return CONNECTION_LIMIT
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return CONNECTION_LIMIT
+    return max(100, min(CONNECTION_LIMIT, soft - 100))
 
 
 def serve(app, sockets: list[socket.socket], host: str) -> int:  # noqa: ANN001 - a Flask app

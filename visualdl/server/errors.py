@@ -22,10 +22,11 @@ _log = logging.getLogger(__name__)
 class ApiError(Exception):
     """Raised by API handlers for a request that cannot be answered (bad input, not found)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = dict(headers or {})  # e.g. Retry-After on a 503
 
 
 def error_response(status: int, message: str) -> Response:
@@ -40,7 +41,9 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(ApiError)
     def _api_error(err: ApiError) -> Response:
-        return error_response(err.status, err.message)
+        response = error_response(err.status, err.message)
+        response.headers.update(err.headers)
+        return response
 
     @app.errorhandler(HTTPException)
     def _http_error(err: HTTPException) -> Response:

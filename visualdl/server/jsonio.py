@@ -1,20 +1,25 @@
-"""JSON encoding for API responses.
+"""JSON encoding for API responses: the one strict encoder every JSON body goes through.
 
 JSON has no NaN or infinity, and a chart must still be able to show them, so non-finite
 floats travel as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``: exactly what
-JavaScript's ``Number()`` turns back into the right value. Encoding is done here, once,
-with ``allow_nan=False`` so an unconverted NaN fails loudly instead of emitting invalid JSON.
+JavaScript's ``Number()`` turns back into the right value. That holds anywhere in a body,
+not only in the float arrays built with :func:`float_list`: a hyper-parameter, a metric or a
+logged plotly figure holding NaN must not turn a whole response into invalid JSON (or a 500).
+Encoding is tried first with ``allow_nan=False`` (the common case costs nothing extra); only
+when that finds a non-finite float is the body rewritten to the convention and encoded again.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+from typing import Any, Iterator
 
 import numpy as np
 from flask import Response
 
-__all__ = ["json_response", "dumps", "float_list", "NONFINITE_NAMES"]
+__all__ = ["json_response", "dumps", "float_list", "strict", "strict_json_bytes",
+           "NONFINITE_NAMES"]
 
 NONFINITE_NAMES = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
@@ -25,13 +30,83 @@ def float_list(values: np.ndarray) -> list:
     bad = np.flatnonzero(~np.isfinite(values))
     for i in bad.tolist():
         v = out[i]
-        out[i] = "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+        out[i] = _nonfinite_name(v)
     return out
 
 
+def _nonfinite_name(v: float) -> str:
+    return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+
+
+def _default(value: Any) -> Any:
+    """numpy scalars and arrays (a logged hparam may be one) become plain Python values."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def strict(obj: Any) -> Any:
+    """``obj`` with every non-finite float (at any depth) replaced by its convention string
+    and numpy values made plain. Iterative, so a deeply nested figure cannot exhaust the
+    stack; containers are copied, ``obj`` itself is left alone."""
+    root, children = _shell(obj)
+    stack = [(root, children)] if children is not None else []
+    while stack:
+        target, items = stack[-1]
+        for key, value in items:
+            converted, grandchildren = _shell(value)
+            if isinstance(target, dict):
+                if isinstance(key, float) and not math.isfinite(key):
+                    key = _nonfinite_name(key)
+                target[key] = converted
+            else:
+                target.append(converted)
+            if grandchildren is not None:  # descend; this level resumes where it stopped
+                stack.append((converted, grandchildren))
+                break
+        else:
+            stack.pop()
+    return root
+
+
+def _shell(value: Any) -> tuple[Any, Iterator | None]:
+    """A leaf converted, or an empty container of the same shape with its items to fill."""
+    if isinstance(value, float):
+        return (value if math.isfinite(value) else _nonfinite_name(value)), None
+    if isinstance(value, (np.generic, np.ndarray)):
+        return _shell(value.tolist())
+    if isinstance(value, dict):
+        return {}, iter(value.items())
+    if isinstance(value, (list, tuple)):
+        return [], enumerate(value)
+    return value, None
+
+
 def dumps(obj: Any) -> str:
-    """Compact JSON; raises ValueError on a stray NaN rather than writing invalid JSON."""
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    """Compact, strict JSON: non-finite floats anywhere follow the convention above."""
+    try:
+        return _encode(obj)
+    except ValueError:  # a NaN or an infinity somewhere: rewrite it, then encode again
+        return _encode(strict(obj))
+
+
+def _encode(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False, ensure_ascii=True,
+                      default=_default)
+
+
+def strict_json_bytes(raw: bytes) -> bytes:
+    """Stored JSON text (e.g. a logged plotly figure, which Python's ``json`` may have
+    written with bare ``NaN``) as strict JSON. Bytes without any non-finite literal are
+    returned as they are; otherwise they are parsed and re-encoded. Raises ValueError when
+    the text is not JSON at all (or too deeply nested to parse)."""
+    if b"NaN" not in raw and b"Infinity" not in raw:
+        return raw
+    try:
+        obj = json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    return dumps(obj).encode("ascii")
 
 
 def json_response(obj: Any, status: int = 200) -> Response:

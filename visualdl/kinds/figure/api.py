@@ -5,6 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from visualdl.server import blobs
+from visualdl.server.errors import ApiError
+from visualdl.server.jsonio import strict_json_bytes
 
 __all__ = ["blueprint"]
 
@@ -20,9 +22,15 @@ def index() -> Response:
 
 @blueprint.get("/api/figures/data")
 def data() -> Response:
-    """``?run=&tag=&step=``: plotly JSON (application/json) or a PNG (image/png)."""
+    """``?run=&tag=&step=``: plotly JSON (application/json, strict) or a PNG (image/png)."""
     _, _, _, ref = blobs.requested_ref(KIND)
     message = blobs.load(ref)
     if message.WhichOneof("content") == "png":
         return blobs.bytes_response(ref, message.png, "image/png")
-    return blobs.bytes_response(ref, message.plotly_json.encode("utf-8"), "application/json")
+    # Stored as the writer's json.dumps wrote it, which spells NaN as a bare NaN: served
+    # as strict JSON with the API's convention for non-finite numbers.
+    try:
+        body = strict_json_bytes(message.plotly_json.encode("utf-8"))
+    except ValueError as err:
+        raise ApiError(422, f"the figure at step {ref.step} is not valid JSON: {err}") from None
+    return blobs.bytes_response(ref, body, "application/json")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flask import Blueprint, Flask, Response, current_app, request
 
 from visualdl.server.api_common import (
-    MODELS_CONFIG, app_cache, arg_int, arg_str, etag_for, etag_json, provider,
+    BODY_LIMITS_CONFIG, MODELS_CONFIG, app_cache, arg_int, arg_str, etag_for, etag_json, json_body, provider,
 )
 from visualdl.server.errors import ApiError
 from visualdl.server.graph.errors import ModelError
@@ -27,6 +27,7 @@ from visualdl.server.jsonio import json_response
 __all__ = ["MAX_UPLOAD_BYTES", "blueprint", "store"]
 
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
+UPLOAD_PATH = "/api/graph/upload"
 MAX_EXPANDED = 100_000
 
 blueprint = Blueprint("graph", __name__)
@@ -37,6 +38,7 @@ def _install(state: Any) -> None:
     """Build the model store when the blueprint is registered (a bad --model path fails
     ``create_app`` with FileNotFoundError, which the CLI reports)."""
     app: Flask = state.app
+    app.config.setdefault(BODY_LIMITS_CONFIG, {})[UPLOAD_PATH] = MAX_UPLOAD_BYTES
     _models(app)
 
 
@@ -73,7 +75,7 @@ def _param(name: str) -> str:
 def _body() -> dict[str, Any]:
     if request.method != "POST" or not request.is_json:
         return {}
-    body = request.get_json(silent=True)
+    body = json_body()
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     return body
@@ -133,7 +135,7 @@ def models() -> Response:
     return response
 
 
-@blueprint.post("/api/graph/upload")
+@blueprint.post(UPLOAD_PATH)
 def upload() -> Response:
     """Accept an .onnx file (multipart field ``file``, or the raw body with ``?name=``)."""
     request.max_content_length = MAX_UPLOAD_BYTES

@@ -19,6 +19,7 @@ from visualdl.server.api_common import (
     arg_str,
     etag_for,
     etag_json,
+    json_body,
     provider,
     read_tag,
 )
@@ -26,12 +27,16 @@ from visualdl.server.downsample import MIN_POINTS
 from visualdl.server.errors import ApiError
 from visualdl.server.jsonio import dumps, float_list, json_response
 
-__all__ = ["blueprint", "series_json", "DEFAULT_POINTS", "MAX_POINTS", "MAX_BATCH"]
+__all__ = ["blueprint", "series_json", "DEFAULT_POINTS", "MAX_POINTS", "MAX_BATCH",
+           "MAX_BATCH_POINTS"]
 
 KIND = "scalar"
 DEFAULT_POINTS = 1000
 MAX_POINTS = 1_000_000
 MAX_BATCH = 2000
+#: points x series one batch may answer: 2,000 series at a million points each would be
+#: gigabytes of JSON. Beyond it, each series gets fewer points (the answer says so).
+MAX_BATCH_POINTS = 1_000_000
 
 blueprint = Blueprint("scalars", __name__)
 
@@ -68,19 +73,23 @@ def scalars_batch() -> Response:
     """Many series in one request: ``{"series": [{"run", "tag"}, ...], "points": N}``.
 
     An unknown pair yields ``{"run", "tag", "error"}`` in its slot instead of failing the
-    whole batch, so one deleted run does not blank a page of charts.
+    whole batch, so one deleted run does not blank a page of charts. The work is bounded:
+    ``points`` x series is at most ``MAX_BATCH_POINTS``, else each series gets fewer points
+    (``points`` says how many, ``points_requested`` what was asked).
     """
-    body = request.get_json(silent=True)
+    body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("series"), list):
         raise ApiError(400, 'body must be JSON: {"series": [{"run": ..., "tag": ...}], "points": N}')
     items = body["series"]
     if len(items) > MAX_BATCH:
         raise ApiError(400, f"at most {MAX_BATCH} series per batch")
-    points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS, source=body)
-    out = []
-    for item in items:
-        out.append(_batch_item(item, points))
-    return json_response({"points": points, "series": out})
+    asked = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS, source=body)
+    points = min(asked, max(MIN_POINTS, MAX_BATCH_POINTS // max(1, len(items))))
+    out = [_batch_item(item, points) for item in items]
+    answer: dict[str, Any] = {"points": points, "series": out}
+    if points < asked:
+        answer.update(points_requested=asked, reduced=True)
+    return json_response(answer)
 
 
 def _batch_item(item: Any, points: int) -> dict[str, Any]:
