@@ -16,6 +16,7 @@ import re
 
 import pytest
 
+from tests.helpers.pages import PageWatch
 from visualdl.testing import chromium_missing, launch_chromium
 
 TORCH_MISSING = "PyTorch is not installed (pip install torch; .ci/run installs the CPU wheel)"
@@ -72,3 +73,15 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest'
                 if _is_torch_skip(report))
     if count:
         terminalreporter.write_line(f"{count} tests skipped: {TORCH_MISSING}")
+
+
+@pytest.fixture
+def watched(browser):
+    """A fresh 1280x800 page; the test fails if the page logged any console error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    watch = PageWatch(page)
+    yield watch
+    context.close()
+    assert watch.errors == [], f"console errors: {watch.errors}"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.pages import PageWatch
 from tests.helpers.server import serving
 from visualdl import LogWriter
 
@@ -19,17 +18,6 @@ MAP_FIGURE = {
     "layout": {"geo": {"projection": {"type": "natural earth"}}},
 }
 LINE_FIGURE = {"data": [{"type": "scatter", "x": [0, 1], "y": [3, 4]}], "layout": {}}
-
-
-@pytest.fixture
-def watched(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    watch = PageWatch(page)
-    yield watch
-    context.close()
-    assert watch.errors == [], f"console errors: {watch.errors}"
 
 
 @pytest.fixture
