@@ -46,7 +46,7 @@ class ScalarsView {
   constructor(ctx) {
     this.ctx = ctx;
     this.cache = new Map(); // run\0tag -> {version, series} | {version, error}
-    this.inflight = new Map(); // run\0tag -> version being fetched
+    this.inflight = new Map(); // run\0tag -> {version, promise} of the fetch under way
     this.drawn = new Map(); // tag -> key of what is drawn
     this.fetchSeries = createBatcher((items) => this.#fetchMany(items));
     this.unsubscribe = [onThemeChange(() => this.redrawVisible())];
@@ -435,32 +435,38 @@ class ScalarsView {
     const { lines, bands } = this.#linesOf(key);
     const pairs = lines.map((l) => [l.run, l.tag]);
     for (const b of bands) pairs.push([b.run, b.tags.lower], [b.run, b.tags.upper]);
-    const missing = pairs.filter(([run, tag]) => {
+    // Series another chart is already fetching are waited for, not fetched twice: charts
+    // share series (a tag alone, in an add_scalars chart, in a layout, pinned).
+    const waits = [];
+    for (const [run, tag] of pairs) {
       const id = `${run}\u0000${tag}`;
       const have = this.cache.get(id);
-      return (!have || have.version !== version) && this.inflight.get(id) !== version;
-    });
-    if (!missing.length) {
+      if (have && have.version === version) continue;
+      const pending = this.inflight.get(id);
+      if (pending && pending.version === version) {
+        waits.push(pending.promise);
+        continue;
+      }
+      const promise = this.fetchSeries({ run, tag }).then(
+        (result) => this.#store(id, version, result),
+        (err) => this.#store(id, version, { error: err.message }),
+      );
+      this.inflight.set(id, { version, promise });
+      waits.push(promise);
+    }
+    if (!waits.length) {
       this.draw(key);
       return;
     }
     const card = this.grid.card(key);
     if (card && card.dataset.state === 'idle') card.dataset.state = 'loading';
-    const requests = missing.map(([run, tag]) => {
-      const id = `${run}\u0000${tag}`;
-      this.inflight.set(id, version);
-      return this.fetchSeries({ run, tag }).then(
-        (result) => this.#store(id, version, result),
-        (err) => this.#store(id, version, { error: err.message }),
-      );
-    });
-    Promise.all(requests).then(() => {
+    Promise.all(waits).then(() => {
       if (!this.destroyed) this.draw(key);
     });
   }
 
   #store(id, version, result) {
-    this.inflight.delete(id);
+    if (this.inflight.get(id)?.version === version) this.inflight.delete(id);
     if (result.error) {
       // Keep showing what we had (a failed refresh must not blank a chart).
       const old = this.cache.get(id);
