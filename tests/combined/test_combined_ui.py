@@ -249,3 +249,19 @@ def test_smoothing_outliers_and_download_work_on_combined_charts(watched, server
     assert len(rows) == 1 + STEPS
     assert [float(v) for v in rows[3][1:]] == pytest.approx(
         [loss(r, k, 2) for r in RUNS for k in KEYS])
+
+
+def test_old_logs_without_grouping_draw_as_separate_charts(watched, tmp_path):
+    """Tags named like add_scalars' but logged without the grouping (an older visualdl) are
+    not guessed into one chart: each is its own chart, as before."""
+    with LogWriter(logdir=str(tmp_path / "old")) as w:
+        for step in range(5):
+            w.add_scalar("loss/train", float(step), step)
+            w.add_scalar("loss/val", 2.0 * step, step)
+    with serving(tmp_path) as handle:
+        page = watched.page
+        page.goto(handle.url)
+        page.wait_for_selector('.card[data-tag="loss/val"][data-state="ready"]')
+        kinds = page.eval_on_selector_all(".card", "els => els.map(e => [e.dataset.kind, e.dataset.chart])")
+        assert sorted(kinds) == [["tag", "loss/train"], ["tag", "loss/val"]]
+        watched.finish()

@@ -197,8 +197,15 @@ class ScalarsView {
     });
     const open = el('button', { type: 'button', class: 'btn', name: 'export-layout' }, 'Export layout');
     open.addEventListener('click', () => {
-      const shown = [...this.specs.values()].filter((s) => s.kind !== 'tag' || s.pinned);
-      text.value = exportLayout(shown.filter((s) => !s.pinned || !this.specs.has(s.pinned) || this.specs.get(s.pinned).kind === 'tag'));
+      // Custom layouts, charts made here, and pinned charts that are in neither.
+      const custom = (s) => s.kind === 'multiline' || s.kind === 'margin';
+      const specs = [...this.specs.values()];
+      const exported = (s) => {
+        if (s.pinned === undefined) return custom(s);
+        const original = this.specs.get(s.pinned);
+        return !(original && custom(original));
+      };
+      text.value = exportLayout(specs.filter(exported));
       status.textContent = '';
       if (!this.exportDialog.isConnected) document.body.append(this.exportDialog);
       this.exportDialog.showModal();
