@@ -169,3 +169,16 @@ def test_old_logs_have_no_layouts(tmp_path):
         w.add_scalar("loss/train", 1.0, 0)
     with serving(tmp_path) as handle:
         assert Client(handle.url).json("/api/scalars/layouts") == {"charts": [], "layout": []}
+
+
+def test_inspect_summarizes_a_run_with_charts(tmp_path):
+    import io as _io
+
+    from visualdl.reader.inspect import summarize
+
+    with LogWriter(logdir=str(tmp_path / "a")) as w:
+        w.add_scalars("loss", {"train": 1.0}, 0)
+        w.add_custom_scalars(LAYOUT)
+    out = _io.StringIO()
+    assert summarize([str(tmp_path)], out) == 0
+    assert "custom_scalars custom_scalars  (2 points" in out.getvalue()

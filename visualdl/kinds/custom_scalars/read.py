@@ -17,6 +17,11 @@ class CustomScalarsEvent:
     layout: dict[str, dict[str, list]] | None = None  # a custom layout
 
     @property
+    def step(self) -> int:
+        """Charts belong to the run, not to a step (0, as for every step-less entry)."""
+        return 0
+
+    @property
     def is_layout(self) -> bool:
         return self.layout is not None
 
