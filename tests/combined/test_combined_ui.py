@@ -265,3 +265,24 @@ def test_old_logs_without_grouping_draw_as_separate_charts(watched, tmp_path):
         kinds = page.eval_on_selector_all(".card", "els => els.map(e => [e.dataset.kind, e.dataset.chart])")
         assert sorted(kinds) == [["tag", "loss/train"], ["tag", "loss/val"]]
         watched.finish()
+
+
+def test_zoom_and_tooltip_order_on_a_combined_chart(watched, server):
+    page = open_app(watched, server.url + "?smoothing=0&tips=value+descending")
+    wait_chart(page, "loss", 6)
+    plot = '.card[data-chart="loss"]:not([data-pinned]) .plot'
+    assert page.evaluate(f"() => document.querySelector('{plot}').layout.hoversort") == "value descending"
+    page.evaluate(f"() => Plotly.relayout(document.querySelector('{plot}'), {{'xaxis.range': [5, 15]}})")
+    page.fill("input[name=smoothing] + input", "0.5")
+    page.locator("input[name=smoothing] + input").dispatch_event("change")
+    wait_chart(page, "loss", 12)
+    # a redraw with new smoothing keeps the user's zoom (uirevision), as on single charts
+    assert page.evaluate(f"() => document.querySelector('{plot}').layout.xaxis.range") == [5, 15]
+    page.locator(plot + " .nsewdrag").first.hover()
+    page.wait_for_selector('.card[data-chart="loss"] .hoverlayer .legend', timeout=5000)
+    text = page.locator('.card[data-chart="loss"] .hoverlayer').text_content()
+    names = [f"{r}/{k}" for r in RUNS for k in KEYS]
+    positions = sorted((text.index(n + ":"), n) for n in names)
+    order = [n for _, n in positions]
+    values = {f"{r}/{k}": loss(r, k, 0) for r in RUNS for k in KEYS}
+    assert order == sorted(names, key=lambda n: -values[n])  # highest first, every line named
