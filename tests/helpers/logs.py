@@ -126,4 +126,5 @@ def write_kinds(root: Path) -> Path:
             w.add_hparams({"lr": lr, "optimizer": "sgd" if run == "a" else "adam",
                            "bn": run == "a"}, ["loss", "missing_metric"])
             w.add_graph(onnx_models.residual_cnn(blocks=1), tag="model")
+            w.add_custom_scalars({"Custom": {"loss": ["Multiline", ["^loss$"]]}})
     return root

@@ -47,7 +47,9 @@ def test_add_scalars_stays_in_one_run(logdir):
     r = _read(logdir)
     assert len(r.runs()) == 1
     run = r.runs()[0]
-    assert r.tags(run) == {"scalar": ["loss/eval", "loss/train"]}
+    # the chart add_scalars draws is recorded too (issue 16: the grouping is data)
+    assert r.tags(run) == {"scalar": ["loss/eval", "loss/train"],
+                           "custom_scalars": ["custom_scalars"]}
     assert r.scalars(run, "loss/eval").values.tolist() == [2.0]
 
 

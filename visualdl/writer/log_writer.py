@@ -127,6 +127,9 @@ class LogWriter:
         self._lost = 0  # records dropped because too many waited after failed writes
         self._lost_reported = 0  # of those, how many an exception has already told about
         self._thread: threading.Thread | None = None
+        # add_scalars charts recorded in this file: main_tag -> its keys (set, and in order)
+        self._charts: dict[str, frozenset] = {}
+        self._chart_keys: dict[str, list[str]] = {}
 
     def _default_file_name(self) -> str:
         host = socket.gethostname().replace(os.sep, "_")
@@ -224,14 +227,45 @@ class LogWriter:
         self, main_tag: str, tag_scalar_dict: Mapping[str, Any], step: int,
         walltime: float | None = None,
     ) -> None:
-        """Record several numbers under ``main_tag/<key>``, all in this run."""
+        """Record several numbers under ``main_tag/<key>``, all in this run, drawn as one
+        chart titled ``main_tag`` with a line per key. The chart itself is recorded once per
+        new key (a ``custom_scalars`` entry), so the grouping is data, not guessed from tag
+        names, and costs nothing per step."""
         check_tag(main_tag)
         if not isinstance(tag_scalar_dict, Mapping):
             raise TypeError(f"{main_tag!r}: tag_scalar_dict must be a dict of tag -> number")
         walltime = _now() if walltime is None else check_walltime(main_tag, walltime)
+        known = self._charts.get(main_tag)
+        if known is None or not known.issuperset(tag_scalar_dict):
+            self._new_chart_keys(main_tag, tag_scalar_dict, walltime)
         for key, value in tag_scalar_dict.items():
-            check_tag(key)
             self.add_scalar(f"{main_tag}/{key}", value, step, walltime)
+
+    def _new_chart_keys(self, main_tag: str, tag_scalar_dict: Mapping[str, Any],
+                        walltime: float) -> None:
+        """Record the chart of ``main_tag`` with every key it has had so far (slow path)."""
+        keys = list(self._chart_keys.get(main_tag, ()))
+        for key in tag_scalar_dict:
+            check_tag(key)
+            if key not in keys:
+                keys.append(key)
+        payload, nbytes = _kind("custom_scalars").part("write").chart(main_tag, keys)
+        self._add_item("custom_scalars", main_tag, 0, walltime, payload, nbytes)
+        self._chart_keys[main_tag] = keys
+        self._charts[main_tag] = frozenset(keys)
+
+    def add_custom_scalars(self, layout: Mapping[str, Mapping[str, Any]],
+                           walltime: float | None = None) -> None:
+        """Record a custom layout of scalar charts, TensorBoard's layout dictionary::
+
+            {"Losses": {"train vs val": ["Multiline", [r"loss/(train|val)$"]],
+                        "accuracy": ["Margin", ["acc", "acc_lo", "acc_hi"]]}}
+
+        Multiline charts draw every scalar tag matching any of their regexes; margin charts
+        draw the value tag with a band between the lower and the upper tag. The run's last
+        layout is the one shown."""
+        payload, nbytes = _kind("custom_scalars").part("write").check("layout", layout)
+        self._add_item("custom_scalars", "custom_scalars", 0, walltime, payload, nbytes)
 
     def add_image(
         self, tag: str, img: Any, step: int, walltime: float | None = None,

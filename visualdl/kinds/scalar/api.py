@@ -11,6 +11,8 @@ import io
 import re
 from typing import Any
 
+import numpy as np
+
 from flask import Blueprint, Response, request
 
 from visualdl.server.api_common import (
@@ -105,12 +107,16 @@ def _batch_item(item: Any, points: int) -> dict[str, Any]:
 
 @blueprint.get("/api/scalars/download")
 def download() -> Response:
-    """Full-resolution series of one tag for one or more runs (``run`` may repeat)."""
-    tag = arg_str("tag")
+    """Full-resolution series of one tag for one or more runs (``run`` may repeat); with
+    several tags (``tag`` repeated: a combined chart), one column per (run, tag) line."""
+    tags = list(dict.fromkeys(t for t in request.args.getlist("tag") if t)) or [arg_str("tag")]
     runs = [r for r in request.args.getlist("run") if r]
     if not runs:
         raise ApiError(400, "missing parameter: run")
     fmt = arg_choice("format", "csv", ("csv", "json"))
+    if len(tags) > 1:
+        return _download_lines(runs, tags, fmt)
+    tag = tags[0]
     series = [(run, _load(run, tag)) for run in dict.fromkeys(runs)]
     if fmt == "json":
         body = dumps(
@@ -136,6 +142,46 @@ def download() -> Response:
     response.headers["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _download_lines(runs: list[str], tags: list[str], fmt: str) -> Response:
+    """A combined chart's lines: every (run, tag) pair that exists (at least one must)."""
+    lines = []
+    for run in dict.fromkeys(runs):
+        for tag in tags:
+            if provider().has_tag(run, KIND, tag):
+                lines.append((run, tag, _load(run, tag)))
+    if not lines:
+        raise ApiError(404, "none of the runs has any of the tags")
+    if fmt == "json":
+        body = dumps({"tags": tags, "series": [
+            {"run": run, "tag": tag, "steps": d.steps.tolist(),
+             "wall_times": float_list(d.wall_times), "values": float_list(d.values)}
+            for run, tag, d in lines]})
+        mimetype = "application/json"
+    else:
+        body, mimetype = _csv_columns(lines), "text/csv"
+    response = Response(body, mimetype=mimetype)
+    name = _filename("_".join(tags))
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _csv_columns(lines: list) -> str:
+    """``step`` then one column per line (``run/tag``), a row per step any line has; a cell
+    is empty where its line has no point (the last point wins where a step repeats)."""
+    steps = np.unique(np.concatenate([d.steps for _, _, d in lines]))
+    columns = []
+    for _, _, d in lines:
+        column = np.full(len(steps), None, dtype=object)
+        column[np.searchsorted(steps, d.steps)] = [repr(v) for v in d.values.tolist()]
+        columns.append(column.tolist())
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["step"] + [_csv_safe(f"{run}/{tag}") for run, tag, _ in lines])
+    writer.writerows(zip(steps.tolist(), *columns))
+    return buf.getvalue()
 
 
 def _csv(series: list) -> str:

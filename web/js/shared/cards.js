@@ -12,13 +12,15 @@ export function groupOf(tag) {
 export class CardGrid {
   /**
    * @param {HTMLElement} container
-   * @param {{createCard: (key) => HTMLElement, onVisible: (key) => void, group?: (key) => string}} opts
+   * @param {{createCard: (key) => HTMLElement, onVisible: (key) => void, group?: (key) => string,
+   *          label?: (group) => string}} opts  `label` names a group ("Ungrouped" for '')
    */
-  constructor(container, { createCard, onVisible, group = groupOf }) {
+  constructor(container, { createCard, onVisible, group = groupOf, label = (name) => name || 'Ungrouped' }) {
     this.container = container;
     this.createCard = createCard;
     this.onVisible = onVisible;
     this.group = group;
+    this.label = label;
     this.cards = new Map(); // key -> element
     this.groups = new Map(); // name -> {details, body, count}
     this.visible = new Set();
@@ -81,7 +83,7 @@ export class CardGrid {
     const details = el(
       'details',
       { class: 'group', open: !this.collapsed.has(name), dataset: { group: name } },
-      el('summary', {}, el('span', { class: 'group-name' }, name || 'Ungrouped'), ' ', count),
+      el('summary', {}, el('span', { class: 'group-name' }, this.label(name)), ' ', count),
       body,
     );
     details.addEventListener('toggle', () => {

@@ -1,8 +1,10 @@
-// The scalars dashboard: one lazily drawn plotly chart per tag, all selected runs in it.
+// The scalars dashboard: lazily drawn plotly charts, all selected runs in each: one per tag,
+// one per add_scalars call (a line per key), custom layouts (multiline and margin charts,
+// logged or made here from tag regexes) and pinned copies of any, all kept in the URL.
 /* global Plotly */
 import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
-import { postJSON, apiURL, toNumbers } from '../shared/api.js';
+import { getJSON, postJSON, apiURL, toNumbers } from '../shared/api.js';
 import { createBatcher } from '../shared/batcher.js';
 import { CardGrid } from '../shared/cards.js';
 import { createFilterInput } from '../shared/filterinput.js';
@@ -12,6 +14,9 @@ import { el, setChildren, uid, fmtInt } from '../shared/dom.js';
 import { stateCheckbox, stateRadios, stateSelect, validChoice } from '../shared/controls.js';
 import { PLOT_CONFIG, plotlyReady, onThemeChange } from '../shared/plot.js';
 import { buildChart } from './scalars_chart.js';
+import {
+  chartSpecs, linesOf, exportLayout, sectionLabel, keyOf, parseKey, compilePatterns,
+} from './scalars_layouts.js';
 
 state.declare('tags', '');
 state.declare('smoothing', 0.6);
@@ -19,6 +24,9 @@ state.declare('x', 'step');
 state.declare('logy', false);
 state.declare('outliers', false);
 state.declare('tips', 'trace');
+state.declare('pin', []); // keys of pinned charts
+state.declare('chart', []); // charts made here: each a JSON list of tag regexes
+state.declare('cruns', []); // per-chart run subsets: each a JSON [key, run, ...]
 
 const X_MODES = [
   ['step', 'Step'],
@@ -38,7 +46,7 @@ class ScalarsView {
   constructor(ctx) {
     this.ctx = ctx;
     this.cache = new Map(); // run\0tag -> {version, series} | {version, error}
-    this.inflight = new Map(); // run\0tag -> version being fetched
+    this.inflight = new Map(); // run\0tag -> {version, promise} of the fetch under way
     this.drawn = new Map(); // tag -> key of what is drawn
     this.fetchSeries = createBatcher((items) => this.#fetchMany(items));
     this.unsubscribe = [onThemeChange(() => this.redrawVisible())];
@@ -111,34 +119,139 @@ class ScalarsView {
     const gridEl = el('div', { class: 'groups' });
     setChildren(
       this.ctx.main,
-      el('div', { class: 'view-toolbar' }, this.tagFilter.element, this.count),
+      el(
+        'div',
+        { class: 'view-toolbar' },
+        this.tagFilter.element,
+        this.count,
+        el('div', { class: 'scalar-tools' }, this.#newChartForm(), this.#exportButton()),
+      ),
       this.empty,
       gridEl,
     );
     this.grid = new CardGrid(gridEl, {
-      createCard: (tag) => this.#createCard(tag),
-      onVisible: (tag) => this.ensure(tag),
+      createCard: (key) => this.#createCard(key),
+      onVisible: (key) => this.ensure(key),
+      group: (key) => (this.specs.get(key) || {}).group || '',
+      label: sectionLabel,
     });
   }
 
-  #createCard(tag) {
-    this.drawn.delete(tag); // a new card (e.g. after the filter hid it) must be drawn again
+  /** "New chart": a chart of every tag matching any of a few regexes, kept in the URL. */
+  #newChartForm() {
+    const id = uid('new-chart');
+    const input = el('input', {
+      id,
+      type: 'text',
+      name: 'new-chart',
+      placeholder: 'e.g. ^loss/ , acc$',
+      autocomplete: 'off',
+      spellcheck: 'false',
+    });
+    const error = el('span', { class: 'new-chart-error', role: 'alert', hidden: true });
+    const form = el(
+      'form',
+      { class: 'new-chart' },
+      el('label', { for: id }, 'New chart from tag regexes (comma-separated)'),
+      el('div', { class: 'slider-row' }, input, el('button', { type: 'submit', class: 'btn' }, 'Add chart')),
+      error,
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const patterns = input.value.split(',').map((p) => p.trim()).filter(Boolean);
+      const compiled = compilePatterns(patterns);
+      error.hidden = !compiled.error && patterns.length > 0;
+      error.textContent = compiled.error || (patterns.length ? '' : 'Type at least one regex.');
+      if (compiled.error || !patterns.length) return;
+      const text = JSON.stringify(patterns);
+      const made = state.get('chart');
+      if (!made.includes(text)) state.set({ chart: [...made, text] });
+      input.value = '';
+      this.#layoutCards();
+    });
+    return form;
+  }
+
+  /** "Export layout": the charts above the automatic groups as a layout dictionary. */
+  #exportButton() {
+    const text = el('textarea', { class: 'export-text', readonly: true, rows: '12', spellcheck: 'false', 'aria-label': 'Layout dictionary' });
+    const copy = el('button', { type: 'button', class: 'btn' }, 'Copy');
+    const close = el('button', { type: 'button', class: 'btn' }, 'Close');
+    const status = el('span', { class: 'count', 'aria-live': 'polite' });
+    this.exportDialog = el(
+      'dialog',
+      { class: 'lightbox export-dialog', 'aria-label': 'Export layout' },
+      el('h3', {}, 'Layout for add_custom_scalars'),
+      text,
+      el('div', { class: 'card-actions' }, copy, close, status),
+    );
+    close.addEventListener('click', () => this.exportDialog.close());
+    copy.addEventListener('click', async () => {
+      text.select();
+      try {
+        await navigator.clipboard.writeText(text.value);
+        status.textContent = 'Copied.';
+      } catch (_) {
+        status.textContent = 'Press Ctrl+C to copy the selected text.';
+      }
+    });
+    const open = el('button', { type: 'button', class: 'btn', name: 'export-layout' }, 'Export layout');
+    open.addEventListener('click', () => {
+      // Custom layouts, charts made here, and pinned charts that are in neither.
+      const custom = (s) => s.kind === 'multiline' || s.kind === 'margin';
+      const specs = [...this.specs.values()];
+      const exported = (s) => {
+        if (s.pinned === undefined) return custom(s);
+        const original = this.specs.get(s.pinned);
+        return !(original && custom(original));
+      };
+      text.value = exportLayout(specs.filter(exported));
+      status.textContent = '';
+      if (!this.exportDialog.isConnected) document.body.append(this.exportDialog);
+      this.exportDialog.showModal();
+      text.select();
+    });
+    return open;
+  }
+
+  #createCard(key) {
+    this.drawn.delete(key); // a new card (e.g. after the filter hid it) must be drawn again
+    const spec = this.specs.get(key);
+    const title = spec.title;
     const csv = el('a', { class: 'btn', download: '', 'data-format': 'csv' }, 'CSV');
     const json = el('a', { class: 'btn', download: '', 'data-format': 'json' }, 'JSON');
-    csv.setAttribute('aria-label', `Download CSV of ${tag}`);
-    json.setAttribute('aria-label', `Download JSON of ${tag}`);
+    csv.setAttribute('aria-label', `Download CSV of ${title}`);
+    json.setAttribute('aria-label', `Download JSON of ${title}`);
+    const pinned = spec.pinned !== undefined || state.get('pin').includes(key);
+    const pin = el('button', { type: 'button', class: 'btn', name: 'pin', 'aria-pressed': String(pinned) }, pinned ? 'Unpin' : 'Pin');
+    pin.setAttribute('aria-label', `${pinned ? 'Unpin' : 'Pin'} chart ${title}`);
+    pin.addEventListener('click', () => this.#togglePin(spec.pinned ?? key));
     const expand = el('button', { type: 'button', class: 'btn', 'aria-pressed': 'false' }, 'Expand');
-    expand.setAttribute('aria-label', `Expand chart ${tag}`);
+    expand.setAttribute('aria-label', `Expand chart ${title}`);
+    const runsMenu = el('details', { class: 'card-runs' }, el('summary', { class: 'btn' }, 'Runs'), el('div', { class: 'card-runs-list' }));
+    runsMenu.addEventListener('toggle', () => {
+      if (runsMenu.open) this.#fillRunsMenu(key, runsMenu);
+    });
+    const actions = [csv, json, runsMenu, pin, expand];
+    if (spec.removable) {
+      const remove = el('button', { type: 'button', class: 'btn', name: 'remove' }, 'Remove');
+      remove.setAttribute('aria-label', `Remove chart ${title}`);
+      remove.addEventListener('click', () => this.#removeMade(spec));
+      actions.push(remove);
+    }
     const plot = el('div', { class: 'plot', role: 'img' });
-    plot.setAttribute('aria-label', `Chart of ${tag}`);
+    plot.setAttribute('aria-label', `Chart of ${title}`);
+    const dataset = { state: 'idle', chart: title, kind: spec.kind };
+    if (spec.kind === 'tag') dataset.tag = spec.tags[0];
+    if (spec.pinned !== undefined) dataset.pinned = '1';
     const card = el(
       'article',
-      { class: 'card', dataset: { tag, state: 'idle' } },
+      { class: `card${spec.kind === 'tag' ? '' : ' combined'}`, dataset },
       el(
         'header',
         { class: 'card-head' },
-        el('h3', { class: 'card-title', title: showName(tag) }, showName(tag)),
-        el('div', { class: 'card-actions' }, csv, json, expand),
+        el('h3', { class: 'card-title', title: showName(title) }, showName(title)),
+        el('div', { class: 'card-actions' }, ...actions),
       ),
       plot,
       el('p', { class: 'card-note' }),
@@ -152,7 +265,81 @@ class ScalarsView {
     return card;
   }
 
-  /** Tags to show: every scalar tag of an active run, filtered. */
+  #togglePin(key) {
+    const pins = state.get('pin');
+    state.set({ pin: pins.includes(key) ? pins.filter((k) => k !== key) : [...pins, key] });
+    const inner = this.grid.card(key);
+    if (inner) {
+      const on = state.get('pin').includes(key);
+      const button = inner.querySelector('button[name=pin]');
+      button.setAttribute('aria-pressed', String(on));
+      button.textContent = on ? 'Unpin' : 'Pin';
+      button.setAttribute('aria-label', `${on ? 'Unpin' : 'Pin'} chart ${inner.dataset.chart}`);
+    }
+    this.#layoutCards();
+  }
+
+  #removeMade(spec) {
+    const text = JSON.stringify(spec.patterns);
+    state.set({
+      chart: state.get('chart').filter((c) => c !== text),
+      pin: state.get('pin').filter((k) => k !== spec.key),
+    });
+    this.#layoutCards();
+  }
+
+  // ---- per-chart run subsets -------------------------------------------------------------
+  #subsets() {
+    const out = new Map();
+    for (const text of state.get('cruns')) {
+      const parts = parseKey(text);
+      if (parts && parts.length >= 1) out.set(parts[0], parts.slice(1));
+    }
+    return out;
+  }
+
+  /** The runs `key`'s chart shows: the active runs, or the chosen subset of them. */
+  #chartRuns(key) {
+    const active = this.ctx.runs.active();
+    const subset = this.#subsets().get(key);
+    return subset ? active.filter((r) => subset.includes(r)) : active;
+  }
+
+  #fillRunsMenu(key, menu) {
+    const list = menu.querySelector('.card-runs-list');
+    const active = this.ctx.runs.active();
+    const subset = this.#subsets().get(key);
+    const boxes = active.map((run) => {
+      const input = el('input', { type: 'checkbox', value: run });
+      input.checked = !subset || subset.includes(run);
+      input.addEventListener('change', () => {
+        const chosen = boxes.filter((b) => b.checked).map((b) => b.value);
+        this.#setSubset(key, chosen.length === active.length ? null : chosen);
+      });
+      return input;
+    });
+    const all = el('button', { type: 'button', class: 'btn' }, 'Every run');
+    all.addEventListener('click', () => {
+      boxes.forEach((b) => {
+        b.checked = true;
+      });
+      this.#setSubset(key, null);
+    });
+    setChildren(
+      list,
+      ...boxes.map((b) => el('label', { class: 'block' }, b, ' ', el('span', { class: 'swatch', style: { background: colorOf(b.value) } }), ` ${showName(b.value)}`)),
+      all,
+    );
+  }
+
+  #setSubset(key, runs) {
+    const others = state.get('cruns').filter((text) => (parseKey(text) || [])[0] !== key);
+    state.set({ cruns: runs ? [...others, keyOf(key, ...runs)] : others });
+    this.ensure(key);
+  }
+
+  // ---- which charts --------------------------------------------------------------------------
+  /** Tags to consider: every scalar tag of an active run. */
   #tags() {
     const byRun = this.ctx.tagsOf('scalar');
     const tags = new Set();
@@ -160,17 +347,57 @@ class ScalarsView {
     return [...tags].sort();
   }
 
+  #madeCharts() {
+    const out = [];
+    for (const text of state.get('chart')) {
+      const parts = parseKey(text);
+      if (parts && parts.length) out.push(parts);
+    }
+    return out;
+  }
+
   #layoutCards() {
-    const all = this.#tags();
-    const filter = this.tagFilter.filter();
-    const shown = all.filter((t) => filter.test(t));
-    this.count.textContent = `${fmtInt(shown.length)} of ${fmtInt(all.length)} tags`;
-    this.empty.hidden = shown.length > 0;
-    this.empty.textContent = all.length
+    const { specs, total, shown } = chartSpecs({
+      tags: this.#tags(),
+      layouts: this.layouts,
+      made: this.#madeCharts(),
+      pinned: state.get('pin'),
+      filter: this.tagFilter.filter(),
+    });
+    const old = this.specs || new Map();
+    this.specs = new Map(specs.map((s) => [s.key, s]));
+    // A chart whose definition changed (a newer layout) gets a new card.
+    const changed = [...this.specs.keys()].filter((k) => old.has(k) && JSON.stringify(old.get(k)) !== JSON.stringify(this.specs.get(k)));
+    if (changed.length) this.grid.setKeys([...this.specs.keys()].filter((k) => !changed.includes(k)));
+    this.count.textContent = `${fmtInt(shown)} of ${fmtInt(total)} tags`;
+    this.empty.hidden = specs.length > 0;
+    this.empty.textContent = total
       ? 'No tags match the filter.'
       : 'No scalar data for the selected runs.';
-    this.grid.setKeys(shown);
-    for (const tag of this.grid.visibleKeys()) this.ensure(tag);
+    this.grid.setKeys([...this.specs.keys()]);
+    for (const key of this.grid.visibleKeys()) this.ensure(key);
+  }
+
+  /** /api/scalars/layouts, when any run recorded charts or layouts (old logs: never asked). */
+  #loadLayouts() {
+    const runs = Object.keys(this.ctx.tagsOf('custom_scalars'));
+    const version = this.#version();
+    if (!runs.length) {
+      this.layouts = null;
+      return;
+    }
+    if (this.layoutsVersion === version) return;
+    this.layoutsVersion = version;
+    getJSON('/api/scalars/layouts').then(
+      (body) => {
+        if (this.destroyed || this.layoutsVersion !== version) return;
+        this.layouts = body;
+        this.#layoutCards();
+      },
+      () => {
+        this.layoutsVersion = null; // try again with the next data version
+      },
+    );
   }
 
   // ---- data ------------------------------------------------------------------------------
@@ -179,14 +406,22 @@ class ScalarsView {
     return info ? info.data_version : 0;
   }
 
-  #runsOf(tag) {
+  #has(run, tag) {
     const byRun = this.ctx.tagsOf('scalar');
     if (this.tagSetsFor !== byRun) {
       // Sets per run, rebuilt only when the tag index object changes (500 tags x many runs).
       this.tagSetsFor = byRun;
-      this.tagSets = new Map(Object.entries(byRun).map(([run, tags]) => [run, new Set(tags)]));
+      this.tagSets = new Map(Object.entries(byRun).map(([r, tags]) => [r, new Set(tags)]));
     }
-    return this.ctx.runs.active().filter((run) => this.tagSets.get(run)?.has(tag));
+    return Boolean(this.tagSets.get(run)?.has(tag));
+  }
+
+  /** The lines and bands `key`'s chart draws for its runs. */
+  #linesOf(key) {
+    const spec = this.specs.get(key);
+    if (!spec) return { lines: [], bands: [] };
+    const byRun = this.ctx.tagsOf('scalar');
+    return linesOf(spec, this.#chartRuns(key), (run, tag) => this.#has(run, tag), (run) => byRun[run] || []);
   }
 
   #points() {
@@ -200,40 +435,49 @@ class ScalarsView {
     return body.series;
   }
 
-  /** Make sure `tag`'s card has current data for its runs, then draw it. */
-  ensure(tag) {
-    if (!this.grid.isVisible(tag)) return;
+  /** Make sure `key`'s card has current data for every (run, tag) it draws, then draw it. */
+  ensure(key) {
+    if (!this.grid.isVisible(key)) return;
     const version = this.#version();
-    const missing = this.#runsOf(tag).filter((run) => {
-      const key = `${run}\u0000${tag}`;
-      const have = this.cache.get(key);
-      return (!have || have.version !== version) && this.inflight.get(key) !== version;
-    });
-    if (!missing.length) {
-      this.draw(tag);
+    const { lines, bands } = this.#linesOf(key);
+    const pairs = lines.map((l) => [l.run, l.tag]);
+    for (const b of bands) pairs.push([b.run, b.tags.lower], [b.run, b.tags.upper]);
+    // Series another chart is already fetching are waited for, not fetched twice: charts
+    // share series (a tag alone, in an add_scalars chart, in a layout, pinned).
+    const waits = [];
+    for (const [run, tag] of pairs) {
+      const id = `${run}\u0000${tag}`;
+      const have = this.cache.get(id);
+      if (have && have.version === version) continue;
+      const pending = this.inflight.get(id);
+      if (pending && pending.version === version) {
+        waits.push(pending.promise);
+        continue;
+      }
+      const promise = this.fetchSeries({ run, tag }).then(
+        (result) => this.#store(id, version, result),
+        (err) => this.#store(id, version, { error: err.message }),
+      );
+      this.inflight.set(id, { version, promise });
+      waits.push(promise);
+    }
+    if (!waits.length) {
+      this.draw(key);
       return;
     }
-    const card = this.grid.card(tag);
+    const card = this.grid.card(key);
     if (card && card.dataset.state === 'idle') card.dataset.state = 'loading';
-    const requests = missing.map((run) => {
-      const key = `${run}\u0000${tag}`;
-      this.inflight.set(key, version);
-      return this.fetchSeries({ run, tag }).then(
-        (result) => this.#store(key, version, result),
-        (err) => this.#store(key, version, { error: err.message }),
-      );
-    });
-    Promise.all(requests).then(() => {
-      if (!this.destroyed) this.draw(tag);
+    Promise.all(waits).then(() => {
+      if (!this.destroyed) this.draw(key);
     });
   }
 
-  #store(key, version, result) {
-    this.inflight.delete(key);
+  #store(id, version, result) {
+    if (this.inflight.get(id)?.version === version) this.inflight.delete(id);
     if (result.error) {
       // Keep showing what we had (a failed refresh must not blank a chart).
-      const old = this.cache.get(key);
-      this.cache.set(key, { version, error: result.error, series: old && old.series });
+      const old = this.cache.get(id);
+      this.cache.set(id, { version, error: result.error, series: old && old.series });
       return;
     }
     const wall = toNumbers(result.wall_times);
@@ -245,7 +489,7 @@ class ScalarsView {
       downsampled: result.downsampled,
       start: wall.reduce((m, t) => (Number.isFinite(t) && t < m ? t : m), Infinity),
     };
-    this.cache.set(key, { version, series });
+    this.cache.set(id, { version, series });
   }
 
   // ---- drawing ---------------------------------------------------------------------------
@@ -259,19 +503,26 @@ class ScalarsView {
     };
   }
 
-  /** Draw `tag` from the cache if anything it depends on changed since the last draw. */
-  draw(tag) {
-    const card = this.grid.card(tag);
-    if (!card || !this.grid.isVisible(tag)) return;
+  /** Draw `key`'s chart from the cache if anything it depends on changed since the last draw. */
+  draw(key) {
+    const card = this.grid.card(key);
+    if (!card || !this.grid.isVisible(key)) return;
+    const spec = this.specs.get(key);
     const opts = this.#options();
-    const runs = this.#runsOf(tag)
-      .map((run) => ({ run, entry: this.cache.get(`${run}\u0000${tag}`) }))
-      .filter(({ entry }) => entry && entry.series)
-      .map(({ run, entry }) => ({ run, color: colorOf(run), series: entry.series, version: entry.version }));
+    const entry = (run, tag) => this.cache.get(`${run}\u0000${tag}`);
+    const found = this.#linesOf(key);
+    const lines = found.lines
+      .map((line) => ({ ...line, entry: entry(line.run, line.tag) }))
+      .filter((l) => l.entry && l.entry.series)
+      .map(({ entry: e, ...line }) => ({ ...line, color: colorOf(line.run), series: e.series, version: e.version }));
+    const bands = found.bands
+      .map((b) => ({ ...b, lower: entry(b.run, b.tags.lower), upper: entry(b.run, b.tags.upper) }))
+      .filter((b) => b.lower && b.lower.series && b.upper && b.upper.series)
+      .map((b) => ({ ...b, color: colorOf(b.run), name: `${b.run}/${spec.margin[0]}`, versions: [b.lower.version, b.upper.version], lower: b.lower.series, upper: b.upper.series }));
     const dark = window.matchMedia('(prefers-color-scheme: dark)').matches;
-    const key = JSON.stringify([opts, dark, runs.map((r) => [r.run, r.version])]);
-    if (this.drawn.get(tag) === key) return;
-    this.drawn.set(tag, key);
+    const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.version]), bands.map((b) => [b.run, b.versions]), found.error]);
+    if (this.drawn.get(key) === drawKey) return;
+    this.drawn.set(key, drawKey);
     const plot = card.querySelector('.plot');
     if (!plotlyReady()) {
       card.dataset.state = 'error';
@@ -279,40 +530,47 @@ class ScalarsView {
       return;
     }
     opts.uirevision = `${opts.xMode}|${opts.logY}|${opts.ignoreOutliers}`;
-    const { traces, layout, nonFinite } = buildChart(runs, opts);
+    opts.legend = spec.kind !== 'tag';
+    opts.bands = bands;
+    const { traces, layout, nonFinite } = buildChart(lines, opts);
     Plotly.react(plot, traces, layout, PLOT_CONFIG);
-    this.#annotate(card, tag, runs, nonFinite);
+    this.#annotate(card, spec, lines, bands, nonFinite, found.error);
   }
 
-  #annotate(card, tag, runs, nonFinite) {
-    const shown = runs.reduce((n, r) => n + r.series.values.length, 0);
-    const total = runs.reduce((n, r) => n + r.series.total, 0);
-    let note = runs.length
-      ? `${runs.length} run${runs.length === 1 ? '' : 's'} · ${fmtInt(shown)} of ${fmtInt(total)} points`
-      : 'No selected run has this tag.';
-    if (runs.some((r) => r.series.downsampled)) note += ' (min/max per bucket)';
+  #annotate(card, spec, lines, bands, nonFinite, error) {
+    const runs = [...new Set(lines.map((l) => l.run))];
+    const shown = lines.reduce((n, r) => n + r.series.values.length, 0);
+    const total = lines.reduce((n, r) => n + r.series.total, 0);
+    const what = spec.kind === 'tag' ? '' : ` · ${lines.length} line${lines.length === 1 ? '' : 's'}`;
+    let note = lines.length
+      ? `${runs.length} run${runs.length === 1 ? '' : 's'}${what} · ${fmtInt(shown)} of ${fmtInt(total)} points`
+      : `No selected run has ${spec.kind === 'tag' ? 'this tag' : 'a tag of this chart'}.`;
+    if (error) note = error;
+    if (lines.some((r) => r.series.downsampled)) note += ' (min/max per bucket)';
     if (nonFinite.length) {
       note += ` · non-finite values: ${nonFinite.map((n) => `${n.run} (${n.count})`).join(', ')}`;
     }
     card.querySelector('.card-note').textContent = note;
-    card.dataset.state = runs.length ? 'ready' : 'empty';
+    card.dataset.state = lines.length || bands.length ? 'ready' : 'empty';
     card.dataset.traces = String(card.querySelector('.plot').data.length);
-    const params = { tag, run: runs.map((r) => r.run) };
+    const tags = [...new Set([...lines.map((l) => l.tag), ...bands.flatMap((b) => [b.tags.lower, b.tags.upper])])];
+    const params = { tag: tags, run: runs.length ? runs : [...new Set(bands.map((b) => b.run))] };
     for (const link of card.querySelectorAll('a[data-format]')) {
       const format = link.dataset.format;
       link.href = apiURL('/api/scalars/download', { ...params, format });
-      link.toggleAttribute('aria-disabled', !runs.length);
+      link.toggleAttribute('aria-disabled', !tags.length);
     }
   }
 
   redrawVisible() {
-    for (const tag of this.grid.visibleKeys()) this.draw(tag);
+    for (const key of this.grid.visibleKeys()) this.draw(key);
   }
 
   // ---- view protocol ---------------------------------------------------------------------
   update(change) {
+    if (change.data) this.#loadLayouts();
     if (change.data || change.runs) this.#layoutCards();
-    for (const tag of this.grid.visibleKeys()) this.ensure(tag);
+    for (const key of this.grid.visibleKeys()) this.ensure(key);
   }
 
   destroy() {
@@ -322,6 +580,7 @@ class ScalarsView {
       const plot = card.querySelector('.plot');
       if (plot.data) Plotly.purge(plot);
     }
+    if (this.exportDialog) this.exportDialog.remove();
     this.grid.destroy();
   }
 }

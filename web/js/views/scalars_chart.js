@@ -75,30 +75,82 @@ export function robustRange(valueArrays, logScale) {
   return [lo - pad, hi + pad];
 }
 
+// Lines of one run in a combined chart are told apart by dash, then by marker as well.
+export const DASHES = ['solid', 'dash', 'dot', 'dashdot', 'longdash', 'longdashdot'];
+const MARKERS = ['circle', 'square', 'diamond', 'triangle-up', 'x', 'cross'];
+
+/** The line style of the `index`-th key of a combined chart. */
+export function lineStyle(index) {
+  const dash = DASHES[index % DASHES.length];
+  const round = Math.floor(index / DASHES.length);
+  return round ? { dash, marker: MARKERS[(round - 1) % MARKERS.length] } : { dash };
+}
+
+/** A color with alpha `a` (0..1) from '#rrggbb'. */
+function withAlpha(color, a) {
+  const n = parseInt(color.slice(1), 16);
+  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
+}
+
+function styled(line, color, width) {
+  const out = { color, width };
+  if (line.style && line.style.dash !== 'solid') out.dash = line.style.dash;
+  return out;
+}
+
+function markerOf(line, color) {
+  return line.style && line.style.marker ? { symbol: line.style.marker, size: 5, color, maxdisplayed: 12 } : undefined;
+}
+
 /**
- * Build {traces, layout, stats} for one chart.
- * runs: [{run, color, series: {steps, wall, values, total, downsampled, start}}]
- * opts: {smoothing, xMode, logY, ignoreOutliers, tipOrder, uirevision}
+ * Build {traces, layout, nonFinite} for one chart: a single tag over runs, or a combined
+ * chart (several tags per run), with the same smoothing, axes, outlier clipping and tooltip.
+ * lines: [{run, color, series: {steps, wall, values, total, downsampled, start},
+ *          tag?, name? (legend and tooltip name; the run by default), style? ({dash, marker})}]
+ * opts: {smoothing, xMode, logY, ignoreOutliers, tipOrder, uirevision,
+ *        legend? (show the legend: combined charts), bands? ([{run, color, name, lower, upper}])}
  */
-export function buildChart(runs, opts) {
+export function buildChart(lines, opts) {
   const traces = [];
   const shapes = [];
   const nonFinite = [];
-  const spans = runs.map(({ series }) => {
+  const bands = opts.bands || [];
+  const spans = lines.map(({ series }) => {
     const last = series.wall.length ? series.wall[series.wall.length - 1] : 0;
     return Number.isFinite(series.start) ? last - series.start : 0;
   });
   const unit = relativeUnit(Math.max(0, ...spans));
   const smoothing = opts.smoothing;
-  for (const { run, color, series } of runs) {
+  // Margin bands first: each is its lower edge and then its upper edge filled down to it.
+  for (const band of bands) {
+    const name = plotlyText(band.name || band.run);
+    const fill = withAlpha(band.color, 0.18);
+    for (const [role, series] of [['lower', band.lower], ['upper', band.upper]]) {
+      traces.push({
+        type: 'scatter',
+        mode: 'lines',
+        x: xValues(series, opts.xMode, unit),
+        y: finiteOrNull(series.values),
+        name: `${name} (${role})`,
+        line: { color: band.color, width: 0 },
+        fill: role === 'upper' ? 'tonexty' : 'none',
+        fillcolor: fill,
+        showlegend: false,
+        hovertemplate: `%{fullData.name}: %{y:.6g}<extra></extra>`,
+        meta: { run: band.run, role, tag: band.tags[role] },
+      });
+    }
+  }
+  for (const line of lines) {
+    const { run, color, series } = line;
     const x = xValues(series, opts.xMode, unit);
-    const name = plotlyText(run);
+    const name = plotlyText(line.name ?? run);
     const raw = finiteOrNull(series.values);
     const bad = [];
     series.values.forEach((v, i) => {
       if (!Number.isFinite(v)) bad.push(i);
     });
-    if (bad.length) nonFinite.push({ run, count: bad.length });
+    if (bad.length) nonFinite.push({ run: line.name ?? run, count: bad.length });
     for (const i of bad.slice(0, 100)) {
       shapes.push({
         type: 'line',
@@ -114,6 +166,10 @@ export function buildChart(runs, opts) {
     // The run name comes from fullData, never pasted into the template: a run called
     // "%{y}" must not be interpreted.
     const fmt = '%{fullData.name}: %{y:.6g}';
+    const marker = markerOf(line, color);
+    // plotly reads `marker` whenever the key is there: leave it out for plain lines.
+    const markers = marker ? { mode: 'lines+markers', marker } : { mode: 'lines' };
+    const meta = { run, tag: line.tag, line: line.name ?? run };
     if (smoothing > 0) {
       traces.push({
         type: 'scatter',
@@ -121,32 +177,33 @@ export function buildChart(runs, opts) {
         x,
         y: raw,
         name,
-        line: { color, width: 1 },
+        line: styled(line, color, 1),
         opacity: 0.25,
         hoverinfo: 'skip',
-        meta: { run, role: 'raw' },
+        showlegend: false,
+        meta: { ...meta, role: 'raw' },
       });
       traces.push({
         type: 'scatter',
-        mode: 'lines',
+        ...markers,
         x,
         y: finiteOrNull(smooth(series.values, smoothing)),
         customdata: raw,
         name,
-        line: { color, width: 1.6 },
+        line: styled(line, color, 1.6),
         hovertemplate: `${fmt} (raw %{customdata:.6g})<extra></extra>`,
-        meta: { run, role: 'smoothed' },
+        meta: { ...meta, role: 'smoothed' },
       });
     } else {
       traces.push({
         type: 'scatter',
-        mode: 'lines',
+        ...markers,
         x,
         y: raw,
         name,
-        line: { color, width: 1.6 },
+        line: styled(line, color, 1.6),
         hovertemplate: `${fmt}<extra></extra>`,
-        meta: { run, role: 'raw' },
+        meta: { ...meta, role: 'raw' },
       });
     }
   }
@@ -156,13 +213,18 @@ export function buildChart(runs, opts) {
     wall: 'wall time',
   }[opts.xMode];
   const yaxis = axis({ type: opts.logY ? 'log' : 'linear', exponentformat: 'power' });
-  const range = opts.ignoreOutliers ? robustRange(runs.map((r) => r.series.values), opts.logY) : null;
+  const valueArrays = lines.map((r) => r.series.values);
+  for (const band of bands) valueArrays.push(band.lower.values, band.upper.values);
+  const range = opts.ignoreOutliers ? robustRange(valueArrays, opts.logY) : null;
   if (range) {
     yaxis.range = range;
     yaxis.autorange = false;
   } else {
     yaxis.autorange = true;
   }
+  const extra = opts.legend
+    ? { showlegend: true, legend: { orientation: 'h', x: 0, y: -0.22, yanchor: 'top', font: { size: 10 } } }
+    : {};
   const layout = baseLayout({
     xaxis: axis({
       type: opts.xMode === 'wall' ? 'date' : 'linear',
@@ -173,6 +235,7 @@ export function buildChart(runs, opts) {
     hovermode: 'x unified',
     hoversort: opts.tipOrder || 'trace', // plotly.js >= 3.6
     uirevision: opts.uirevision,
+    ...extra,
   });
   return { traces, layout, nonFinite };
 }

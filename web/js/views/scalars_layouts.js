@@ -1,0 +1,180 @@
+// Which charts the scalars dashboard shows, and which lines each one draws: a chart per tag,
+// the charts add_scalars recorded (a line per key), custom layouts (multiline charts of tag
+// regexes, margin charts), charts made in the page from regexes, and pinned copies of any of
+// them. Pure functions over the tag index and /api/scalars/layouts: no DOM, no fetching.
+import { groupOf } from '../shared/cards.js';
+import { lineStyle } from './scalars_chart.js';
+
+/** A chart's key: JSON keeps any tag text intact. ['t', tag] | ['g', main_tag] |
+ *  ['l', category, title] | ['u', regex, ...] | ['p', key of the pinned chart]. */
+export const keyOf = (...parts) => JSON.stringify(parts);
+
+export function parseKey(key) {
+  try {
+    const parts = JSON.parse(key);
+    return Array.isArray(parts) && parts.every((p) => typeof p === 'string') ? parts : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+// Card groups (CardGrid group ids) of the sections above the automatic tag groups; the
+// automatic ones are tag prefixes, which never start with a NUL.
+export const PINNED = '\u0000pinned';
+export const NEW = '\u0000new';
+const LAYOUT = '\u0000layout\u0000';
+
+/** The heading of a card group. */
+export function sectionLabel(group) {
+  if (group === PINNED) return 'Pinned';
+  if (group === NEW) return 'New charts';
+  if (group.startsWith(LAYOUT)) return group.slice(LAYOUT.length);
+  return group || 'Ungrouped';
+}
+
+/** The title of a chart made in the page from regexes. */
+export function regexTitle(patterns) {
+  return patterns.join(' | ');
+}
+
+/**
+ * Every chart to show, in page order: pinned, custom layouts, charts made here, then one
+ * per add_scalars chart or lone tag (grouped by prefix; a tag drawn in an add_scalars chart
+ * is not drawn again alone).
+ * tags: the union of scalar tags over the active runs; layouts: /api/scalars/layouts (or
+ * null); made: [[regex, ...]]; pinned: [key]; filter: the tag filter (automatic charts only).
+ * Returns {specs: [spec], total: number of automatic charts, shown: of them, shown}.
+ * A spec is {key, group, kind: 'tag'|'group'|'multiline'|'margin', title, tags?, keys?,
+ * patterns?, margin?, pinned?: the key it pins}.
+ */
+export function chartSpecs({ tags, layouts, made, pinned, filter }) {
+  const byKey = new Map();
+  const custom = [];
+  for (const category of (layouts && layouts.layout) || []) {
+    for (const chart of category.charts) {
+      const key = keyOf('l', category.category, chart.title);
+      const spec = chart.type === 'margin'
+        ? { key, group: LAYOUT + category.category, kind: 'margin', title: chart.title, margin: chart.tags }
+        : { key, group: LAYOUT + category.category, kind: 'multiline', title: chart.title, patterns: chart.tags };
+      custom.push(spec);
+      byKey.set(key, spec);
+    }
+  }
+  const mine = made.map((patterns) => {
+    const spec = { key: keyOf('u', ...patterns), group: NEW, kind: 'multiline', title: regexTitle(patterns), patterns, removable: true };
+    byKey.set(spec.key, spec);
+    return spec;
+  });
+  const present = new Set(tags);
+  const inCharts = new Set();
+  const auto = [];
+  for (const chart of (layouts && layouts.charts) || []) {
+    if (!chart.tags.some((t) => present.has(t))) continue;
+    chart.tags.forEach((t) => inCharts.add(t));
+    auto.push({ key: keyOf('g', chart.title), kind: 'group', title: chart.title, tags: chart.tags, keys: chart.keys });
+  }
+  for (const tag of tags) {
+    if (!inCharts.has(tag)) auto.push({ key: keyOf('t', tag), kind: 'tag', title: tag, tags: [tag] });
+  }
+  auto.sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : a.kind === 'group' ? -1 : 1));
+  for (const spec of auto) {
+    spec.group = groupOf(spec.title);
+    byKey.set(spec.key, spec);
+  }
+  const shownAuto = auto.filter((s) => filter.test(s.title) || (s.kind === 'group' && s.tags.some((t) => filter.test(t))));
+  const pins = [];
+  for (const inner of pinned) {
+    const base = byKey.get(inner) || specFromKey(inner);
+    if (base) pins.push({ ...base, key: keyOf('p', inner), group: PINNED, pinned: inner, removable: false });
+  }
+  return { specs: [...pins, ...custom, ...mine, ...shownAuto], total: auto.length, shown: shownAuto.length, byKey };
+}
+
+/** A chart whose key says everything about it (a lone tag, a chart of regexes). */
+function specFromKey(key) {
+  const parts = parseKey(key);
+  if (!parts) return null;
+  if (parts[0] === 't' && parts.length === 2) return { key, kind: 'tag', title: parts[1], tags: [parts[1]] };
+  if (parts[0] === 'u' && parts.length > 1) {
+    const patterns = parts.slice(1);
+    return { key, kind: 'multiline', title: regexTitle(patterns), patterns };
+  }
+  return null;
+}
+
+/** Compile a chart's regexes (case-sensitive, searched anywhere, as TensorBoard does). */
+export function compilePatterns(patterns) {
+  try {
+    return { regexes: patterns.map((p) => new RegExp(p)) };
+  } catch (err) {
+    return { error: `Invalid regular expression: ${err.message}` };
+  }
+}
+
+/**
+ * The lines (and margin bands) of `spec` over `runs`: [{run, tag, name, style?}] and
+ * [{run, tags: {lower, upper}}]. has(run, tag) says whether a run has a tag; tagsOf(run)
+ * lists a run's tags (for regexes).
+ */
+export function linesOf(spec, runs, has, tagsOf) {
+  const lines = [];
+  const bands = [];
+  if (spec.kind === 'tag') {
+    const tag = spec.tags[0];
+    for (const run of runs) if (has(run, tag)) lines.push({ run, tag, name: run });
+    return { lines, bands };
+  }
+  if (spec.kind === 'group') {
+    for (const run of runs) {
+      spec.tags.forEach((tag, i) => {
+        if (has(run, tag)) lines.push({ run, tag, name: `${run}/${spec.keys[i]}`, style: lineStyle(i) });
+      });
+    }
+    return { lines, bands };
+  }
+  if (spec.kind === 'margin') {
+    const [value, lower, upper] = spec.margin;
+    for (const run of runs) {
+      if (has(run, lower) && has(run, upper)) bands.push({ run, tags: { lower, upper } });
+      if (has(run, value)) lines.push({ run, tag: value, name: `${run}/${value}` });
+    }
+    return { lines, bands };
+  }
+  const { regexes, error } = compilePatterns(spec.patterns);
+  if (error) return { lines, bands, error };
+  const matched = new Set();
+  for (const run of runs) for (const tag of tagsOf(run)) if (regexes.some((re) => re.test(tag))) matched.add(tag);
+  const order = [...matched].sort();
+  for (const run of runs) {
+    order.forEach((tag, i) => {
+      if (has(run, tag)) lines.push({ run, tag, name: `${run}/${tag}`, style: lineStyle(i) });
+    });
+  }
+  return { lines, bands };
+}
+
+const pyString = (text) => JSON.stringify(text); // a JSON string literal is a Python one
+
+/** The layout dictionary of `specs` as Python, to paste into a training script. */
+export function exportLayout(specs) {
+  const categories = new Map();
+  for (const spec of specs) {
+    const category = spec.group === NEW ? 'Custom' : sectionLabel(spec.group);
+    let entry;
+    if (spec.kind === 'margin') entry = ['Margin', spec.margin];
+    else if (spec.kind === 'multiline') entry = ['Multiline', spec.patterns];
+    else entry = ['Multiline', spec.tags.map((t) => `^${t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`)];
+    if (!categories.has(category)) categories.set(category, new Map());
+    categories.get(category).set(spec.title, entry);
+  }
+  const lines = ['layout = {'];
+  for (const [category, charts] of categories) {
+    lines.push(`    ${pyString(category)}: {`);
+    for (const [title, [kind, tags]] of charts) {
+      lines.push(`        ${pyString(title)}: [${pyString(kind)}, [${tags.map(pyString).join(', ')}]],`);
+    }
+    lines.push('    },');
+  }
+  lines.push('}', 'writer.add_custom_scalars(layout)');
+  return lines.join('\n');
+}
