@@ -1,7 +1,9 @@
 """Run discovery: the one place that knows which directories are runs and how they're named.
 
 A run is a directory holding one or more record files (names containing
-``vdlrecords``); the logdir itself may be a run. Runs are found recursively, following
+``vdlrecords``, or TensorBoard's ``events.out.tfevents``: tensorboardX and torch write each
+key of ``add_scalars`` and each ``add_hparams`` call to a sub-directory, which is then a run
+of its own, as TensorBoard shows it); the logdir itself may be a run. Runs are found recursively, following
 symbolic links but never entering the same directory twice. A path to
 a record file means its directory is the run (that directory only, not below it).
 """
@@ -11,13 +13,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from visualdl.sources.tfevents import TFEVENTS_MARK
+
 RECORD_MARK = "vdlrecords"
 #: Directories deeper than this below a logdir are not searched for runs.
 MAX_DEPTH = 64
 
 
 def is_record_file(name: str) -> bool:
-    return RECORD_MARK in name and not name.startswith(".")
+    """Ours or TensorBoard's (see :func:`visualdl.sources.tfevents.is_tfevents_file`)."""
+    return (RECORD_MARK in name or TFEVENTS_MARK in name) and not name.startswith(".")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,10 @@ bytes (a bad CRC, a length pointing past the end of the file with good records a
 are skipped up to the next good record and counted, and so is an undecodable payload; a
 file of garbage is refused with a message. Nothing a file holds makes ``reload()`` raise.
 Files are read in chunks (see :func:`visualdl.format.framing.scan_file`).
+
+TensorBoard event files (``events.out.tfevents.*``) share the framing; each of their events
+is translated by :mod:`visualdl.sources.tfevents.decode` into the entries our records hold,
+so a run's data looks the same whichever wrote it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from visualdl.format.framing import HEADER_SIZE, length_at, read_record_at, scan
 from visualdl.format.version import FORMAT_MAJOR
 from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.format.scalar_codec import DecodedSeries, decode_scalar_record
+from visualdl.sources.tfevents import is_tfevents_file
+from visualdl.sources.tfevents.decode import HEADER, FileDecoder, ScalarPoint, gather
 
 _CHUNK = 2 << 20  # bytes per read; a buffer this size stays in cache
 _MAX_MESSAGES = 200
@@ -40,6 +46,7 @@ class FileState:
     refused: str = ""      # why the file is not read, when it is not
     errors: int = 0
     records: int = 0
+    decoder: FileDecoder | None = None  # TensorBoard event files only
 
 
 class LogReader:
@@ -95,6 +102,8 @@ class LogReader:
             state = self._files.get(path)
             if state is None:
                 state = FileState(path, run, len(self._files))
+                if is_tfevents_file(os.path.basename(path)):
+                    state.decoder = FileDecoder()
                 self._files[path] = state
             return state
 
@@ -121,6 +130,13 @@ class LogReader:
         # read starts at the first byte not yet used, so a record cut by the previous read
         # is read again whole (from the page cache) instead of being glued to the next.
         for result in scan_file(f, state.offset, size, _CHUNK):
+            if state.decoder is not None:
+                added = self._add_events(state, result)
+                count += added
+                if state.refused:
+                    return count
+                state.offset = result.end
+                continue
             decoded = [(offset, _decode(payload)) for offset, payload in result.records]
             with self._lock:
                 for message in result.errors:
@@ -137,6 +153,56 @@ class LogReader:
             state.offset = result.end  # a torn tail waits there for the next reload
         return count
 
+    def _add_events(self, state: FileState, result: Any) -> int:
+        """Add one chunk of a TensorBoard event file; its scalar points are gathered into
+        one series per tag (so a million one-value events are not a million arrays)."""
+        decoder = state.decoder
+        assert decoder is not None
+        decoded = [(offset, decoder.decode(payload)) for offset, payload in result.records]
+        added = 0
+        with self._lock:
+            for message in result.errors:
+                state.errors += 1
+                self._error(f"{state.path}: {message}")
+            points: list[ScalarPoint] = []
+            store = self._runs.get(state.run)
+            for offset, items in decoded:
+                if isinstance(items, str) and items is not HEADER:
+                    state.errors += 1
+                    self._error(f"{state.path}: undecodable event at offset {offset}: {items}")
+                    continue
+                state.records += 1
+                added += 1
+                if state.header is None:
+                    if items is not HEADER:
+                        self._refuse(state, "not a TensorBoard event file (no file_version "
+                                            "event first)")
+                        return added
+                    state.header = FileHeader(writer_version=decoder.file_version)
+                    continue
+                if items is HEADER or not items:
+                    continue
+                if store is None:
+                    store = self._runs[state.run] = RunStore()
+                for item in items:
+                    if isinstance(item, ScalarPoint):
+                        points.append(item)
+                        continue
+                    try:
+                        store.add_entry(item, state.file_id, state.path, offset)
+                    except (ValueError, TypeError) as exc:
+                        state.errors += 1
+                        self._error(f"{state.path}: bad value in event at offset {offset}: "
+                                    f"{exc}")
+            if points:
+                if store is None:
+                    store = self._runs[state.run] = RunStore()
+                for series in gather(points):
+                    store.add_entry(series, state.file_id, state.path, 0)
+            if added:
+                self.version += 1
+        return added
+
     def _looks_like_records(self, state: FileState, f: Any) -> bool:
         """Refuse a file whose first bytes are not a framed record, without scanning it."""
         f.seek(0)
@@ -144,7 +210,8 @@ class LogReader:
         if len(head) < HEADER_SIZE:
             return False  # too short to tell: wait for more
         if length_at(head) is None:
-            self._refuse(state, "not a visualdl record file (bad framing at offset 0)")
+            what = "TensorBoard event" if state.decoder is not None else "visualdl record"
+            self._refuse(state, f"not a {what} file (bad framing at offset 0)")
             return False
         return True
 
@@ -260,8 +327,17 @@ class LogReader:
 
     def load(self, ref: BlobRef) -> Any:
         """Read one blob's message (``Image``, ``Audio``, ...) from its file, by offset."""
-        record = Record.FromString(read_record_at(ref.path, ref.offset))
         field = registry.get(ref.kind).message
+        if is_tfevents_file(os.path.basename(ref.path)):
+            with self._lock:
+                state = self._files.get(ref.path)
+            decoder = state.decoder if state is not None and state.decoder else FileDecoder()
+            msg = decoder.entry_at(read_record_at(ref.path, ref.offset), field, ref.tag,
+                                   ref.step)
+            if msg is None:
+                raise ValueError(f"{ref.path}: no {ref.kind} {ref.tag!r} at offset {ref.offset}")
+            return msg
+        record = Record.FromString(read_record_at(ref.path, ref.offset))
         for entry in record.entries:
             if entry.WhichOneof("kind") == field:
                 msg = getattr(entry, field)

@@ -1,0 +1,118 @@
+"""TensorBoard event files read back by LogReader with the exact values written."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+import pytest
+
+from visualdl.reader import LogReader
+from tests.tfevents.tbwrite import EventWriter, add_hparams, add_scalars
+
+
+def test_scalars_exact(tmp_path):
+    with EventWriter(str(tmp_path)) as w:
+        for step in range(100):
+            w.add_scalar("train/loss", 1.0 / (step + 1), step, 1000.0 + step)
+            w.add_scalar("train/acc", step / 100, step, 1000.0 + step)
+    reader = LogReader(str(tmp_path))
+    assert reader.runs() == [os.path.basename(tmp_path)]
+    run = reader.runs()[0]
+    assert reader.tags(run) == {"scalar": ["train/acc", "train/loss"]}
+    s = reader.scalars(run, "train/loss")
+    assert s.steps.tolist() == list(range(100))
+    assert s.wall_times.tolist() == [1000.0 + i for i in range(100)]
+    # simple_value is a float32
+    assert s.values.tolist() == [float(np.float32(1.0 / (i + 1))) for i in range(100)]
+    assert reader.errors == 0
+    assert reader.files(run)[0].header.writer_version == "brain.Event:2"
+
+
+def test_scalar_tensor_form_and_metadata_only_on_first(tmp_path):
+    with EventWriter(str(tmp_path)) as w:
+        for step in range(5):
+            w.add_scalar_tensor("lr", 0.5 * step, step, 10.0 + step)
+    reader = LogReader(str(tmp_path))
+    run = reader.runs()[0]
+    assert reader.scalars(run, "lr").values.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
+
+
+def test_add_scalars_sub_directories_are_runs(tmp_path):
+    writers: dict = {}
+    with EventWriter(str(tmp_path)) as main:
+        for step in range(3):
+            main.add_scalar("loss", float(step), step, 1.0 + step)
+            add_scalars(str(tmp_path), "run/acc", {"train": 0.5 + step, "val": 0.25 + step},
+                        step, 1.0 + step, writers)
+    for w in writers.values():
+        w.close()
+    reader = LogReader(str(tmp_path))
+    root = os.path.basename(tmp_path)
+    assert reader.runs() == sorted([root, "run_acc_train", "run_acc_val"])
+    assert reader.scalars("run_acc_train", "run/acc").values.tolist() == [0.5, 1.5, 2.5]
+    assert reader.scalars("run_acc_val", "run/acc").values.tolist() == [0.25, 1.25, 2.25]
+    assert reader.scalars(root, "loss").steps.tolist() == [0, 1, 2]
+
+
+def test_histograms_both_forms(tmp_path):
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=1000)
+    rows = np.array([[0.0, 1.0, 3.0], [1.0, 2.0, 5.0], [2.0, 4.0, 1.0]])
+    with EventWriter(str(tmp_path)) as w:
+        w.add_histogram("weights", values, 7, 50.0)
+        w.add_histogram_tensor("bias", rows, 8, 51.0)
+    reader = LogReader(str(tmp_path))
+    run = reader.runs()[0]
+    [h] = reader.histograms(run, "weights")
+    counts, edges = np.histogram(values, bins=10)
+    assert h.step == 7 and h.counts.tolist() == counts.tolist()
+    assert h.edges.tolist() == edges.tolist()
+    assert h.min == values.min() and h.max == values.max() and h.count == 1000
+    [b] = reader.histograms(run, "bias")
+    assert b.step == 8 and b.edges.tolist() == [0.0, 1.0, 2.0, 4.0]
+    assert b.counts.tolist() == [3.0, 5.0, 1.0] and b.count == 9.0
+
+
+def test_image_pixels_and_text(tmp_path):
+    from PIL import Image
+
+    pixels = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
+    with EventWriter(str(tmp_path)) as w:
+        w.add_image("samples", pixels, 3, 20.0)
+        w.add_text("notes", "hello **world**", 4, 21.0)
+    reader = LogReader(str(tmp_path))
+    run = reader.runs()[0]
+    [ref] = reader.images(run, "samples")
+    assert (ref.step, ref.meta) == (3, {"height": 4, "width": 5, "channels": 3})
+    img = reader.load(ref)
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(img.png))), pixels)
+    [t] = reader.texts(run, "notes/text_summary")
+    assert (t.step, t.text) == (4, "hello **world**")
+
+
+def test_pr_curve_tensor(tmp_path):
+    data = np.array([[5, 3, 1], [4, 2, 0], [1, 3, 5], [0, 2, 4],
+                     [0.5, 0.6, 1.0], [1.0, 0.6, 0.2]], np.float32)
+    with EventWriter(str(tmp_path)) as w:
+        w.add_pr_curve_tensor("pr", data, 2, 30.0)
+    reader = LogReader(str(tmp_path))
+    [c] = reader.pr_curves(reader.runs()[0], "pr")
+    assert c.tp.tolist() == [5, 3, 1] and c.fn.tolist() == [0, 2, 4]
+    assert c.y.tolist() == data[4].astype(float).tolist()   # precision
+    assert c.x.tolist() == data[5].astype(float).tolist()   # recall
+    assert c.thresholds.tolist() == [0.0, 0.5, 1.0]
+
+
+def test_hparams_sub_run(tmp_path):
+    add_hparams(str(tmp_path), {"lr": 0.01, "optim": "adam", "bn": True},
+                {"hparam/accuracy": 0.9}, "1700000000.5", 99.0)
+    reader = LogReader(str(tmp_path))
+    assert reader.runs() == ["1700000000.5"]
+    h = reader.hparams("1700000000.5")
+    assert h.hparams == {"lr": 0.01, "optim": "adam", "bn": True}
+    assert h.metric_tags == ("hparam/accuracy",)
+    assert reader.scalars("1700000000.5", "hparam/accuracy").values.tolist() == \
+        [float(np.float32(0.9))]
+    assert reader.errors == 0

@@ -1,0 +1,337 @@
+"""One TensorBoard ``Event`` in, the entries our own records would hold out.
+
+A file's events go through one :class:`FileDecoder`, which remembers each tag's summary
+metadata (TensorBoard writes it only with a tag's first value) and the hparams plugin's
+experiment (its metric tags) until the session's hyper-parameters arrive. What comes out is
+what the RunStore takes from our records: ``DecodedSeries`` for scalars and
+``visualdl.format.record_pb2.Entry`` messages for every other kind, so nothing past the
+reader knows where a run's data came from.
+
+Events that hold only ``simple_value`` scalars (nearly all of a training log) are parsed by
+hand (:func:`fast_scalars`) without building protobuf objects; anything else goes through
+``event_pb2``.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, NamedTuple, Union
+
+import numpy as np
+from google.protobuf.message import DecodeError
+
+from visualdl.format import record_pb2
+from visualdl.format.scalar_codec import DecodedSeries, _read_varint
+from visualdl.sources.tfevents import event_pb2
+
+#: What one event decodes to: entries (``ScalarPoint`` or ``Entry``; possibly none), ``HEADER`` for the file-version
+#: event that opens every file, or the reason it cannot be decoded.
+HEADER = "header"
+Decoded = Union[list, str]
+
+_HPARAMS_EXPERIMENT = "_hparams_/experiment"
+_HPARAMS_START = "_hparams_/session_start_info"
+_PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 4, 6: 4}  # PNG colour type -> channels shown
+_DTYPES = {1: "<f4", 2: "<f8", 3: "<i4", 4: "u1", 5: "<i2", 6: "i1", 9: "<i8", 10: "?",
+           19: "<f2"}
+
+
+class FileDecoder:
+    """Decodes the events of one file in order (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.plugins: dict[str, str] = {}       # tag -> plugin_name of its first value
+        self.contents: dict[str, bytes] = {}    # tag -> plugin_data.content
+        self.metric_tags: list[str] = []
+        self.hparams: dict[str, Any] | None = None
+        self.file_version = ""
+
+    def decode(self, payload: bytes | memoryview) -> Decoded:
+        """The entries of one serialized ``Event``."""
+        series = fast_scalars(payload)
+        if series is not None:
+            return series
+        try:
+            event = event_pb2.Event.FromString(payload)
+        except (DecodeError, ValueError, RuntimeError) as exc:
+            return str(exc) or type(exc).__name__
+        what = event.WhichOneof("what")
+        if what == "file_version":
+            self.file_version = event.file_version
+            return HEADER
+        if what != "summary":
+            return []  # graphs, session logs, run metadata: not shown
+        entries: list = []
+        for value in event.summary.value:
+            try:
+                entries.extend(self._value(event, value))
+            except (ValueError, TypeError, IndexError, DecodeError) as exc:
+                return f"tag {value.tag!r} at step {event.step}: {exc}"
+        return entries
+
+    def entry_at(self, payload: bytes, kind: str, tag: str, step: int) -> Any:
+        """The message of one blob (``Image`` or ``Audio``) rebuilt from its event, for
+        ``LogReader.load``; None when the event holds no such value."""
+        event = event_pb2.Event.FromString(payload)
+        for value in event.summary.value:
+            for entry in self._value(event, value, remember=False):
+                if not isinstance(entry, ScalarPoint) and entry.WhichOneof("kind") == kind:
+                    msg = getattr(entry, kind)
+                    if msg.tag == tag and msg.step == step:
+                        return msg
+        return None
+
+    # -- one Summary.Value --------------------------------------------------------------
+    def _value(self, event: Any, value: Any, remember: bool = True) -> list:
+        tag, step, wall = value.tag, event.step, event.wall_time
+        if remember and value.HasField("metadata") and tag not in self.plugins:
+            self.plugins[tag] = value.metadata.plugin_data.plugin_name
+            self.contents[tag] = value.metadata.plugin_data.content
+        which = value.WhichOneof("value")
+        if which == "simple_value":
+            return [_series(tag, step, wall, value.simple_value)]
+        if which == "histo":
+            return [_histogram_entry(tag, step, wall, value.histo)]
+        if which == "image":
+            img = value.image
+            png = img.encoded_image_string
+            channels = img.colorspace or _png_channels(png)
+            return [record_pb2.Entry(image=record_pb2.Image(
+                tag=tag, step=step, wall_time=wall, png=png, height=img.height,
+                width=img.width, channels=channels))]
+        if which == "audio":
+            return [_audio_entry(tag, step, wall, value.audio.encoded_audio_string,
+                                 value.audio.sample_rate)]
+        plugin = self.plugins.get(tag, "")
+        if plugin == "hparams":
+            content = value.metadata.plugin_data.content if value.HasField("metadata") \
+                else self.contents.get(tag, b"")
+            return self._hparams(content, wall) if remember else []
+        if which != "tensor":
+            return []
+        return _tensor_entries(plugin, tag, step, wall, value.tensor)
+
+    def _hparams(self, content: bytes, wall: float) -> list:
+        data = event_pb2.HParamsPluginData.FromString(content)
+        part = data.WhichOneof("data")
+        if part == "experiment":
+            self.metric_tags = [m.name.tag if not m.name.group else
+                                f"{m.name.group}/{m.name.tag}"
+                                for m in data.experiment.metric_infos]
+        elif part == "session_start_info":
+            self.hparams = {k: _hparam_value(v)
+                            for k, v in data.session_start_info.hparams.items()}
+        else:
+            return []
+        if self.hparams is None:
+            return []
+        msg = record_pb2.HParams(wall_time=wall, metric_tags=self.metric_tags)
+        for name, hv in self.hparams.items():
+            if hv is not None:
+                msg.hparams[name].CopyFrom(hv)
+        return [record_pb2.Entry(hparams=msg)]
+
+
+class ScalarPoint(NamedTuple):
+    """One scalar value; the reader gathers a chunk's points into arrays per tag."""
+
+    tag: str
+    step: int
+    wall_time: float
+    value: float
+
+
+def _series(tag: str, step: int, wall: float, value: float) -> ScalarPoint:
+    return ScalarPoint(tag, step, wall, value)
+
+
+def gather(points: list[ScalarPoint]) -> list[DecodedSeries]:
+    """Points (in file order) as one series per tag, in order of first appearance."""
+    by_tag: dict[str, tuple[list, list, list]] = {}
+    for tag, step, wall, value in points:
+        cols = by_tag.get(tag)
+        if cols is None:
+            cols = by_tag[tag] = ([], [], [])
+        cols[0].append(step)
+        cols[1].append(wall)
+        cols[2].append(value)
+    return [DecodedSeries(tag, np.array(s, np.int64), np.array(w, np.float64),
+                          np.array(v, np.float64)) for tag, (s, w, v) in by_tag.items()]
+
+
+def _hparam_value(v: Any) -> Any:
+    which = v.WhichOneof("kind")
+    if which == "number_value":
+        n = v.number_value
+        return record_pb2.HParamValue(number=n)
+    if which == "string_value":
+        return record_pb2.HParamValue(text=v.string_value)
+    if which == "bool_value":
+        return record_pb2.HParamValue(flag=v.bool_value)
+    return None
+
+
+def _png_channels(png: bytes) -> int:
+    if len(png) >= 26 and png[:8] == b"\x89PNG\r\n\x1a\n":
+        return _PNG_CHANNELS.get(png[25], 3)
+    return 3
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    if len(png) >= 24 and png[:8] == b"\x89PNG\r\n\x1a\n":
+        width, height = struct.unpack(">II", png[16:24])
+        return height, width
+    return 0, 0
+
+
+def _audio_entry(tag: str, step: int, wall: float, wav: bytes, rate: float) -> Any:
+    channels, frames = 1, 0
+    if len(wav) >= 44 and wav[:4] == b"RIFF" and wav[8:12] == b"WAVE":
+        channels, sr, _, _, bits = struct.unpack("<HIIHH", wav[22:36])
+        rate = rate or sr
+        frames = (len(wav) - 44) // max(1, channels * bits // 8)
+    return record_pb2.Entry(audio=record_pb2.Audio(
+        tag=tag, step=step, wall_time=wall, wav=wav, sample_rate=int(rate),
+        channels=channels, frames=frames))
+
+
+def _histogram_entry(tag: str, step: int, wall: float, h: Any) -> Any:
+    """TensorBoard's buckets are given by their right edges; the first left edge is the
+    minimum. Edges past the data (TensorFlow's +-DBL_MAX) are clipped to min and max."""
+    limits = np.asarray(h.bucket_limit, np.float64)
+    counts = np.asarray(h.bucket, np.float64)
+    if len(limits) != len(counts) or not len(counts):
+        raise ValueError(f"histogram has {len(limits)} bucket limits for {len(counts)} buckets")
+    edges = np.concatenate([[min(h.min, limits[0])], limits])
+    edges[-1] = max(min(edges[-1], h.max), edges[-2])
+    return record_pb2.Entry(histogram=record_pb2.Histogram(
+        tag=tag, step=step, wall_time=wall, edges=edges, counts=counts, min=h.min,
+        max=h.max, sum=h.sum, sum_squares=h.sum_squares, count=h.num))
+
+
+def tensor_array(t: Any) -> np.ndarray:
+    """A numeric TensorProto as a float64 array of its shape."""
+    shape = [d.size for d in t.tensor_shape.dim]
+    if t.tensor_content:
+        dtype = _DTYPES.get(t.dtype)
+        if dtype is None:
+            raise ValueError(f"tensor of dtype {t.dtype} is not numeric")
+        flat = np.frombuffer(t.tensor_content, dtype=dtype).astype(np.float64)
+    else:
+        for field in ("float_val", "double_val", "int_val", "int64_val", "bool_val"):
+            values = getattr(t, field)
+            if len(values):
+                flat = np.array(values, np.float64)
+                break
+        else:
+            flat = np.zeros(0)
+    size = int(np.prod(shape)) if shape else 1
+    if len(flat) == 1 and size > 1:
+        flat = np.repeat(flat, size)  # a constant tensor stores its value once
+    if len(flat) != size:
+        raise ValueError(f"tensor of shape {shape} holds {len(flat)} values")
+    return flat.reshape(shape)
+
+
+def _tensor_entries(plugin: str, tag: str, step: int, wall: float, t: Any) -> list:
+    if plugin == "scalars" or (plugin == "" and t.dtype in (1, 2) and not t.tensor_shape.dim):
+        return [_series(tag, step, wall, float(tensor_array(t).reshape(-1)[0]))]
+    if plugin == "text":
+        texts = [s.decode("utf-8", "replace") for s in t.string_val]
+        return [record_pb2.Entry(text=record_pb2.Text(
+            tag=tag, step=step, wall_time=wall, text="\n\n".join(texts)))]
+    if plugin == "histograms":
+        a = tensor_array(t)
+        if a.ndim != 2 or a.shape[1] != 3 or not len(a):
+            raise ValueError(f"histogram tensor of shape {a.shape}, not k x 3")
+        edges = np.concatenate([a[:, 0], a[-1:, 1]])
+        counts = a[:, 2]
+        n = counts.sum()
+        mids = (a[:, 0] + a[:, 1]) / 2
+        return [record_pb2.Entry(histogram=record_pb2.Histogram(
+            tag=tag, step=step, wall_time=wall, edges=edges, counts=counts,
+            min=float(a[0, 0]), max=float(a[-1, 1]), count=float(n),
+            sum=float((mids * counts).sum()), sum_squares=float((mids * mids * counts).sum())))]
+    if plugin == "pr_curves":
+        a = tensor_array(t)
+        if a.ndim != 2 or a.shape[0] != 6 or not a.shape[1]:
+            raise ValueError(f"pr_curves tensor of shape {a.shape}, not 6 x N")
+        n = a.shape[1]
+        thresholds = np.arange(n) / (n - 1) if n > 1 else np.zeros(1)
+        return [record_pb2.Entry(pr_curve=record_pb2.PRCurve(
+            tag=tag, step=step, wall_time=wall, tp=a[0], fp=a[1], tn=a[2], fn=a[3],
+            precision=a[4], recall=a[5], thresholds=thresholds))]
+    if plugin == "images":  # [width, height, png, png, ...]: one entry per image
+        out = []
+        for k, png in enumerate(t.string_val[2:]):
+            height, width = _png_size(png)
+            name = tag if len(t.string_val) == 3 else f"{tag}/image/{k}"
+            out.append(record_pb2.Entry(image=record_pb2.Image(
+                tag=name, step=step, wall_time=wall, png=png, height=height, width=width,
+                channels=_png_channels(png))))
+        return out
+    if plugin == "audio":  # rows of [encoded audio, label]
+        clips = list(t.string_val[::2]) if len(t.tensor_shape.dim) == 2 else list(t.string_val)
+        return [_audio_entry(tag if len(clips) == 1 else f"{tag}/audio/{k}", step, wall, wav, 0)
+                for k, wav in enumerate(clips)]
+    return []  # custom_scalars, projector, and plugins we do not show
+
+
+# -- the fast path --------------------------------------------------------------------------
+_F32 = struct.Struct("<f")
+_F64 = struct.Struct("<d")
+
+
+def fast_scalars(payload: bytes | memoryview) -> list | None:
+    """The series of an ``Event`` whose summary values are all plain ``simple_value``
+    scalars without metadata, parsed by hand; None for anything else (then protobuf
+    decodes it). Event: wall_time (1, double), step (2, varint), summary (5) of values (1),
+    each tag (1, string) and simple_value (2, float)."""
+    buf = memoryview(payload)
+    end = len(buf)
+    pos, wall, step, summary = 0, 0.0, 0, None
+    try:
+        while pos < end:
+            key = buf[pos]
+            if key == 0x09:  # 1, fixed64
+                wall = _F64.unpack_from(buf, pos + 1)[0]
+                pos += 9
+            elif key == 0x10:  # 2, varint
+                step, pos = _read_varint(buf, pos + 1)
+                if step >= 1 << 63:
+                    step -= 1 << 64
+            elif key == 0x2A and summary is None:  # 5, length-delimited
+                n, pos = _read_varint(buf, pos + 1)
+                summary = (pos, pos + n)
+                pos += n
+            else:
+                return None
+        if summary is None or pos != end:
+            return None
+        out = []
+        pos, stop = summary
+        while pos < stop:
+            if buf[pos] != 0x0A:
+                return None
+            n, pos = _read_varint(buf, pos + 1)
+            vend = pos + n
+            tag, value = None, None
+            while pos < vend:
+                key = buf[pos]
+                if key == 0x0A and tag is None:
+                    k, pos = _read_varint(buf, pos + 1)
+                    tag = bytes(buf[pos:pos + k]).decode("utf-8")
+                    pos += k
+                elif key == 0x15 and value is None:  # 2, fixed32
+                    value = _F32.unpack_from(buf, pos + 1)[0]
+                    pos += 5
+                else:
+                    return None
+            if pos != vend or value is None:
+                return None
+            out.append(_series(tag or "", step, wall, value))
+        if pos != stop:
+            return None
+        return out
+    except (IndexError, ValueError, struct.error):
+        return None
