@@ -65,7 +65,8 @@ class FileDecoder:
         for value in event.summary.value:
             try:
                 entries.extend(self._value(event, value))
-            except (ValueError, TypeError, IndexError, DecodeError) as exc:
+            except (ValueError, TypeError, IndexError, ArithmeticError, struct.error,
+                    DecodeError) as exc:
                 return f"tag {value.tag!r} at step {event.step}: {exc}"
         return entries
 
