@@ -1,6 +1,6 @@
 """``visualdl inspect PATH`` / ``python -m visualdl.reader PATH``: what a logdir holds.
 
-Prints runs, their files, tags by kind with counts and step ranges, and bad records.
+Reads our record files and TensorBoard event files alike. Prints runs, their files, tags by kind with counts and step ranges, and bad records.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def summarize(paths: Sequence[str], out: TextIO | None = None) -> int:
 def main(paths: Sequence[str] | None = None) -> int:
     if paths is None:
         parser = argparse.ArgumentParser(prog="python -m visualdl.reader",
-                                         description="Summarize visualdl record files.")
+                                         description="Summarize visualdl record files and TensorBoard event files.")
         parser.add_argument("paths", nargs="+", metavar="PATH")
         paths = parser.parse_args().paths
     return summarize(list(paths))
