@@ -1,6 +1,7 @@
 """``visualdl inspect PATH`` / ``python -m visualdl.reader PATH``: what a logdir holds.
 
-Reads our record files and TensorBoard event files alike. Prints runs, their files, tags by kind with counts and step ranges, and bad records.
+Reads our record files and TensorBoard event files alike. Prints runs, their files, tags
+by kind with counts and step ranges, and bad records.
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ class LogReader:
                 if store is None:
                     store = self._runs[state.run] = RunStore()
                 for item in items:
-                    if isinstance(item, ScalarPoint):
+                    if isinstance(item, tuple):  # a ScalarPoint (or a plain tuple of one)
                         points.append(item)
                         continue
                     try:
