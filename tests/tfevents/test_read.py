@@ -116,3 +116,78 @@ def test_hparams_sub_run(tmp_path):
     assert reader.scalars("1700000000.5", "hparam/accuracy").values.tolist() == \
         [float(np.float32(0.9))]
     assert reader.errors == 0
+
+
+def _wav(samples: np.ndarray, rate: int) -> bytes:
+    import wave
+
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(samples.astype("<i2").tobytes())
+    return out.getvalue()
+
+
+def test_legacy_audio_and_images_plugin_tensor(tmp_path):
+    from tests.tfevents.tbwrite import png
+    from visualdl.sources.tfevents import event_pb2 as pb
+
+    wav = _wav(np.arange(800) % 50, 8000)
+    pixels = np.full((2, 3, 4), 200, np.uint8)
+    with EventWriter(str(tmp_path)) as w:
+        w.value(5, 40.0, tag="speech", audio=pb.Summary.Audio(
+            sample_rate=8000, num_channels=1, length_frames=800, encoded_audio_string=wav,
+            content_type="audio/wav"))
+        tensor = pb.TensorProto(dtype=7, string_val=[b"3", b"2", png(pixels)])
+        w.value(6, 41.0, tag="img", tensor=tensor, metadata=pb.SummaryMetadata(
+            plugin_data=pb.SummaryMetadata.PluginData(plugin_name="images")))
+    reader = LogReader(str(tmp_path))
+    run = reader.runs()[0]
+    [clip] = reader.audio(run, "speech")
+    assert clip.meta == {"sample_rate": 8000, "channels": 1, "frames": 800}
+    assert reader.load(clip).wav == wav
+    [ref] = reader.images(run, "img")
+    assert ref.meta == {"height": 2, "width": 3, "channels": 4}
+    assert reader.load(ref).png == png(pixels)
+    assert reader.errors == 0
+
+
+def test_hparams_whatever_the_order_of_its_tags(tmp_path):
+    """The session's values may come before the experiment's metric list: the later one
+    completes the run's hparams."""
+    from google.protobuf import struct_pb2
+    from visualdl.sources.tfevents import event_pb2 as pb
+
+    start = pb.SessionStartInfo()
+    start.hparams["depth"].CopyFrom(struct_pb2.Value(number_value=4))
+    exp = pb.Experiment(metric_infos=[pb.MetricInfo(name=pb.MetricName(tag="acc"))])
+    with EventWriter(str(tmp_path)) as w:
+        for wall, (tag, data) in enumerate([
+                ("_hparams_/session_start_info",
+                 pb.HParamsPluginData(session_start_info=start)),
+                ("_hparams_/experiment", pb.HParamsPluginData(experiment=exp))]):
+            w.value(0, 10.0 + wall, tag=tag, metadata=pb.SummaryMetadata(
+                plugin_data=pb.SummaryMetadata.PluginData(
+                    plugin_name="hparams", content=data.SerializeToString())))
+    reader = LogReader(str(tmp_path))
+    h = reader.hparams(reader.runs()[0])
+    assert h.hparams == {"depth": 4.0} and h.metric_tags == ("acc",)
+
+
+def test_a_bad_value_is_a_counted_bad_event_not_a_crash(tmp_path):
+    from visualdl.sources.tfevents import event_pb2 as pb
+
+    with EventWriter(str(tmp_path)) as w:
+        w.add_scalar("ok", 1.0, 0, 1.0)
+        w.value(1, 2.0, tag="h", histo=pb.HistogramProto(bucket_limit=[1.0, 2.0], bucket=[1]))
+        w.value(2, 3.0, tag="h2", histo=pb.HistogramProto(
+            min=0, max=2, num=2, bucket_limit=[1.0, 2.0], bucket=[1, float("nan")]))
+        w.add_scalar("ok", 2.0, 3, 4.0)
+    reader = LogReader(str(tmp_path))
+    run = reader.runs()[0]
+    assert reader.scalars(run, "ok").values.tolist() == [1.0, 2.0]
+    assert reader.errors == 2
+    assert "2 bucket limits for 1 buckets" in reader.error_messages[0]
+    assert "histogram" in reader.error_messages[1]

@@ -3,8 +3,8 @@
 A run is a directory holding one or more record files (names containing
 ``vdlrecords``, or TensorBoard's ``events.out.tfevents``: tensorboardX and torch write each
 key of ``add_scalars`` and each ``add_hparams`` call to a sub-directory, which is then a run
-of its own, as TensorBoard shows it); the logdir itself may be a run. Runs are found recursively, following
-symbolic links but never entering the same directory twice. A path to
+of its own, as TensorBoard shows it); the logdir itself may be a run. Runs are found
+recursively, following symbolic links but never entering the same directory twice. A path to
 a record file means its directory is the run (that directory only, not below it).
 """
 

@@ -65,8 +65,9 @@ def summarize(paths: Sequence[str], out: TextIO | None = None) -> int:
 
 def main(paths: Sequence[str] | None = None) -> int:
     if paths is None:
-        parser = argparse.ArgumentParser(prog="python -m visualdl.reader",
-                                         description="Summarize visualdl record files and TensorBoard event files.")
+        parser = argparse.ArgumentParser(
+            prog="python -m visualdl.reader",
+            description="Summarize visualdl record files and TensorBoard event files.")
         parser.add_argument("paths", nargs="+", metavar="PATH")
         paths = parser.parse_args().paths
     return summarize(list(paths))

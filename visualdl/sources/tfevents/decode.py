@@ -24,13 +24,12 @@ from visualdl.format import record_pb2
 from visualdl.format.scalar_codec import DecodedSeries, _read_varint
 from visualdl.sources.tfevents import event_pb2
 
-#: What one event decodes to: entries (``ScalarPoint`` or ``Entry``; possibly none), ``HEADER`` for the file-version
-#: event that opens every file, or the reason it cannot be decoded.
+#: What one event decodes to: entries (``ScalarPoint`` or ``Entry``; possibly none),
+#: ``HEADER`` for the file-version event that opens every file, or the reason it cannot be
+#: decoded.
 HEADER = "header"
 Decoded = Union[list, str]
 
-_HPARAMS_EXPERIMENT = "_hparams_/experiment"
-_HPARAMS_START = "_hparams_/session_start_info"
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 4, 6: 4}  # PNG colour type -> channels shown
 _DTYPES = {1: "<f4", 2: "<f8", 3: "<i4", 4: "u1", 5: "<i2", 6: "i1", 9: "<i8", 10: "?",
            19: "<f2"}
