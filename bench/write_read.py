@@ -8,6 +8,11 @@ Workloads (issue 2, "Benchmark"):
       then every point read back in a fresh process, with that process's peak RSS.
   W2  5,000 add_histogram calls of 10,000 float32 values each.
   W3  400 add_image calls of 64x64x3 uint8, with the caller thread's cost per call.
+  W4  W1's 1,000,000 points as TensorBoard event files (``events.out.tfevents.*``), read
+      back by our LogReader in a fresh process; the peer row is TensorBoard's own
+      EventAccumulator on the same files. The files are tensorboardX's W1 output; when
+      tensorboardX is missing, this script writes the same events (one ``simple_value``
+      per Event, as tensorboardX and torch write ``add_scalar``) with our event_pb2.
 
 Ours runs in this interpreter. Each peer runs in a venv of its own that this script
 creates once and caches under ``<repo>/.bench/venvs/``: PyPI's ``visualdl`` has our
@@ -101,7 +106,7 @@ class Cell:
     failure: str | None = None
 
 
-PHASES = (("W1", "write"), ("W1", "read"), ("W2", "write"), ("W3", "write"))
+PHASES = (("W1", "write"), ("W1", "read"), ("W2", "write"), ("W3", "write"), ("W4", "read"))
 
 
 def log(message: str) -> None:
@@ -246,6 +251,8 @@ def measure_workload(system: System, workload: str, repeat: int, sizes: dict,
         log(f"  {workload} write {system.label}: {result['wall_s']:.2f} s")
         if workload == "W1":
             measure_read(system, logdir, sizes, cells, workdir)
+            if system.key == "tensorboardx":
+                measure_tfevents_read(logdir, sizes, cells, workdir)
     finally:
         shutil.rmtree(logdir, ignore_errors=True)
 
@@ -266,6 +273,64 @@ def measure_read(system: System, logdir: Path, sizes: dict, cells: dict,
     result["calls"] = result["points"]
     read_cell.runs.append(result)
     log(f"  W1 read {system.label}: {result['wall_s']:.2f} s, {result['rss_mb']:.0f} MB")
+
+
+def measure_tfevents_read(logdir: Path, sizes: dict, cells: dict, workdir: str) -> None:
+    """W4: ours reads event files (TensorBoard's reading of the same files is its W1 read)."""
+    ours = System("ours", "visualdl (ours)", sys.executable, sys.executable, "ours", "ours",
+                  isolated=False)
+    cell = cells["W4", "read", "ours"]
+    try:
+        result = run_worker(ours, "read", "W1", logdir, sizes, workdir)
+    except RuntimeError as exc:
+        cell.failure = str(exc)
+        log(f"  W4 read ours: FAILED {exc}")
+        return
+    result["bytes"] = bytes_on_disk(logdir)
+    result["calls"] = result["points"]
+    cell.runs.append(result)
+    peer = cells.get(("W1", "read", "tensorboardx"))
+    if peer and peer.runs and peer.runs[-1] not in cells["W4", "read", "tensorboardx"].runs:
+        cells["W4", "read", "tensorboardx"].runs.append(peer.runs[-1])
+    log(f"  W4 read ours: {result['wall_s']:.2f} s, {result['rss_mb']:.0f} MB")
+
+
+def write_tfevents(logdir: Path, sizes: dict) -> None:
+    """W1's points as tensorboardX/torch lay out ``add_scalar``: one Event per call."""
+    import numpy as np
+
+    if str(REPO) not in sys.path:  # this checkout's visualdl, as the "ours" worker gets
+        sys.path.insert(0, str(REPO))
+    from visualdl.format.framing import frame
+    from visualdl.sources.tfevents import event_pb2 as pb
+
+    tags = [f"w1/tag{i}" for i in range(sizes["w1_tags"])]
+    values = np.random.default_rng(0).random(len(tags) * sizes["w1_steps"]).tolist()
+    path = logdir / "events.out.tfevents.0.bench.0"
+    with open(path, "wb") as f:
+        f.write(frame(pb.Event(wall_time=time.time(),
+                               file_version="brain.Event:2").SerializeToString()))
+        i = 0
+        for step in range(sizes["w1_steps"]):
+            chunk = []
+            for tag in tags:
+                event = pb.Event(wall_time=time.time(), step=step, summary=pb.Summary(
+                    value=[pb.Summary.Value(tag=tag, simple_value=values[i])]))
+                chunk.append(frame(event.SerializeToString()))
+                i += 1
+            f.write(b"".join(chunk))
+
+
+def measure_tfevents_fallback(repeat: int, sizes: dict, cells: dict, workdir: str) -> None:
+    """W4 without tensorboardX: our own encoder writes the event files."""
+    logdir = RUNS_DIR / f"tfevents-W4-{repeat}"
+    shutil.rmtree(logdir, ignore_errors=True)
+    logdir.mkdir(parents=True)
+    try:
+        write_tfevents(logdir, sizes)
+        measure_tfevents_read(logdir, sizes, cells, workdir)
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
 
 
 # -- summary --------------------------------------------------------------------------------
@@ -289,7 +354,7 @@ def ratio(ours: Cell, peer: Cell, phase: str) -> float | None:
 
 
 def expected_calls(workload: str, sizes: dict) -> int:
-    if workload == "W1":
+    if workload in ("W1", "W4"):
         return sizes["w1_tags"] * sizes["w1_steps"]
     return sizes["w2_calls"] if workload == "W2" else sizes["w3_calls"]
 
@@ -354,7 +419,7 @@ def target_line(name: str, value: float | None, unit: str, target: str,
 def print_targets(cells: dict) -> None:
     """Issue 2's targets, each computed from this run's medians."""
     def cell(workload: str, phase: str, key: str) -> Cell:
-        return cells[workload, phase, key]
+        return cells.get((workload, phase, key), Cell())  # a peer left out (--peers)
 
     why = "(VisualDL 2.5.3 missing)"
     w1w = ratio(cell("W1", "write", "ours"), cell("W1", "write", "visualdl"), "write")
@@ -451,6 +516,9 @@ def main(argv: list[str] | None = None) -> None:
             for workload in ("W1", "W2", "W3"):
                 for system in systems:  # interleaved, so drifting load hits all alike
                     measure_workload(system, workload, repeat, sizes, cells, workdir)
+            if not cells["W4", "read", "ours"].runs[repeat - 1:]:
+                log("  W4: tensorboardX missing; event files written by our encoder")
+                measure_tfevents_fallback(repeat, sizes, cells, workdir)
         print_report(systems, cells, sizes, repeats, args.quick, started)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
