@@ -191,3 +191,44 @@ def test_a_bad_value_is_a_counted_bad_event_not_a_crash(tmp_path):
     assert reader.errors == 2
     assert "2 bucket limits for 1 buckets" in reader.error_messages[0]
     assert "histogram" in reader.error_messages[1]
+
+
+def test_tensor_content_form_and_empty_histograms(tmp_path):
+    """TensorFlow 2 writes tensors as raw little-endian bytes; an empty histogram (0 x 3, or
+    no buckets) is nothing to draw, not a bad event."""
+    from visualdl.sources.tfevents import event_pb2 as pb
+
+    def shape(*dims):
+        return pb.TensorShapeProto(dim=[pb.TensorShapeProto.Dim(size=d) for d in dims])
+
+    rows = np.array([[-1.0, 0.0, 2.0], [0.0, 1.0, 4.0]], "<f8")
+    with EventWriter(str(tmp_path)) as w:
+        w.value(1, 5.0, tag="h", tensor=pb.TensorProto(
+            dtype=2, tensor_shape=shape(2, 3), tensor_content=rows.tobytes()),
+            metadata=pb.SummaryMetadata(
+                plugin_data=pb.SummaryMetadata.PluginData(plugin_name="histograms")))
+        w.value(2, 6.0, tag="h", tensor=pb.TensorProto(dtype=2, tensor_shape=shape(0, 3)))
+        w.value(3, 7.0, tag="loss", tensor=pb.TensorProto(
+            dtype=1, tensor_content=np.array(0.25, "<f4").tobytes()),
+            metadata=pb.SummaryMetadata(
+                plugin_data=pb.SummaryMetadata.PluginData(plugin_name="scalars")))
+        w.value(4, 8.0, tag="legacy", histo=pb.HistogramProto())
+    reader = LogReader(str(tmp_path))
+    run = reader.runs()[0]
+    [h] = reader.histograms(run, "h")
+    assert h.step == 1 and h.edges.tolist() == [-1.0, 0.0, 1.0]
+    assert h.counts.tolist() == [2.0, 4.0]
+    assert reader.scalars(run, "loss").values.tolist() == [0.25]
+    assert reader.tags(run) == {"scalar": ["loss"], "histogram": ["h"]}
+    assert reader.errors == 0
+
+
+def test_inspect_names_a_single_event_file(tmp_path):
+    from tests.helpers.cli import run_cli
+
+    with EventWriter(str(tmp_path / "run")) as w:
+        w.add_scalar("loss", 1.5, 2, 3.0)
+    done = run_cli("inspect", w.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "run run: 1 file(s), 2 records" in done.stdout
+    assert "scalar     loss  (1 points, steps 2)" in done.stdout

@@ -91,7 +91,7 @@ class FileDecoder:
         if which == "simple_value":
             return [_series(tag, step, wall, value.simple_value)]
         if which == "histo":
-            return [_histogram_entry(tag, step, wall, value.histo)]
+            return _histogram_entry(tag, step, wall, value.histo)
         if which == "image":
             img = value.image
             png = img.encoded_image_string
@@ -196,18 +196,20 @@ def _audio_entry(tag: str, step: int, wall: float, wav: bytes, rate: float) -> A
         channels=channels, frames=frames))
 
 
-def _histogram_entry(tag: str, step: int, wall: float, h: Any) -> Any:
+def _histogram_entry(tag: str, step: int, wall: float, h: Any) -> list:
     """TensorBoard's buckets are given by their right edges; the first left edge is the
     minimum. Edges past the data (TensorFlow's +-DBL_MAX) are clipped to min and max."""
     limits = np.asarray(h.bucket_limit, np.float64)
     counts = np.asarray(h.bucket, np.float64)
-    if len(limits) != len(counts) or not len(counts):
+    if not len(limits) and not len(counts):
+        return []  # a histogram of no values: nothing to draw
+    if len(limits) != len(counts):
         raise ValueError(f"histogram has {len(limits)} bucket limits for {len(counts)} buckets")
     edges = np.concatenate([[min(h.min, limits[0])], limits])
     edges[-1] = max(min(edges[-1], h.max), edges[-2])
-    return record_pb2.Entry(histogram=record_pb2.Histogram(
+    return [record_pb2.Entry(histogram=record_pb2.Histogram(
         tag=tag, step=step, wall_time=wall, edges=edges, counts=counts, min=h.min,
-        max=h.max, sum=h.sum, sum_squares=h.sum_squares, count=h.num))
+        max=h.max, sum=h.sum, sum_squares=h.sum_squares, count=h.num))]
 
 
 def tensor_array(t: Any) -> np.ndarray:
@@ -243,8 +245,10 @@ def _tensor_entries(plugin: str, tag: str, step: int, wall: float, t: Any) -> li
             tag=tag, step=step, wall_time=wall, text="\n\n".join(texts)))]
     if plugin == "histograms":
         a = tensor_array(t)
-        if a.ndim != 2 or a.shape[1] != 3 or not len(a):
+        if a.ndim != 2 or a.shape[1] != 3:
             raise ValueError(f"histogram tensor of shape {a.shape}, not k x 3")
+        if not len(a):
+            return []  # TensorBoard's form of a histogram of no values
         edges = np.concatenate([a[:, 0], a[-1:, 1]])
         counts = a[:, 2]
         n = counts.sum()
