@@ -232,3 +232,13 @@ def test_inspect_names_a_single_event_file(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "run run: 1 file(s), 2 records" in done.stdout
     assert "scalar     loss  (1 points, steps 2)" in done.stdout
+
+
+def test_node_name_stands_in_for_a_missing_tag(tmp_path):
+    from visualdl.sources.tfevents import event_pb2 as pb
+
+    with EventWriter(str(tmp_path)) as w:
+        w.value(1, 2.0, node_name="old/loss", simple_value=0.5,
+                metadata=pb.SummaryMetadata(display_name="x"))
+    reader = LogReader(str(tmp_path))
+    assert reader.scalars(reader.runs()[0], "old/loss").values.tolist() == [0.5]

@@ -83,7 +83,8 @@ class FileDecoder:
 
     # -- one Summary.Value --------------------------------------------------------------
     def _value(self, event: Any, value: Any, remember: bool = True) -> list:
-        tag, step, wall = value.tag, event.step, event.wall_time
+        # TensorFlow 1 wrote some summaries under node_name with no tag, as TensorBoard reads.
+        tag, step, wall = value.tag or value.node_name, event.step, event.wall_time
         if remember and value.HasField("metadata") and tag not in self.plugins:
             self.plugins[tag] = value.metadata.plugin_data.plugin_name
             self.contents[tag] = value.metadata.plugin_data.content
