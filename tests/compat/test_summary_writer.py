@@ -305,6 +305,37 @@ def test_purge_step_warns_and_flush_writes(tmp_path):
         w.add_scalar("s", 1.0, 2)
 
 
+def test_onnx_file_and_kinds_we_do_not_have(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])],
+                                                "g", [x], [y]))
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    with SummaryWriter(str(tmp_path / "exp")) as w:
+        w.add_onnx_graph(str(tmp_path / "m.onnx"))
+        with pytest.raises(NotImplementedError, match="add_video"):
+            w.add_video("v", np.zeros((1, 2, 3, 4, 4)))
+        with pytest.raises(NotImplementedError, match="add_mesh"):
+            w.add_mesh("m", np.zeros((1, 3, 3)))
+    r = _read(tmp_path / "exp")
+    assert r.load(r.graphs("exp", "model")[0]).onnx == model.SerializeToString()
+
+
+def test_small_max_queue_keeps_every_point(tmp_path):
+    with SummaryWriter(str(tmp_path / "exp"), max_queue=1, flush_secs=1) as w:
+        for step in range(5000):
+            w.add_scalar("s", float(step), step)
+            w.add_scalars("m", {"a": step}, step)
+    r = _read(tmp_path / "exp")
+    assert r.scalars("exp", "s").values.tolist() == [float(i) for i in range(5000)]
+    assert r.scalars("m_a", "m").steps.tolist() == list(range(5000))
+    with pytest.raises(ValueError, match="max_queue"):
+        SummaryWriter(str(tmp_path / "bad"), max_queue=0)
+
+
 def test_bad_arguments_are_named(tmp_path):
     with SummaryWriter(str(tmp_path / "exp")) as w:
         with pytest.raises(ValueError, match="dataformats"):

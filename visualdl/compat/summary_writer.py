@@ -19,6 +19,11 @@ TensorBoard or VisualDL?", lists them for users):
   with the metric names as their metric tags, and each metric as a scalar.
 - ``add_graph`` exports the module to ONNX with torch's TorchScript exporter.
 - ``purge_step`` is accepted and ignored with a warning.
+- ``max_queue`` below ``LogWriter``'s buffer (4096 points of a tag) is raised to it: torch's
+  10 bounds its event queue; ours would hand points to the writer thread every 30, more
+  than ten times slower (``bench/summary_writer.py``).
+- ``add_video``, ``add_mesh``, ``add_image_with_boxes``, ``add_tensor`` and the ``*_raw``
+  methods raise ``NotImplementedError``: our format has no such kinds.
 
 Only ``add_graph`` imports torch, and only when it is given a model; matplotlib is imported
 only for a list of figures.
@@ -26,6 +31,7 @@ only for a list of figures.
 
 from __future__ import annotations
 
+import inspect
 import io
 import os
 import socket
@@ -40,6 +46,7 @@ import numpy as np
 from visualdl.writer.checks import check_tag, to_array
 from visualdl.writer.log_writer import LogWriter
 
+_LOGWRITER_QUEUE = inspect.signature(LogWriter).parameters["max_queue"].default
 _DEFAULT_BUCKETS = 30  # what TensorBoard's histogram dashboard re-buckets to
 _MAX_BUCKETS = 10_000  # visualdl.kinds.histogram's limit
 
@@ -84,7 +91,10 @@ class SummaryWriter:
         self._runs: dict[str, LogWriter] = {}  # add_scalars' runs, by directory
 
     def _new_writer(self, log_dir: str) -> LogWriter:
-        return LogWriter(logdir=log_dir, max_queue=self.max_queue,
+        queue = self.max_queue
+        if isinstance(queue, int) and not isinstance(queue, bool) and queue > 0:
+            queue = max(queue, _LOGWRITER_QUEUE)  # else LogWriter names the bad value
+        return LogWriter(logdir=log_dir, max_queue=queue,
                          flush_secs=self.flush_secs, filename_suffix=self.filename_suffix)
 
     def get_logdir(self) -> str:
@@ -98,7 +108,10 @@ class SummaryWriter:
     ) -> None:
         """Record one number. ``new_style`` and ``double_precision`` choose TensorBoard's
         encodings and change nothing here: values are always kept as doubles."""
-        self._writer.add_scalar(tag, _scalar(scalar_value), _step(global_step), walltime)
+        if type(scalar_value) is not float:  # the fast path is a float: called per step
+            scalar_value = _scalar(scalar_value)
+        self._writer.add_scalar(tag, scalar_value, 0 if global_step is None else global_step,
+                                walltime)
 
     def add_scalars(
         self, main_tag: str, tag_scalar_dict: Mapping[str, Any], global_step: Any = None,
@@ -254,6 +267,45 @@ class SummaryWriter:
             model = _export_onnx(model, input_to_model, verbose)
         self._writer.add_graph(model)
 
+    def add_onnx_graph(self, prototxt: Any) -> None:
+        """Record the graph of an ONNX file (its path), as TensorBoard's method does."""
+        self._writer.add_graph(prototxt)
+
+    # -- what our format has no kind for ----------------------------------------------
+    def add_tensor(self, tag: Any, tensor: Any, global_step: Any = None,
+                   walltime: Any = None) -> None:
+        _unsupported("add_tensor", "record it as a histogram, an image or text")
+
+    def add_histogram_raw(
+        self, tag: Any, min: Any, max: Any, num: Any, sum: Any, sum_squares: Any,
+        bucket_limits: Any, bucket_counts: Any, global_step: Any = None, walltime: Any = None,
+    ) -> None:
+        _unsupported("add_histogram_raw", "pass the values to add_histogram")
+
+    def add_pr_curve_raw(
+        self, tag: Any, true_positive_counts: Any, false_positive_counts: Any,
+        true_negative_counts: Any, false_negative_counts: Any, precision: Any, recall: Any,
+        global_step: Any = None, num_thresholds: int = 127, weights: Any = None,
+        walltime: Any = None,
+    ) -> None:
+        _unsupported("add_pr_curve_raw", "pass labels and predictions to add_pr_curve")
+
+    def add_image_with_boxes(
+        self, tag: Any, img_tensor: Any, box_tensor: Any, global_step: Any = None,
+        walltime: Any = None, rescale: int = 1, dataformats: str = "CHW", labels: Any = None,
+    ) -> None:
+        _unsupported("add_image_with_boxes", "draw the boxes into the image and use add_image")
+
+    def add_video(self, tag: Any, vid_tensor: Any, global_step: Any = None, fps: int = 4,
+                  walltime: Any = None) -> None:
+        _unsupported("add_video", "record frames with add_images")
+
+    def add_mesh(
+        self, tag: Any, vertices: Any, colors: Any = None, faces: Any = None,
+        config_dict: Any = None, global_step: Any = None, walltime: Any = None,
+    ) -> None:
+        _unsupported("add_mesh", "record a plotly 3-D figure with add_figure")
+
     # -- lifetime ------------------------------------------------------------------
     def flush(self) -> None:
         """Write everything recorded so far."""
@@ -276,6 +328,10 @@ class SummaryWriter:
 
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
         self.close()
+
+
+def _unsupported(method: str, instead: str) -> None:
+    raise NotImplementedError(f"SummaryWriter.{method}: visualdl has no such kind; {instead}")
 
 
 def _scalar(value: Any) -> Any:
