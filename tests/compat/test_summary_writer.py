@@ -290,6 +290,18 @@ def test_graph_from_torch_module(tmp_path):
     assert "Relu" in ops and ("Gemm" in ops or "MatMul" in ops)
 
 
+def test_missing_export_package_is_named(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+
+    def export(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'onnxscript'", name="onnxscript")
+
+    monkeypatch.setattr(torch.onnx, "export", export)
+    with SummaryWriter(str(tmp_path / "exp")) as w:
+        with pytest.raises(ImportError, match="pip install onnxscript"):
+            w.add_graph(torch.nn.Linear(2, 2), torch.zeros(1, 2))
+
+
 def test_purge_step_warns_and_flush_writes(tmp_path):
     with pytest.warns(UserWarning, match="purge_step"):
         w = SummaryWriter(str(tmp_path / "exp"), purge_step=5)
@@ -303,6 +315,11 @@ def test_purge_step_warns_and_flush_writes(tmp_path):
     w.close()  # twice is fine
     with pytest.raises(RuntimeError, match="closed"):
         w.add_scalar("s", 1.0, 2)
+    with pytest.raises(RuntimeError, match="closed"):
+        w.add_scalars("m", {"new": 2.0}, 2)  # a new key would open a new run
+    with pytest.raises(RuntimeError, match="closed"):
+        w.add_hparams({"lr": 1}, {"acc": 1})
+    assert not os.path.exists(tmp_path / "exp" / "m_new")
 
 
 def test_onnx_file_and_kinds_we_do_not_have(tmp_path):

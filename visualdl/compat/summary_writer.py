@@ -89,6 +89,7 @@ class SummaryWriter:
             )
         self._writer = self._new_writer(self.log_dir)
         self._runs: dict[str, LogWriter] = {}  # add_scalars' runs, by directory
+        self._closed = False
 
     def _new_writer(self, log_dir: str) -> LogWriter:
         queue = self.max_queue
@@ -128,6 +129,9 @@ class SummaryWriter:
             run_dir = os.path.join(self.log_dir, main_tag.replace("/", "_") + "_" + key)
             writer = self._runs.get(run_dir)
             if writer is None:
+                if self._closed:
+                    raise RuntimeError(f"{main_tag!r}: add_scalars called after the "
+                                       f"SummaryWriter was closed")
                 writer = self._runs[run_dir] = self._new_writer(run_dir)
             writer.add_scalar(main_tag, _scalar(value), _step(global_step), walltime)
 
@@ -250,6 +254,8 @@ class SummaryWriter:
         parameter may take) is not recorded: the dashboard lists the values it sees."""
         if not isinstance(hparam_dict, dict) or not isinstance(metric_dict, dict):
             raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        if self._closed:
+            raise RuntimeError("add_hparams called after the SummaryWriter was closed")
         run_dir = os.path.join(self.log_dir, run_name or str(time.time()))
         with self._new_writer(run_dir) as writer:
             writer.add_hparams(hparam_dict, list(metric_dict))
@@ -314,6 +320,7 @@ class SummaryWriter:
 
     def close(self) -> None:
         """Flush and close every file (this run's and add_scalars' runs)."""
+        self._closed = True
         errors = []
         for writer in [self._writer, *self._runs.values()]:
             try:
