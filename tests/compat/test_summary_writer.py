@@ -120,8 +120,16 @@ def test_scalars_global_step_none_is_zero(tmp_path):
         w.add_scalar("loss", 0.5)
         w.add_scalar("loss", 0.25, global_step=3, walltime=1234.5)
         w.add_scalar("loss", np.float32(0.125), np.int64(4))
+        w.add_scalar("floatstep", 1.0, 2.7)  # torch takes int() of the step
+        w.add_scalar("floatstep", 2.0, np.float32(5.0))
+        w.add_scalars("m", {"a": 1.0}, 3.9)
+        with pytest.raises(TypeError, match="step"):
+            w.add_scalar("bad", 1.0, float("nan"))
+        with pytest.raises(TypeError, match="step"):
+            w.add_scalar("bad", 1.0, "3")
     r = _read(tmp_path / "exp")
-    assert r.runs() == ["exp"]
+    assert r.scalars("exp", "floatstep").steps.tolist() == [2, 5]
+    assert r.scalars("m_a", "m").steps.tolist() == [3]
     steps, walls, values = r.scalars("exp", "loss")
     assert steps.tolist() == [0, 3, 4] and values.tolist() == [0.5, 0.25, 0.125]
     assert walls[1] == 1234.5
@@ -370,6 +378,7 @@ def _calls(writer, torch, matplotlib_figure):
     x = torch.arange(6, dtype=torch.float32)
     writer.add_scalar("loss", 0.5, 1)
     writer.add_scalar("nostep", 2.0)
+    writer.add_scalar("nostep", 3.0, 2.7)
     writer.add_scalars("parts", {"a": 1.0, "b": 2.0}, 1)
     writer.add_histogram("w", x, 1)
     writer.add_image("img", torch.arange(48, dtype=torch.float32).reshape(3, 4, 4) / 40, 1)
@@ -427,7 +436,7 @@ def test_same_runs_and_tags_as_torchs_writer(tmp_path):
     (tb_audio,) = tb.Audio("exp", "snd")
     assert np.array_equal(decode_wav(r.load(r.audio("exp", "snd")[0]).wav)[0],
                           decode_wav(tb_audio.encoded_audio_string)[0])
-    assert [e.step for e in tb.Scalars("exp", "nostep")] == [0] == \
+    assert [e.step for e in tb.Scalars("exp", "nostep")] == [0, 2] == \
         r.scalars("exp", "nostep").steps.tolist()
     assert [e.value for e in tb.Scalars(os.path.join("exp", "parts_b"), "parts")] == \
         r.scalars("parts_b", "parts").values.tolist()

@@ -7,7 +7,8 @@ differ from ``LogWriter``'s. The differences kept on purpose (README.md, "Alread
 TensorBoard or VisualDL?", lists them for users):
 
 - ``log_dir=None`` is ``runs/<Mon>DD_HH-MM-SS_<hostname><comment>``, as torch names it.
-- ``global_step=None`` records step 0 (an event's ``step`` defaults to 0 in TensorBoard).
+- ``global_step=None`` records step 0 (an event's ``step`` defaults to 0 in TensorBoard), and
+  a float step is truncated by ``int()`` as torch does (``LogWriter`` refuses floats).
 - ``add_scalars(main_tag, {key: value})`` writes each key to its own run,
   ``<log_dir>/<main_tag with '/' as '_'>_<key>``, under the tag ``main_tag``: TensorBoard
   shows them as runs. ``LogWriter.add_scalars`` keeps them in one run as one chart.
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import inspect
 import io
+import operator
 import os
 import socket
 import sys
@@ -58,8 +60,23 @@ def default_log_dir(comment: str = "") -> str:
 
 
 def _step(global_step: Any) -> Any:
-    """TensorBoard's events have step 0 unless one is given."""
-    return 0 if global_step is None else global_step
+    """TensorBoard's events have step 0 unless one is given, and torch takes ``int()`` of
+    the step it is given: 2.7 and ``tensor(2.0)`` are step 2. Anything ``int()`` refuses
+    goes on to ``LogWriter``, whose error names it."""
+    if global_step is None:
+        return 0
+    if type(global_step) is int:
+        return global_step
+    try:
+        return operator.index(global_step)
+    except TypeError:
+        pass
+    if isinstance(global_step, (bool, str, bytes)):
+        return global_step
+    try:
+        return int(global_step)
+    except (TypeError, ValueError, OverflowError, RuntimeError):
+        return global_step
 
 
 class SummaryWriter:
@@ -111,8 +128,8 @@ class SummaryWriter:
         encodings and change nothing here: values are always kept as doubles."""
         if type(scalar_value) is not float:  # the fast path is a float: called per step
             scalar_value = _scalar(scalar_value)
-        self._writer.add_scalar(tag, scalar_value, 0 if global_step is None else global_step,
-                                walltime)
+        step = global_step if type(global_step) is int else _step(global_step)
+        self._writer.add_scalar(tag, scalar_value, step, walltime)
 
     def add_scalars(
         self, main_tag: str, tag_scalar_dict: Mapping[str, Any], global_step: Any = None,
