@@ -250,9 +250,11 @@ def test_matplotlib_figure_and_figure_list(tmp_path):
     fig = plt.figure(figsize=(2, 1), dpi=50)
     fig.add_subplot().plot([0, 1], [0, 1])
     figs = [plt.figure(figsize=(1, 1), dpi=20) for _ in range(2)]
+    plotly_fig = {"data": [{"type": "scatter", "x": [1, 2], "y": [3, 4]}], "layout": {}}
     with SummaryWriter(str(tmp_path / "exp")) as w:
         w.add_figure("one", fig, 3)
         w.add_figure("many", figs, 4)
+        w.add_figure("plotly", plotly_fig)  # close=True leaves a non-matplotlib figure be
     assert not plt.fignum_exists(fig.number)  # close=True closed them
     assert not any(plt.fignum_exists(f.number) for f in figs)
     r = _read(tmp_path / "exp")
@@ -262,6 +264,7 @@ def test_matplotlib_figure_and_figure_list(tmp_path):
     grid = decode_png(r.load(ref).png)
     assert ref.step == 4 and grid.shape == (20, 20 + 2 + 20, 3)
     assert (grid[:, :20] == 255).all()  # empty white figures
+    assert json.loads(r.load(r.figures("exp", "plotly")[0]).plotly_json) == plotly_fig
 
 
 def test_torch_tensors_that_require_grad(tmp_path):

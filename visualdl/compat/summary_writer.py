@@ -213,7 +213,8 @@ class SummaryWriter:
         walltime: Any = None,
     ) -> None:
         """Record a matplotlib figure (kept as a PNG figure), or a list of them (rendered
-        into one image grid, as TensorBoard does). ``close`` closes them afterwards."""
+        into one image grid, as TensorBoard does). ``close`` closes them afterwards. A
+        plotly figure is recorded too, kept interactive, as ``LogWriter.add_figure`` does."""
         step = _step(global_step)
         if isinstance(figure, (list, tuple)):
             images = np.stack([_render(f) for f in figure])
@@ -225,7 +226,8 @@ class SummaryWriter:
         if close and "matplotlib.pyplot" in sys.modules:  # a figure pyplot does not track
             plt = sys.modules["matplotlib.pyplot"]     # needs no closing
             for f in figures:
-                plt.close(f)
+                if isinstance(f, sys.modules["matplotlib.figure"].Figure):  # not plotly's
+                    plt.close(f)
 
     def add_text(self, tag: str, text_string: str, global_step: Any = None,
                  walltime: Any = None) -> None:
