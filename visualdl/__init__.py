@@ -1,7 +1,8 @@
 """visualdl: see your training.
 
-The public face of the package: ``LogWriter`` to record, ``LogReader`` to read back.
-Both load on first use (PEP 562), so that ``visualdl --logdir`` does not import the
+The public face of the package: ``LogWriter`` to record, ``LogReader`` to read back, and
+``SummaryWriter``, torch's TensorBoard writer interface over ``LogWriter``.
+They load on first use (PEP 562), so that ``visualdl --logdir`` does not import the
 writer and a training script does not import the reader.
 """
 
@@ -10,9 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["LogWriter", "LogReader", "__version__"]
+__all__ = ["LogWriter", "LogReader", "SummaryWriter", "__version__"]
 
 if TYPE_CHECKING:
+    from visualdl.compat.summary_writer import SummaryWriter
     from visualdl.reader.log_reader import LogReader
     from visualdl.writer.log_writer import LogWriter
 
@@ -26,6 +28,10 @@ def __getattr__(name: str) -> Any:
         from visualdl.reader.log_reader import LogReader
 
         return LogReader
+    if name == "SummaryWriter":
+        from visualdl.compat.summary_writer import SummaryWriter
+
+        return SummaryWriter
     raise AttributeError(f"module 'visualdl' has no attribute {name!r}")
 
 
