@@ -33,11 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="visualdl",
         description="Serve the visualdl dashboard for one or more logdirs. "
-        "Also: 'visualdl inspect PATH ...' to check record files.",
+        "Also: 'visualdl inspect PATH ...' to check log files.",
     )
     parser.add_argument(
         "--logdir", nargs="+", metavar="DIR",
-        help="log directories to serve (or single record files, named *vdlrecords*)",
+        help="log directories to serve (or single log files: *vdlrecords* or "
+        "TensorBoard's events.out.tfevents.*)",
     )
     parser.add_argument(
         "--model", nargs="+", metavar="PATH",
@@ -92,8 +93,8 @@ def _check_logdirs(parser: argparse.ArgumentParser, logdirs: Sequence[str]) -> N
         path = Path(logdir).expanduser()
         if path.is_file() and not is_record_file(path.name):
             parser.error(f"argument --logdir: {logdir} is a file, not a log directory "
-                         "(give the folder that holds the runs, or a record file whose name "
-                         "contains 'vdlrecords')")
+                         "(give the folder that holds the runs, or a log file: ours, with "
+                         "'vdlrecords' in its name, or TensorBoard's events.out.tfevents.*)")
 
 
 def _inspect(argv: Sequence[str]) -> int:
