@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.helpers.pages import card_summary, wait_ready, wait_traces
+from tests.helpers.pages import card_summary, ema, wait_ready, wait_traces
 from tests.helpers.server import serving
 from visualdl import LogWriter
 from visualdl.server.background import start_server
@@ -49,15 +49,6 @@ def open_app(watched, url: str):
     page.wait_for_selector(".card")
     wait_ready(page, list(TAGS))
     return page
-
-
-def ema(values, weight):
-    out, last, n = [], 0.0, 0
-    for v in values:
-        last = last * weight + (1 - weight) * v
-        n += 1
-        out.append(last / (1 - weight**n))
-    return out
 
 
 def test_one_chart_per_tag_with_traces_and_points(watched, server, tmp_path):

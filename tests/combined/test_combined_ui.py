@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from tests.helpers.pages import ema
 from tests.helpers.server import serving
 from visualdl import LogWriter
 
@@ -220,15 +221,6 @@ def test_a_chart_can_show_a_subset_of_runs(watched, server):
     card.locator(".card-runs button").click()  # every run again
     wait_chart(page, "loss", 6)
     assert "cruns" not in parse_qs(urlparse(page.url).query)
-
-
-def ema(values, weight):
-    out, last, n = [], 0.0, 0
-    for v in values:
-        last = last * weight + (1 - weight) * v
-        n += 1
-        out.append(last / (1 - weight**n))
-    return out
 
 
 def test_smoothing_outliers_and_download_work_on_combined_charts(watched, server):

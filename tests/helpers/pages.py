@@ -3,7 +3,7 @@ errors, and waits on the scalar cards' plots."""
 
 from __future__ import annotations
 
-__all__ = ["PageWatch", "card_summary", "wait_ready", "wait_traces"]
+__all__ = ["PageWatch", "card_summary", "ema", "wait_ready", "wait_traces"]
 
 
 class PageWatch:
@@ -64,3 +64,14 @@ def wait_traces(page, tag: str, count: int) -> None:
         " return c && c.querySelector('.plot').data && c.querySelector('.plot').data.length === n; }",
         arg=[tag, count],
     )
+
+
+def ema(values, weight):
+    """TensorBoard's debiased exponential moving average: what the scalars view draws for a
+    smoothing ``weight``."""
+    out, last, n = [], 0.0, 0
+    for v in values:
+        last = last * weight + (1 - weight) * v
+        n += 1
+        out.append(last / (1 - weight**n))
+    return out

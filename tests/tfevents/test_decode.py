@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
-import sys
+from pathlib import Path
 
-from google.protobuf import descriptor_pb2
-
+from tests.helpers.protos import assert_pb2_current
 from visualdl.sources.tfevents import event_pb2 as pb
 from visualdl.sources.tfevents.decode import FileDecoder, ScalarPoint, fast_scalars
 
@@ -60,19 +58,4 @@ def test_fast_path_declines_damaged_bytes_without_raising():
 
 
 def test_committed_event_pb2_is_current(tmp_path):
-    out = tmp_path / "event.desc"
-    subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", "-I",
-         os.path.join(ROOT, "visualdl/sources/tfevents"), f"--descriptor_set_out={out}",
-         "event.proto"], check=True)
-    fresh = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
-    _strip_json_names(fresh.message_type)
-    committed = descriptor_pb2.FileDescriptorProto.FromString(pb.DESCRIPTOR.serialized_pb)
-    assert fresh == committed, "regenerate visualdl/sources/tfevents/event_pb2.py"
-
-
-def _strip_json_names(messages):
-    for message in messages:
-        for field in message.field:
-            field.ClearField("json_name")
-        _strip_json_names(message.nested_type)
+    assert_pb2_current(Path(ROOT) / "visualdl/sources/tfevents/event.proto", pb, tmp_path)

@@ -2,15 +2,15 @@
 
 import os
 import struct
-import subprocess
-import sys
+from pathlib import Path
 
 import google_crc32c
 import pytest
 
+from tests.helpers.protos import assert_pb2_current
 from visualdl.format import record_pb2
-from visualdl.writer import record_file
 from visualdl.format.framing import frame, masked_crc, read_record_at, scan
+from visualdl.writer import record_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -77,24 +77,4 @@ def test_writer_file_cuts_torn_tail_before_appending(tmp_path):
 def test_generated_pb2_matches_proto(tmp_path):
     """record_pb2.py must be regenerated whenever record.proto changes."""
     pytest.importorskip("grpc_tools")
-    from google.protobuf import descriptor_pb2
-
-    out = tmp_path / "record.desc"
-    subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", "-I", os.path.join(ROOT, "visualdl/format"),
-         f"--descriptor_set_out={out}", "record.proto"],
-        check=True,
-    )
-    fresh = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
-    _strip_json_names(fresh.message_type)  # protoc adds them; the gencode leaves them out
-    committed = descriptor_pb2.FileDescriptorProto.FromString(
-        record_pb2.DESCRIPTOR.serialized_pb
-    )
-    assert fresh == committed, "regenerate visualdl/format/record_pb2.py from record.proto"
-
-
-def _strip_json_names(messages):
-    for message in messages:
-        for field in message.field:
-            field.ClearField("json_name")
-        _strip_json_names(message.nested_type)
+    assert_pb2_current(Path(ROOT) / "visualdl/format/record.proto", record_pb2, tmp_path)
