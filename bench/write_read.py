@@ -263,36 +263,34 @@ def measure_read(system: System, logdir: Path, sizes: dict, cells: dict,
     if system.missing_read:
         read_cell.failure = system.missing_read
         return
+    read_into(read_cell, system, "W1", logdir, sizes, workdir)
+
+
+def read_into(cell, system: System, name: str, logdir: Path, sizes: dict,
+              workdir: str) -> bool:
+    """Read W1's logdir with ``system`` into ``cell`` (a failure is kept in the cell)."""
     try:
         result = run_worker(system, "read", "W1", logdir, sizes, workdir)
     except RuntimeError as exc:
-        read_cell.failure = str(exc)
-        log(f"  W1 read {system.label}: FAILED {exc}")
-        return
+        cell.failure = str(exc)
+        log(f"  {name} read {system.label}: FAILED {exc}")
+        return False
     result["bytes"] = bytes_on_disk(logdir)
     result["calls"] = result["points"]
-    read_cell.runs.append(result)
-    log(f"  W1 read {system.label}: {result['wall_s']:.2f} s, {result['rss_mb']:.0f} MB")
+    cell.runs.append(result)
+    log(f"  {name} read {system.label}: {result['wall_s']:.2f} s, {result['rss_mb']:.0f} MB")
+    return True
 
 
 def measure_tfevents_read(logdir: Path, sizes: dict, cells: dict, workdir: str) -> None:
     """W4: ours reads event files (TensorBoard's reading of the same files is its W1 read)."""
     ours = System("ours", "visualdl (ours)", sys.executable, sys.executable, "ours", "ours",
                   isolated=False)
-    cell = cells["W4", "read", "ours"]
-    try:
-        result = run_worker(ours, "read", "W1", logdir, sizes, workdir)
-    except RuntimeError as exc:
-        cell.failure = str(exc)
-        log(f"  W4 read ours: FAILED {exc}")
+    if not read_into(cells["W4", "read", "ours"], ours, "W4", logdir, sizes, workdir):
         return
-    result["bytes"] = bytes_on_disk(logdir)
-    result["calls"] = result["points"]
-    cell.runs.append(result)
     peer = cells.get(("W1", "read", "tensorboardx"))
     if peer and peer.runs and peer.runs[-1] not in cells["W4", "read", "tensorboardx"].runs:
         cells["W4", "read", "tensorboardx"].runs.append(peer.runs[-1])
-    log(f"  W4 read ours: {result['wall_s']:.2f} s, {result['rss_mb']:.0f} MB")
 
 
 def write_tfevents(logdir: Path, sizes: dict) -> None:
