@@ -165,7 +165,6 @@ class LogReader:
                 state.errors += 1
                 self._error(f"{state.path}: {message}")
             points: list[ScalarPoint] = []
-            store = self._runs.get(state.run)
             for offset, items in decoded:
                 if isinstance(items, str) and items is not HEADER:
                     state.errors += 1
@@ -182,23 +181,11 @@ class LogReader:
                     continue
                 if items is HEADER or not items:
                     continue
-                if store is None:
-                    store = self._runs[state.run] = RunStore()
-                for item in items:
-                    if isinstance(item, tuple):  # a ScalarPoint (or a plain tuple of one)
-                        points.append(item)
-                        continue
-                    try:
-                        store.add_entry(item, state.file_id, state.path, offset)
-                    except (ValueError, TypeError) as exc:
-                        state.errors += 1
-                        self._error(f"{state.path}: bad value in event at offset {offset}: "
-                                    f"{exc}")
-            if points:
-                if store is None:
-                    store = self._runs[state.run] = RunStore()
-                for series in gather(points):
-                    store.add_entry(series, state.file_id, state.path, 0)
+                # a ScalarPoint (a tuple) is gathered; anything else is an entry
+                points.extend(item for item in items if isinstance(item, tuple))
+                self._add_entries(state, [item for item in items
+                                          if not isinstance(item, tuple)], offset)
+            self._add_entries(state, gather(points) if points else [], 0)
             if added:
                 self.version += 1
         return added
@@ -236,8 +223,14 @@ class LogReader:
                 )
                 return 0
         entries = record if isinstance(record, list) else record.entries
+        self._add_entries(state, entries, offset)
+        return 1
+
+    def _add_entries(self, state: FileState, entries: Any, offset: int) -> None:
+        """Add decoded entries to the file's run (lock held); a bad one is counted and the
+        rest still go in."""
         if not entries:
-            return 1
+            return
         store = self._runs.get(state.run)
         if store is None:
             store = self._runs[state.run] = RunStore()
@@ -246,8 +239,7 @@ class LogReader:
                 store.add_entry(entry, state.file_id, state.path, offset)
             except (ValueError, TypeError) as exc:
                 state.errors += 1
-                self._error(f"{state.path}: bad entry in record at offset {offset}: {exc}")
-        return 1
+                self._error(f"{state.path}: bad entry at offset {offset}: {exc}")
 
     def _refuse(self, state: FileState, why: str) -> None:
         state.refused = why
