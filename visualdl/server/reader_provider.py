@@ -39,7 +39,6 @@ class LogReaderProvider(DataProvider):
         self._stop = threading.Event()
         self._loaded = threading.Event()
         self._thread: threading.Thread | None = None
-        self.reload_count = 0
         self.last_reload_seconds = 0.0
         self.last_error: str | None = None
 
@@ -92,7 +91,6 @@ class LogReaderProvider(DataProvider):
             self.last_error = f"{type(err).__name__}: {err}"
             count = 0
         self.last_reload_seconds = time.perf_counter() - started
-        self.reload_count += 1
         return count
 
     def _loop(self) -> None:
