@@ -98,7 +98,7 @@ _WIRE_LEN = 2
 _SERIES_FIELDS = {1: "tag", 2: "steps", 3: "walls", 4: "values"}
 
 
-def _read_varint(buf: memoryview, pos: int) -> tuple[int, int]:
+def read_varint(buf: memoryview, pos: int) -> tuple[int, int]:
     """(value, next position) of the varint at ``pos``; IndexError past the end."""
     value = shift = 0
     while True:
@@ -117,10 +117,10 @@ def _length_delimited(buf: memoryview, start: int, end: int):  # noqa: ANN202 - 
     any field that is not length-delimited, or one that runs past ``end``."""
     pos = start
     while pos < end:
-        key, pos = _read_varint(buf, pos)
+        key, pos = read_varint(buf, pos)
         if key & 7 != _WIRE_LEN:
             raise ValueError("not a length-delimited field")
-        length, pos = _read_varint(buf, pos)
+        length, pos = read_varint(buf, pos)
         if pos + length > end:
             raise ValueError("field runs past its message")
         yield key >> 3, buf[pos : pos + length]

@@ -21,7 +21,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from visualdl.format import record_pb2
-from visualdl.format.scalar_codec import DecodedSeries, _read_varint
+from visualdl.format.scalar_codec import DecodedSeries, read_varint
 from visualdl.sources.tfevents import event_pb2
 
 #: What one event decodes to: entries (``ScalarPoint`` or ``Entry``; possibly none),
@@ -333,11 +333,11 @@ def fast_scalars(payload: bytes | memoryview) -> list | None:
                 wall = _F64.unpack_from(buf, pos + 1)[0]
                 pos += 9
             elif key == 0x10:  # 2, varint
-                step, pos = _read_varint(buf, pos + 1)
+                step, pos = read_varint(buf, pos + 1)
                 if step >= 1 << 63:
                     step -= 1 << 64
             elif key == 0x2A and summary is None:  # 5, length-delimited
-                n, pos = _read_varint(buf, pos + 1)
+                n, pos = read_varint(buf, pos + 1)
                 summary = (pos, pos + n)
                 pos += n
             else:
@@ -349,13 +349,13 @@ def fast_scalars(payload: bytes | memoryview) -> list | None:
         while pos < stop:
             if buf[pos] != 0x0A:
                 return None
-            n, pos = _read_varint(buf, pos + 1)
+            n, pos = read_varint(buf, pos + 1)
             vend = pos + n
             tag, value = None, None
             while pos < vend:
                 key = buf[pos]
                 if key == 0x0A and tag is None:
-                    k, pos = _read_varint(buf, pos + 1)
+                    k, pos = read_varint(buf, pos + 1)
                     tag = bytes(buf[pos:pos + k]).decode("utf-8")
                     pos += k
                 elif key == 0x15 and value is None:  # 2, fixed32
