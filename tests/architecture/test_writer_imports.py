@@ -42,6 +42,7 @@ with LogWriter(logdir=logdir + "/run") as w:
     w.add_embeddings("e", np.eye(3), step=0)
     w.add_hparams({"lr": 0.1}, ["s"])
     w.add_figure("f", {"data": [], "layout": {}}, 0)
+    w.add_profile("worker0", {"traceEvents": [{"ph": "X", "name": "op", "ts": 0, "dur": 1}]}, 0)
     w.add_graph(model(), tag="proto")
     w.add_graph(model().SerializeToString(), tag="bytes")
     w.add_graph(path, tag="path")

@@ -127,4 +127,7 @@ def write_kinds(root: Path) -> Path:
                            "bn": run == "a"}, ["loss", "missing_metric"])
             w.add_graph(onnx_models.residual_cnn(blocks=1), tag="model")
             w.add_custom_scalars({"Custom": {"loss": ["Multiline", ["^loss$"]]}})
+            w.add_profile("worker0", {"traceEvents": [
+                {"ph": "X", "cat": "cpu_op", "name": "matmul", "pid": 1, "tid": 1, "ts": 0,
+                 "dur": 40 if run == "a" else 80}]}, 0)
     return root

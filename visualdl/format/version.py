@@ -5,5 +5,6 @@ readers skip.
 """
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 4  # 1.1: HParamValue.integer; 1.2: PluginEntry; 1.3: Histogram.mean/std;
-#                  1.4: CustomScalars (add_scalars charts, custom layouts)
+FORMAT_MINOR = 5  # 1.1: HParamValue.integer; 1.2: PluginEntry; 1.3: Histogram.mean/std;
+#                  1.4: CustomScalars (add_scalars charts, custom layouts);
+#                  1.5: Profile (Chrome trace of profiled steps)

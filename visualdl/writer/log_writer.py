@@ -337,6 +337,13 @@ class LogWriter:
         traced here on ``input_spec``: example inputs or ``vf.jit.InputSpec``s)."""
         self.add("graph", tag, step, model, input_spec, walltime=walltime)
 
+    def add_profile(self, tag: str, trace: Any, step: int, end_step: int | None = None,
+                    walltime: float | None = None) -> None:
+        """Record a profile of steps ``step``..``end_step``: a Chrome trace-event document
+        (a dict, JSON text/bytes, gzip bytes, or the path of a ``.json``/``.json.gz`` file,
+        as ``vf.profiler`` and ``torch.profiler`` write them). ``tag`` names the worker."""
+        self.add("profile", tag, step, trace, end_step, walltime=walltime)
+
     def add(self, kind: str, tag: str, step: int, *value: Any,
             walltime: float | None = None, **options: Any) -> None:
         """Record ``value`` of any registered kind (built in or from a plugin): the kind's
