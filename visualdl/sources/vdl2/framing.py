@@ -142,7 +142,7 @@ def scan(buf: memoryview, base: int, file_size: int) -> tuple[ScanResult, int]:
                 f"bad record at offset {base + pos}; no good record after it: "
                 f"{file_size - base - pos} bytes to the end of the file skipped")
             # The last bytes are kept: a record being appended right now may start there.
-            result.end, result.tail = base + max(pos + 1, n - HEADER_SIZE - 1), "damaged"
+            result.end, result.tail = base + max(pos + 1, n - HEADER_SIZE + 1), "damaged"
             return result, 0
         result.errors.append(f"bad record at offset {base + pos}; skipped {nxt - pos} bytes")
         pos = nxt
