@@ -88,4 +88,5 @@ def test_inspect_names_a_garbage_file(tmp_path):
     (tmp_path / "vdlrecords.1.log").write_bytes(b"garbage, not a record file" * 4)
     done = run_cli("inspect", str(tmp_path))
     assert done.returncode == 1
-    assert "vdlrecords.1.log: not a visualdl record (nor a VisualDL 2.x log) file" in done.stdout
+    assert ("vdlrecords.1.log: not a visualdl record file (bad framing at offset 0; nor a "
+            "VisualDL 2.x log)") in done.stdout

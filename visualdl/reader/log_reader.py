@@ -204,9 +204,9 @@ class LogReader:
             if state.decoder is None and vdl2.looks_like_vdl2(head):
                 vdl2.adopt(state)
                 return True
-            what = "TensorBoard event" if state.decoder is not None else \
-                "visualdl record (nor a VisualDL 2.x log)"
-            self._refuse(state, f"not a {what} file (bad framing at offset 0)")
+            what = "TensorBoard event" if state.decoder is not None else "visualdl record"
+            also = "" if state.decoder is not None else "; nor a VisualDL 2.x log"
+            self._refuse(state, f"not a {what} file (bad framing at offset 0{also})")
             return False
         return True
 
