@@ -136,6 +136,8 @@ class LogReader:
         for result in scan(f, state.offset, size, _CHUNK):
             if state.decoder is not None:
                 added = self._add_events(state, result)
+                if vdl2.is_vdl2(state):
+                    added += self._add_series(state, result.series, result.scalar_records)
                 count += added
                 if state.refused:
                     return count
@@ -193,6 +195,16 @@ class LogReader:
             if added:
                 self.version += 1
         return added
+
+    def _add_series(self, state: FileState, series: list, records: int) -> int:
+        """Add scalar series a source decoded in bulk from ``records`` records (VisualDL
+        2.x's one-point records, see visualdl.sources.vdl2.bulk)."""
+        with self._lock:
+            state.records += records
+            self._add_entries(state, series, 0)
+            if records:
+                self.version += 1
+        return records
 
     def _looks_like_records(self, state: FileState, f: Any) -> bool:
         """Refuse a file whose first bytes are not a framed record, without scanning it."""

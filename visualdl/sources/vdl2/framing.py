@@ -21,6 +21,7 @@ from typing import BinaryIO, Iterator
 import numpy as np
 
 from visualdl.format.scalar_codec import read_varint
+from visualdl.sources.vdl2.bulk import decode_scalars
 
 _LEN = struct.Struct("<Q")
 HEADER_SIZE = 8
@@ -35,12 +36,16 @@ class ScanResult:
 
     ``records`` holds ``(offset, payload)`` pairs (file offsets); ``end`` is where the next
     scan starts (a torn tail waits there); ``tail`` is ``"torn"`` when the file ends in one.
+    Records of a single ``add_scalar`` value are not in ``records``: they come decoded, as
+    ``series`` (see :mod:`.bulk`), ``scalar_records`` of them.
     """
 
     records: list[tuple[int, memoryview]] = field(default_factory=list)
     end: int = 0
     errors: list[str] = field(default_factory=list)
     tail: str = ""
+    series: list = field(default_factory=list)  # DecodedSeries of add_scalar records
+    scalar_records: int = 0                      # records decoded into ``series``
 
 
 def is_value_chain(buf: bytes | memoryview, start: int, end: int) -> bool:
@@ -111,9 +116,14 @@ def scan(buf: memoryview, base: int, file_size: int) -> tuple[ScanResult, int]:
     ``end`` the caller must read at once to go on (0 when none): a record larger than the
     buffer, or damage whose end is not in it."""
     result = ScanResult(end=base)
+    arr = np.frombuffer(buf, dtype=np.uint8)
     n, pos = len(buf), 0
     at_eof = base + n >= file_size
     while n - pos >= HEADER_SIZE:
+        pos = _good_run(buf, arr, base, pos, result)
+        if n - pos < HEADER_SIZE:
+            break
+        # The record at pos is not whole and well shaped: decide what it is.
         length = _LEN.unpack_from(buf, pos)[0]
         sane = 2 <= length <= MAX_RECORD_SIZE
         body = pos + HEADER_SIZE
@@ -150,6 +160,42 @@ def scan(buf: memoryview, base: int, file_size: int) -> tuple[ScanResult, int]:
     if at_eof and pos < n:
         result.tail = "torn"  # part of a length
     return result, 0
+
+
+def _good_run(buf: memoryview, arr: np.ndarray, base: int, pos: int, result: ScanResult) -> int:
+    """Take the whole, well-shaped records from ``pos`` on into ``result`` (add_scalar ones
+    decoded in bulk); return where the first other one starts (or the buffer's end)."""
+    n = len(buf)
+    starts: list[int] = []
+    lengths: list[int] = []
+    add_start, add_length, unpack = starts.append, lengths.append, _LEN.unpack_from
+    last = n - HEADER_SIZE
+    while pos <= last:
+        (length,) = unpack(buf, pos)
+        if length < 2 or length > MAX_RECORD_SIZE or pos + HEADER_SIZE + length > n:
+            break
+        add_start(pos)
+        add_length(length)
+        pos += HEADER_SIZE + length
+    if not starts:
+        return pos
+    bodies = np.array(starts, dtype=np.int64) + HEADER_SIZE
+    lens = np.array(lengths, dtype=np.int64)
+    quick = (arr[bodies] == 0x0A) & (lens - 2 < 128) & (arr[bodies + 1] == lens - 2)
+    good = len(starts)
+    for i in np.flatnonzero(~quick):  # longer or several values: checked one by one
+        body = int(bodies[i])
+        if not is_value_chain(buf, body, body + lengths[i]):
+            good = int(i)
+            pos = starts[good]
+            break
+    series, done = decode_scalars(buf, arr, bodies[:good], lens[:good])
+    result.series.extend(series)
+    result.scalar_records += int(done.sum())
+    for i in np.flatnonzero(~done):
+        body = int(bodies[i])
+        result.records.append((base + starts[i], buf[body:body + lengths[i]]))
+    return pos
 
 
 def scan_file(f: BinaryIO, offset: int, size: int, chunk: int = CHUNK) -> Iterator[ScanResult]:
