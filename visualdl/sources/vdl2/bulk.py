@@ -34,9 +34,11 @@ def _varints(arr: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     stop = raw < 0x80
     ok = stop.any(axis=1)
     sizes = np.argmax(stop, axis=1) + 1
-    keep = np.arange(10) < sizes[:, None]
-    parts = (raw & 0x7F).astype(np.uint64) << _SHIFTS
-    values = np.where(keep, parts, np.uint64(0)).sum(axis=1, dtype=np.uint64)
+    width = int(sizes.max())  # most varints are short: compute with no more columns
+    keep = np.arange(width) < sizes[:, None]
+    parts = (raw[:, :width] & 0x7F).astype(np.uint64) << _SHIFTS[:width]
+    parts *= keep
+    values = parts.sum(axis=1, dtype=np.uint64)
     return values.view(np.int64), sizes, ok & (pos + sizes <= len(arr))
 
 
