@@ -248,7 +248,19 @@ def convert(src: str | os.PathLike, dst: str | os.PathLike) -> ConvertSummary:
         copier.reload()
     finally:
         copier.finish()
+    summary.messages.extend(_graphs_left(root if os.path.isdir(src) else src))
     return summary
+
+
+def _graphs_left(root: str) -> list[str]:
+    """Say which VisualDL model graph files (``vdlgraph.*``, Paddle programs) stay behind."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        found += [os.path.relpath(os.path.join(dirpath, f), root)
+                  for f in sorted(filenames) if f.startswith("vdlgraph")]
+    return [f"{path}: a VisualDL (Paddle) model graph, not converted: export the model to "
+            "ONNX (paddle2onnx) and open it with visualdl --model" for path in found]
 
 
 class _CallableModule(types.ModuleType):

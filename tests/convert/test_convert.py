@@ -141,6 +141,7 @@ def test_damage_is_skipped_and_reported(tmp_path):
     torn(str(src / "train" / "vdlrecords.1700000100.log"), 3)
     (src / "junk").mkdir()
     (src / "junk" / "vdlrecords.x.log").write_bytes(b"definitely not a log file\n" * 3)
+    (src / "train" / "vdlgraph.1700000000.log").write_text('{"nodes": []}')
     done = run_cli("convert", str(src), str(tmp_path / "dst"))
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
@@ -148,6 +149,7 @@ def test_damage_is_skipped_and_reported(tmp_path):
     assert "1 damaged record(s) skipped" in out
     assert "bytes at the end not yet written (a torn tail): not copied" in out
     assert "skipped: 3" in out
+    assert "train/vdlgraph.1700000000.log: a VisualDL (Paddle) model graph, not converted" in out
     dst = LogReader(str(tmp_path / "dst"))
     assert dst.runs() == ["eval", "train"]
     assert dst.scalars("eval", "loss").steps.tolist() == [5, 10, 15]

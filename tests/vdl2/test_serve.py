@@ -58,6 +58,10 @@ def test_blobs_and_events(client):
     np.testing.assert_allclose(roc["tpr"], TRAIN["roc_curve"]["tpr"])
     emb = client.get("/api/embeddings", params={**q, "tag": "emb"}).json()
     assert emb["shape"] == [[6, 3]]  # one per step
+    proj = client.get("/api/embeddings/projection", params={
+        **q, "tag": "emb", "step": 0, "method": "pca", "dims": 2}).json()
+    assert len(proj["coords"]) == 2 and len(proj["coords"][0]) == 6
+    assert proj["metadata"] == [[m] for m in TRAIN["embedding"]["metadata"]]
     hp = client.get("/api/hparams").json()
     (row,) = [r for r in hp["runs"] if r["run"] == "train"]
     assert row["hparams"] == TRAIN["hparams"]["hparams"]
