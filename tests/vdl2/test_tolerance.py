@@ -29,7 +29,7 @@ def _records(data: bytes) -> list[tuple[int, int]]:
 
 def _run(tmp_path: Path, data: bytes) -> Path:
     run = tmp_path / "run"
-    run.mkdir(exist_ok=True)
+    run.mkdir(parents=True, exist_ok=True)
     path = run / "vdlrecords.1.log"
     path.write_bytes(data)
     return path
@@ -143,3 +143,31 @@ def test_garbage_after_good_records_is_counted_once(tmp_path):
     reader.reload()
     assert _loss_steps(reader) == list(range(20))
     assert reader.errors == 2  # the few bad bytes kept back, reported with where they end
+
+
+def test_damaged_first_record_does_not_lose_the_file(tmp_path):
+    for flip in (0, 8):  # the first record's length, then its first payload byte
+        data = bytearray(SESSION1.read_bytes())
+        data[flip] ^= 0x5A
+        _run(tmp_path / str(flip), bytes(data))
+        reader = LogReader(str(tmp_path / str(flip)))
+        assert not reader.files()[0].refused
+        assert reader.errors == 1, reader.error_messages
+        assert "bad record at offset 0" in reader.error_messages[0]
+        assert _loss_steps(reader) == list(range(10))  # only the meta record was lost
+
+
+def test_every_single_flipped_byte_is_survived(tmp_path):
+    """No flipped byte makes reading raise, refuses the file, or loses more than the
+    records around it (there is no CRC: a flip inside a value can go unseen)."""
+    data = SESSION1.read_bytes()
+    records = _records(data)
+    for at in range(0, len(data), 11):
+        damaged = bytearray(data)
+        damaged[at] ^= 0xFF
+        root = tmp_path / f"f{at}"
+        _run(root, bytes(damaged))
+        reader = LogReader(str(root))
+        (state,) = reader.files()
+        assert not state.refused, at
+        assert state.records >= len(records) - 3, (at, reader.error_messages)

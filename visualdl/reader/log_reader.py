@@ -213,7 +213,7 @@ class LogReader:
         if len(head) < HEADER_SIZE:
             return False  # too short to tell: wait for more
         if length_at(head) is None:
-            if state.decoder is None and vdl2.looks_like_vdl2(head):
+            if state.decoder is None and vdl2.sniff(f):
                 vdl2.adopt(state)
                 return True
             what = "TensorBoard event" if state.decoder is not None else "visualdl record"

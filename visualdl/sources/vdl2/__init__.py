@@ -2,7 +2,7 @@
 
 VisualDL 2.x names its files as we do but frames them differently (a length and no CRC, see
 :mod:`.framing`), so a file is told apart by its first bytes, not its name: ``LogReader``
-checks for our framing first and hands a file here when :func:`looks_like_vdl2` says so.
+checks for our framing first and hands a file here when :func:`sniff` says so.
 ``vdl2_record.proto`` declares VisualDL's ``Record`` with its field numbers, and
 :mod:`.decode` turns each record into the entries our own records give the reader. Every
 file of a run is read and merged (VisualDL itself shows only the newest).
@@ -18,9 +18,9 @@ from typing import Any
 
 from visualdl.format.record_pb2 import FileHeader
 from visualdl.sources.vdl2.decode import FileDecoder
-from visualdl.sources.vdl2.framing import looks_like_vdl2, read_payload_at, scan_file
+from visualdl.sources.vdl2.framing import looks_like_vdl2, read_payload_at, scan_file, sniff
 
-__all__ = ["FileDecoder", "looks_like_vdl2", "scan_file", "adopt", "is_vdl2", "load"]
+__all__ = ["FileDecoder", "looks_like_vdl2", "sniff", "scan_file", "adopt", "is_vdl2", "load"]
 
 #: The writer_version given to a VisualDL 2.x file's header (its files have none).
 WRITER = "VisualDL 2.x"

@@ -81,6 +81,20 @@ def looks_like_vdl2(head: bytes | memoryview) -> bool:
     return pos - HEADER_SIZE + n <= length
 
 
+SNIFF_SIZE = 1 << 16  # bytes looked at when a file's first record is damaged
+
+
+def sniff(f: BinaryIO) -> bool:
+    """True when ``f`` is a VisualDL 2.x file: its first bytes say so, or (the first record
+    damaged) a whole, well-shaped record follows within its first 64 KiB. Call it only
+    after checking for our own framing (see :func:`looks_like_vdl2`)."""
+    f.seek(0)
+    head = f.read(SNIFF_SIZE)
+    if looks_like_vdl2(head):
+        return True
+    return _next_good(memoryview(head), 1, len(head)) is not None
+
+
 def _record_at(buf: memoryview, pos: int, stop: int) -> int | None:
     """The payload length of a whole, well-shaped record at ``pos`` (within ``stop``)."""
     if pos + HEADER_SIZE > stop:
