@@ -170,7 +170,8 @@ class _Copier(LogReader):
             format_major=FORMAT_MAJOR, format_minor=FORMAT_MINOR,
             writer_version=f"visualdl convert ({info.fmt}: {os.path.basename(state.path)})",
             created=time.time(),
-            display_name=state.header.display_name if state.header is not None else "",
+            display_name=(state.header.display_name if state.header is not None else "")
+            or getattr(state.decoder, "display_name", ""),  # VisualDL 2.x: its meta record
         )).SerializeToString()])
         info.target = path
         self._out[state.path] = (writer, info)

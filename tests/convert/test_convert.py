@@ -71,6 +71,8 @@ def test_convert_visualdl2_fixtures(tmp_path):
     assert not any(is_vdl2(f) for f in dst.files())
     assert all(f.header.writer_version.startswith("visualdl convert (VisualDL 2.x")
                for f in dst.files())
+    names = {Path(f.path).name: f.header.display_name for f in dst.files("train")}
+    assert names["vdlrecords.1700000000.log"] == "train-session"  # LogWriter(display_name=)
     assert_same_logs(LogReader(str(LOGS)), dst)
     # and the values VisualDL was given
     assert dst.scalars("train", "loss").values.tolist() == f32(TRAIN["scalars"]["loss"])
