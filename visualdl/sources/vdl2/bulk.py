@@ -129,7 +129,8 @@ def _bulk(arr: np.ndarray, bodies: np.ndarray, lengths: np.ndarray) -> tuple:
     sel = ~bad
     if not sel.any():
         return empty
-    cand, steps, walls, k, tag_at, e = cand[sel], steps[sel], walls[sel], k[sel], tag_at[sel], e[sel]
+    cand, steps, walls, k = cand[sel], steps[sel], walls[sel], k[sel]
+    tag_at, e = tag_at[sel], e[sel]
     values = arr[(e - 4)[:, None] + np.arange(4)].copy().view("<f4").ravel().astype(np.float64)
     # one row of tag bytes (and the length) per record, grouped by value
     width = int(k.max())
