@@ -171,3 +171,21 @@ def test_every_single_flipped_byte_is_survived(tmp_path):
         (state,) = reader.files()
         assert not state.refused, at
         assert state.records >= len(records) - 3, (at, reader.error_messages)
+
+
+def test_undecodable_media_are_counted_not_shown(tmp_path):
+    from visualdl.sources.vdl2 import vdl2_record_pb2 as pb
+
+    values = [pb.Record.Value(id=1, tag="img", timestamp=1000,
+                              image=pb.Record.Image(encoded_image_string=b"not a png")),
+              pb.Record.Value(id=1, tag="snd", timestamp=1000,
+                              audio=pb.Record.Audio(encoded_audio_string=b"RIFF junk")),
+              pb.Record.Value(id=1, tag="loss", timestamp=1000, value=0.5)]
+    payloads = [pb.Record(values=[v]).SerializeToString() for v in values]
+    _run(tmp_path, b"".join(struct.pack("<Q", len(p)) + p for p in payloads))
+    reader = LogReader(str(tmp_path))
+    assert reader.errors == 2, reader.error_messages
+    assert "image is not a PNG" in reader.error_messages[0]
+    assert "audio is not a WAV file" in reader.error_messages[1]
+    assert reader.tags("run") == {"scalar": ["loss"]}
+    assert reader.scalars("run", "loss").values.tolist() == [0.5]

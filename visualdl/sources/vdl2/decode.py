@@ -21,7 +21,9 @@ A file's records go through one :class:`FileDecoder`, which remembers the keys o
 
 from __future__ import annotations
 
+import io
 import struct
+import wave
 from typing import Any, Union
 
 import numpy as np
@@ -29,7 +31,7 @@ from google.protobuf.message import DecodeError
 
 from visualdl.format import record_pb2
 from visualdl.format.scalar_codec import read_varint
-from visualdl.sources.tfevents.decode import ScalarPoint, _audio_entry, _png_channels, _png_size
+from visualdl.sources.tfevents.decode import ScalarPoint
 from visualdl.sources.vdl2 import vdl2_record_pb2 as pb
 
 #: What one record decodes to: entries (``ScalarPoint`` tuples or ``Entry``), or the
@@ -106,14 +108,9 @@ def _entries(value: Any) -> list:
     if which == "tag_value":
         return [ScalarPoint(f"{tag}/{value.tag_value.tag}", step, wall, value.tag_value.value)]
     if which == "image":
-        png = value.image.encoded_image_string
-        height, width = _png_size(png)
-        return [record_pb2.Entry(image=record_pb2.Image(
-            tag=tag, step=step, wall_time=wall, png=png, height=height, width=width,
-            channels=_png_channels(png)))]
+        return [_image(tag, step, wall, value.image.encoded_image_string)]
     if which == "audio":
-        a = value.audio
-        return [_audio_entry(tag, step, wall, a.encoded_audio_string, a.sample_rate)]
+        return [_audio(tag, step, wall, value.audio)]
     if which == "text":
         return [record_pb2.Entry(text=record_pb2.Text(
             tag=tag, step=step, wall_time=wall, text=value.text.encoded_text_string))]
@@ -134,6 +131,32 @@ def _entries(value: Any) -> list:
     if which == "hparam":
         return [_hparams(wall, value.hparam)]
     return []  # meta_data, and anything a later VisualDL adds
+
+
+_PNG = b"\x89PNG\r\n\x1a\n"
+_PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 4, 6: 4}  # PNG colour type -> channels shown
+
+
+def _image(tag: str, step: int, wall: float, png: bytes) -> Any:
+    """VisualDL stores PNGs (its ``imgarray2bytes``); size and channels come from the IHDR."""
+    if len(png) < 26 or png[:8] != _PNG:
+        raise ValueError("image is not a PNG")
+    width, height = struct.unpack(">II", png[16:24])
+    return record_pb2.Entry(image=record_pb2.Image(
+        tag=tag, step=step, wall_time=wall, png=png, height=height, width=width,
+        channels=_PNG_CHANNELS.get(png[25], 3)))
+
+
+def _audio(tag: str, step: int, wall: float, a: Any) -> Any:
+    """VisualDL stores 16-bit mono WAV; channels, rate and frames are read from its header."""
+    try:
+        with wave.open(io.BytesIO(a.encoded_audio_string)) as w:
+            channels, rate, frames = w.getnchannels(), w.getframerate(), w.getnframes()
+    except (wave.Error, EOFError) as exc:
+        raise ValueError(f"audio is not a WAV file: {exc}") from None
+    return record_pb2.Entry(audio=record_pb2.Audio(
+        tag=tag, step=step, wall_time=wall, wav=a.encoded_audio_string,
+        sample_rate=rate or int(a.sample_rate), channels=channels, frames=frames))
 
 
 def _thresholds(n: int) -> np.ndarray:
