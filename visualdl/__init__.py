@@ -32,6 +32,10 @@ def __getattr__(name: str) -> Any:
         from visualdl.compat.summary_writer import SummaryWriter
 
         return SummaryWriter
+    if name == "convert":  # a callable module: visualdl.convert(src, dst)
+        import visualdl.convert
+
+        return visualdl.convert
     raise AttributeError(f"module 'visualdl' has no attribute {name!r}")
 
 

@@ -9,7 +9,9 @@ Files are read in chunks (see :func:`visualdl.format.framing.scan_file`).
 
 TensorBoard event files (``events.out.tfevents.*``) share the framing; each of their events
 is translated by :mod:`visualdl.sources.tfevents.decode` into the entries our records hold,
-so a run's data looks the same whichever wrote it.
+so a run's data looks the same whichever wrote it. VisualDL 2.x's ``vdlrecords`` files are
+told from ours by their first bytes and read with their own framing and decoder
+(:mod:`visualdl.sources.vdl2`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from visualdl.format.framing import HEADER_SIZE, length_at, read_record_at, scan
 from visualdl.format.version import FORMAT_MAJOR
 from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.format.scalar_codec import DecodedSeries, decode_scalar_record
+from visualdl.sources import vdl2
 from visualdl.sources.tfevents import is_tfevents_file
 from visualdl.sources.tfevents.decode import HEADER, FileDecoder, ScalarPoint, gather
 
@@ -46,7 +49,7 @@ class FileState:
     refused: str = ""      # why the file is not read, when it is not
     errors: int = 0
     records: int = 0
-    decoder: FileDecoder | None = None  # TensorBoard event files only
+    decoder: FileDecoder | None = None  # TensorBoard event files and VisualDL 2.x files
 
 
 class LogReader:
@@ -129,9 +132,12 @@ class LogReader:
         # objects of their own (protobuf copies, numpy copies) before the next chunk. Each
         # read starts at the first byte not yet used, so a record cut by the previous read
         # is read again whole (from the page cache) instead of being glued to the next.
-        for result in scan_file(f, state.offset, size, _CHUNK):
+        scan = vdl2.scan_file if vdl2.is_vdl2(state) else scan_file
+        for result in scan(f, state.offset, size, _CHUNK):
             if state.decoder is not None:
                 added = self._add_events(state, result)
+                if vdl2.is_vdl2(state):
+                    added += self._add_series(state, result.series, result.scalar_records)
                 count += added
                 if state.refused:
                     return count
@@ -190,6 +196,16 @@ class LogReader:
                 self.version += 1
         return added
 
+    def _add_series(self, state: FileState, series: list, records: int) -> int:
+        """Add scalar series a source decoded in bulk from ``records`` records (VisualDL
+        2.x's one-point records, see visualdl.sources.vdl2.bulk)."""
+        with self._lock:
+            state.records += records
+            self._add_entries(state, series, 0)
+            if records:
+                self.version += 1
+        return records
+
     def _looks_like_records(self, state: FileState, f: Any) -> bool:
         """Refuse a file whose first bytes are not a framed record, without scanning it."""
         f.seek(0)
@@ -197,8 +213,12 @@ class LogReader:
         if len(head) < HEADER_SIZE:
             return False  # too short to tell: wait for more
         if length_at(head) is None:
+            if state.decoder is None and vdl2.sniff(f):
+                vdl2.adopt(state)
+                return True
             what = "TensorBoard event" if state.decoder is not None else "visualdl record"
-            self._refuse(state, f"not a {what} file (bad framing at offset 0)")
+            also = "" if state.decoder is not None else "; nor a VisualDL 2.x log"
+            self._refuse(state, f"not a {what} file (bad framing at offset 0{also})")
             return False
         return True
 
@@ -320,6 +340,10 @@ class LogReader:
     def load(self, ref: BlobRef) -> Any:
         """Read one blob's message (``Image``, ``Audio``, ...) from its file, by offset."""
         field = registry.get(ref.kind).message
+        with self._lock:
+            vdl2_state = self._files.get(ref.path)
+        if vdl2_state is not None and vdl2.is_vdl2(vdl2_state):
+            return vdl2.load(vdl2_state, ref, field)
         if is_tfevents_file(os.path.basename(ref.path)):
             with self._lock:
                 state = self._files.get(ref.path)

@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="visualdl",
         description="Serve the visualdl dashboard for one or more logdirs. "
-        "Also: 'visualdl inspect PATH ...' to check log files.",
+        "Also: 'visualdl inspect PATH ...' to check log files, 'visualdl convert SRC DST' to "
+        "copy TensorBoard or VisualDL 2.x logs into visualdl's format.",
     )
     parser.add_argument(
         "--logdir", nargs="+", metavar="DIR",
@@ -108,11 +109,32 @@ def _inspect(argv: Sequence[str]) -> int:
     return int(inspect_main(args.paths) or 0)
 
 
+def _convert(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="visualdl convert",
+        description="Copy a logdir of TensorBoard event files, VisualDL 2.x logs or visualdl "
+        "record files into visualdl's format, run by run; prints what was copied and "
+        "skipped (exit code 1 when something was skipped).")
+    parser.add_argument("src", metavar="SRC", help="the logdir to read")
+    parser.add_argument("dst", metavar="DST", help="where to write (a new or empty directory)")
+    args = parser.parse_args(argv)
+    from visualdl.convert import convert
+
+    try:
+        summary = convert(args.src, args.dst)
+    except (FileNotFoundError, ValueError) as err:
+        parser.error(str(err))
+    print(summary)
+    return 1 if summary.skipped else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``visualdl`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["inspect"]:
         return _inspect(argv[1:])
+    if argv[:1] == ["convert"]:
+        return _convert(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.logdir and not args.model:
