@@ -32,7 +32,19 @@ def __getattr__(name: str) -> Any:
         from visualdl.compat.summary_writer import SummaryWriter
 
         return SummaryWriter
+    if name == "notebook":  # visualdl.notebook.display(...) after a bare "import visualdl"
+        import importlib
+
+        return importlib.import_module("visualdl.notebook")
     raise AttributeError(f"module 'visualdl' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext visualdl`` in IPython/Jupyter: adds the ``%visualdl`` magic, which shows
+    the dashboard in the notebook (see :mod:`visualdl.notebook`)."""
+    from visualdl.notebook import load_ipython_extension as load
+
+    load(ipython)
 
 
 def __dir__() -> list[str]:
