@@ -403,8 +403,8 @@ def _launch(argv: Sequence[str], namespace: argparse.Namespace, key: str,
         if process.poll() is not None:
             _children.pop(process.pid, None)
             log.unlink(missing_ok=True)
-            lines = [ln.removeprefix("visualdl: error: ") for ln in text.strip().splitlines()]
-            raise RuntimeError("\n".join(lines) or f"visualdl exited with code {process.returncode}")
+            raise RuntimeError(_error_text(text)
+                               or f"visualdl exited with code {process.returncode}")
         if time.monotonic() > deadline:
             process.kill()
             process.wait()
@@ -422,6 +422,15 @@ def _launch(argv: Sequence[str], namespace: argparse.Namespace, key: str,
     partial.write_text(json.dumps(info._entry(), indent=1))
     os.replace(partial, entry)
     return info
+
+
+def _error_text(output: str) -> str:
+    """The command's error message from its output (argparse's usage lines left out)."""
+    lines = output.strip().splitlines()
+    for i, line in enumerate(lines):
+        if ": error: " in line:
+            return "\n".join([line.split(": error: ", 1)[1], *lines[i + 1:]])
+    return "\n".join(lines)
 
 
 def _terminate(info: ServerInfo, timeout: float) -> None:

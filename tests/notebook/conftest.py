@@ -13,6 +13,7 @@ from typing import Iterator
 
 import pytest
 
+from tests.helpers.cli import cli_env
 from tests.notebook.jupyter import install_kernelspec
 from tests.notebook.proxy import HubProxy
 from visualdl import LogWriter
@@ -65,6 +66,8 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     every server recorded in it is stopped at the end."""
     folder = tmp_path / "registry"
     monkeypatch.setenv("VISUALDL_NOTEBOOK_DIR", str(folder))
+    # the servers started from this process import this checkout, whatever their folder
+    monkeypatch.setenv("PYTHONPATH", cli_env()["PYTHONPATH"])
     for name in ("VISUALDL_PROXY_URL", "JUPYTERHUB_SERVICE_PREFIX", "JPY_PARENT_PID"):
         monkeypatch.delenv(name, raising=False)
     yield folder
