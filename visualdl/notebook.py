@@ -86,7 +86,8 @@ class ServerInfo:
 
     @property
     def url(self) -> str:
-        host = "127.0.0.1" if self.host in _LOOPBACK else self.host
+        host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "localhost": "127.0.0.1",
+                "::": "::1"}.get(self.host, self.host)
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{self.port}{self.path_prefix}/"
 
