@@ -39,7 +39,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -99,7 +99,9 @@ class ServerInfo:
 
     @classmethod
     def _from_entry(cls, entry: dict[str, Any]) -> "ServerInfo":
-        return cls(**{**entry, "args": tuple(entry["args"]), "reused": False})
+        known = {f.name for f in fields(cls)} - {"reused", "args"}  # a newer one may add some
+        return cls(**{k: v for k, v in entry.items() if k in known},
+                   args=tuple(entry["args"]))
 
 
 # --------------------------------------------------------------------------- public API
@@ -109,7 +111,8 @@ def start(args: str | Sequence[str | os.PathLike] | None = None, *,
           logdir: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
           port: int | None = None, timeout: float = START_TIMEOUT) -> ServerInfo:
     """Start a server for ``args`` (the ``visualdl`` command's flags, as one string or a
-    list), or reuse the one already running for the same arguments.
+    list; bare folders, such as ``start("runs")``, are logdirs), or reuse the one already
+    running for the same arguments.
 
     ``logdir`` and ``port`` are shortcuts for ``--logdir`` and ``--port``. Without a port
     the server takes a free one. Raises ValueError for bad arguments (argparse's message)
@@ -305,10 +308,11 @@ def _argv(args: str | Sequence[str | os.PathLike] | None,
     elif isinstance(args, str):
         argv = shlex.split(args)
     elif isinstance(args, os.PathLike):
-        raise TypeError("args must be the command's flags ('--logdir runs'); "
-                        "give a folder as logdir=...")
+        argv = [os.fspath(args)]
     else:
         argv = [os.fspath(a) for a in args]
+    if argv and not any(a.startswith("-") for a in argv):  # display("runs"): folders only
+        argv = ["--logdir", *argv]
     if logdir is not None:
         dirs = [logdir] if isinstance(logdir, (str, os.PathLike)) else builtins.list(logdir)
         argv += ["--logdir", *(os.fspath(d) for d in dirs)]

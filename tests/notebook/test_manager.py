@@ -28,6 +28,8 @@ def test_start_reuse_list_stop(registry, workdir, monkeypatch):
         reused = notebook.start(again)
         assert reused.reused and (reused.port, reused.pid) == (info.port, info.pid)
     assert notebook.start(logdir=workdir / "runs").pid == info.pid
+    assert notebook.start("runs").pid == info.pid  # bare folders are logdirs
+    assert notebook.start(workdir / "runs").pid == info.pid
     # other arguments: another server
     other = notebook.start("--logdir runs --reload-interval 2")
     assert other.pid != info.pid and other.port != info.port
