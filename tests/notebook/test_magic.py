@@ -132,7 +132,8 @@ def test_proxy_url_and_path_prefix_through_a_reverse_proxy(jupyter, workdir, reg
     # the server answers under its prefix only
     direct = Client(f"http://127.0.0.1:{port}")
     assert direct.json("/vdl/api/runs") == {"runs": ["train"]}
-    assert direct.get("/api/runs").status_code == 404
+    moved = direct.session.get(direct.url + "/api/runs", allow_redirects=False)
+    assert moved.headers["Location"] == "/vdl/api/runs"
 
     page = watched.page
     page.goto(src)

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tests.helpers.cli import REPO, CliProcess, run_cli, start_cli
-from tests.helpers.http import Client, wait_for
+from tests.helpers.cli import REPO, run_cli, start_cli
+from tests.helpers.http import Client
 from tests.helpers.pages import card_summary, wait_ready
 from tests.notebook.conftest import LOSS_STEPS
 from visualdl.server.api_common import BODY_LIMITS_CONFIG
@@ -17,38 +17,32 @@ from visualdl.server.app import create_app
 from visualdl.server.prefix import normalize_prefix
 
 
-def start_prefixed(*args: str, prefix: str) -> CliProcess:
-    """``visualdl *args --path-prefix PREFIX --port 0``, once its first load is done
-    (``cli.url`` is the server's root, without the prefix)."""
-    cli = CliProcess(*args, "--path-prefix", prefix, "--port", "0")
-    try:
-        client = Client(cli.wait_url() + "/" + prefix.strip("/"))
-        wait_for(lambda: client.json("/api/info")["loaded"], timeout=20)
-    except BaseException:
-        cli.kill()
-        raise
-    return cli
-
-
 def test_the_app_answers_under_its_prefix_only(workdir):
-    with start_prefixed("--logdir", str(workdir / "runs"), prefix="/vdl/x/") as cli:
+    # start_cli polls /api/info, outside the prefix: redirected into it
+    with start_cli("--logdir", str(workdir / "runs"), "--path-prefix", "/vdl/x/") as cli:
         assert re.search(r"serving at http://127\.0\.0\.1:\d+/vdl/x/ ", cli.output)
         client = Client(cli.url)
         assert client.json("/vdl/x/api/runs") == {"runs": ["train"]}
         page = client.get("/vdl/x/")
         assert page.status_code == 200 and 'src="static/js/app.js"' in page.text
         assert client.get("/vdl/x/static/js/app.js").status_code == 200
-        # outside the prefix: a JSON 404 naming it
-        missing = client.get("/api/runs")
-        assert missing.status_code == 404
-        assert missing.json() == {"error": "not found: this server answers under /vdl/x/"}
-        assert client.get("/vdl/xy/api/runs").status_code == 404
         # the prefix without its slash: to the page, by a relative Location (proxy-proof)
         bare = client.session.get(cli.url + "/vdl/x?tab=scalars", allow_redirects=False)
         assert bare.status_code == 307 and bare.headers["Location"] == "x/?tab=scalars"
-        root = client.session.get(cli.url + "/", allow_redirects=False)
-        assert root.status_code == 307 and root.headers["Location"] == "/vdl/x/"
         assert client.get("/vdl/x").url == cli.url + "/vdl/x/"  # followed
+        # outside the prefix: sent into it (the bare address, an old bookmark or script)
+        for path, location in [("/", "/vdl/x/"), ("/api/runs?a=1", "/vdl/x/api/runs?a=1"),
+                               ("/a%20b/%C3%A9", "/vdl/x/a%20b/%C3%A9")]:
+            moved = client.session.get(cli.url + path, allow_redirects=False)
+            assert (moved.status_code, moved.headers["Location"]) == (307, location), path
+        moved = client.session.get(cli.url + "//evil.example/", allow_redirects=False)
+        assert moved.headers["Location"].startswith("/vdl/x/")  # never off this server
+        assert client.json("/api/runs") == {"runs": ["train"]}  # followed
+        moved = client.post("/api/reload", allow_redirects=False)  # 307 keeps the method
+        assert (moved.status_code, moved.headers["Location"]) == (307, "/vdl/x/api/reload")
+        assert client.post("/api/reload").status_code == 202
+        lost = client.get("/vdl/xy/api/runs")  # -> /vdl/x/vdl/xy/...: the app's JSON 404
+        assert lost.status_code == 404 and "error" in lost.json()
 
 
 def test_bad_prefixes_are_refused_by_name(workdir):
@@ -96,7 +90,7 @@ def test_the_web_app_uses_relative_urls_only():
 
 @pytest.mark.browser
 def test_dashboard_under_a_prefix_in_chromium(workdir, watched):
-    with start_prefixed("--logdir", str(workdir / "runs"), prefix="/deep/vdl") as cli:
+    with start_cli("--logdir", str(workdir / "runs"), "--path-prefix", "/deep/vdl") as cli:
         page = watched.page
         urls = []
         page.on("request", lambda request: urls.append(request.url))

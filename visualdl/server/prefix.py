@@ -3,23 +3,26 @@
 Behind a reverse proxy that forwards ``/some/prefix/...`` unchanged (nginx, a Jupyter
 server proxy's ``/proxy/absolute/PORT/``), the app must answer there and only there. The
 routes themselves never change: a WSGI middleware moves the prefix from ``PATH_INFO`` to
-``SCRIPT_NAME`` (where Flask expects a mount point) and refuses what lies outside it. The
-browser app uses relative URLs only, so it needs no word of the prefix; the one rule it
+``SCRIPT_NAME`` (where Flask expects a mount point) and sends what lies outside it into it.
+The browser app uses relative URLs only, so it needs no word of the prefix; the one rule it
 relies on is that the page is served at a path ending in "/", hence the redirect of
 ``/some/prefix`` to ``/some/prefix/``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Callable, Iterable
+from urllib.parse import quote
 
 __all__ = ["PrefixMiddleware", "normalize_prefix"]
 
 # Plain path segments only: what WSGI hands over in PATH_INFO is already percent-decoded,
 # so a prefix holding "%" or non-ASCII characters could never be compared reliably.
 _SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
+# PATH_INFO is decoded (as latin-1); a Location must be encoded again, "/" and the
+# sub-delimiters kept as they are.
+_SAFE = "/!$&'()*+,;=:@~"
 
 
 def normalize_prefix(text: str | None) -> str:
@@ -48,8 +51,10 @@ class PrefixMiddleware:
     * ``PREFIX/rest`` reaches the app as ``/rest`` with ``SCRIPT_NAME`` ending in PREFIX;
     * ``PREFIX`` itself is redirected to ``PREFIX/`` with a *relative* Location (its last
       segment plus "/"), which stays right whatever proxy put a further prefix in front;
-    * ``/`` is redirected to ``PREFIX/`` (someone typed the bare address);
-    * anything else is a 404 in the API's JSON error format, naming the prefix.
+    * any other path is redirected into the prefix (``/api/info`` to ``PREFIX/api/info``):
+      the bare address someone typed, a bookmark or script from before the prefix. A proxy
+      that forwards only the prefix never sends such a request, so the Location may be
+      absolute.
     """
 
     def __init__(self, app: WsgiApp, prefix: str) -> None:
@@ -69,15 +74,9 @@ class PrefixMiddleware:
         suffix = f"?{query}" if query else ""
         if path == prefix:
             return _redirect(start_response, prefix.rsplit("/", 1)[1] + "/" + suffix)
-        if path == "/":
-            script = environ.get("SCRIPT_NAME", "").rstrip("/")
-            return _redirect(start_response, script + prefix + "/" + suffix)
-        body = json.dumps({"error": f"not found: this server answers under {prefix}/"}).encode()
-        start_response("404 Not Found", [
-            ("Content-Type", "application/json"), ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"),
-        ])
-        return [body]
+        script = environ.get("SCRIPT_NAME", "").rstrip("/")
+        target = (script + prefix + path).encode("latin-1", "replace")
+        return _redirect(start_response, quote(target, safe=_SAFE) + suffix)
 
 
 def _redirect(start_response: StartResponse, location: str) -> list[bytes]:
