@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 
 from tests.helpers.cli import REPO
 
-__all__ = ["KERNEL_NAME", "install_kernelspec", "iframe_srcs", "iframes", "run_notebook",
+__all__ = ["KERNEL_NAME", "html_outputs", "install_kernelspec", "iframe_srcs", "iframes", "run_notebook",
            "stream_text"]
 
 KERNEL_NAME = "visualdl-test"
