@@ -20,8 +20,8 @@ from nbclient import NotebookClient
 
 from tests.helpers.cli import REPO
 
-__all__ = ["KERNEL_NAME", "html_outputs", "install_kernelspec", "iframe_srcs", "iframes", "run_notebook",
-           "stream_text"]
+__all__ = ["KERNEL_NAME", "html_outputs", "install_kernelspec", "iframe_srcs", "iframes",
+           "run_notebook", "stream_text"]
 
 KERNEL_NAME = "visualdl-test"
 _IFRAME = re.compile(r"<iframe\b[^>]*>", re.IGNORECASE)
