@@ -36,7 +36,19 @@ def __getattr__(name: str) -> Any:
         import visualdl.convert
 
         return visualdl.convert
+    if name == "notebook":  # visualdl.notebook.display(...) after a bare "import visualdl"
+        import importlib
+
+        return importlib.import_module("visualdl.notebook")
     raise AttributeError(f"module 'visualdl' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext visualdl`` in IPython/Jupyter: adds the ``%visualdl`` magic, which shows
+    the dashboard in the notebook (see :mod:`visualdl.notebook`)."""
+    from visualdl.notebook import load_ipython_extension as load
+
+    load(ipython)
 
 
 def __dir__() -> list[str]:

@@ -264,7 +264,8 @@ def test_index_and_static(client):
     index = client.get("/")
     assert index.status_code == 200 and "text/html" in index.headers["Content-Type"]
     assert "default-src 'self'" in index.headers["Content-Security-Policy"]
-    assert "/static/js/app.js" in index.text and "cdn" not in index.text.lower()
+    # relative URLs (the app works under a path prefix), never a CDN
+    assert 'src="static/js/app.js"' in index.text and "cdn" not in index.text.lower()
     module = client.get("/static/js/app.js")
     assert module.headers["Content-Type"].startswith("text/javascript")
     plotly = client.get("/static/vendor/plotly.min.js", headers={"Accept-Encoding": "gzip"}, stream=True)

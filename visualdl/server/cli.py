@@ -57,6 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds between background reloads (default %(default)s)",
     )
     parser.add_argument(
+        "--path-prefix", type=_path_prefix, default="", metavar="PATH",
+        help="serve the dashboard under this URL path, such as /visualdl, for a reverse proxy "
+        "that forwards it unchanged (default: at the root)",
+    )
+    parser.add_argument(
+        "--allow-embedding", action="store_true",
+        help="let pages of other sites show the dashboard in an iframe, as a notebook does "
+        "(default: refused, against clickjacking)",
+    )
+    parser.add_argument(
         "--version", action="version", version=f"visualdl {visualdl.__version__}"
     )
     return parser
@@ -73,6 +83,15 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"port must be an integer between 0 and 65535, got {text!r}")
     return value
+
+
+def _path_prefix(text: str) -> str:
+    from visualdl.server.prefix import normalize_prefix
+
+    try:
+        return normalize_prefix(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _positive_float(text: str) -> float:
@@ -161,14 +180,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from visualdl.server.app import create_app
 
         try:
-            app = create_app(models=args.model or [], data=data)
+            app = create_app(models=args.model or [], data=data, path_prefix=args.path_prefix,
+                             allow_embedding=args.allow_embedding)
         except (FileNotFoundError, ValueError) as err:  # e.g. a missing --model file
             data.stop(timeout=2.0)
             for sock in sockets:
                 sock.close()
             print(f"visualdl: error: {err}", file=sys.stderr)
             return 2
-    return serve(app, sockets, args.host)
+    return serve(app, sockets, args.host, args.path_prefix)
 
 
 @contextlib.contextmanager
@@ -233,11 +253,13 @@ def _connection_limit() -> int:
     return max(100, min(CONNECTION_LIMIT, soft - 100))
 
 
-def serve(app, sockets: list[socket.socket], host: str) -> int:  # noqa: ANN001 - a Flask app
+def serve(app, sockets: list[socket.socket], host: str,  # noqa: ANN001 - a Flask app
+          path_prefix: str = "") -> int:
     """Serve ``app`` on ``sockets`` with waitress until Ctrl-C or SIGTERM; returns the exit
-    code. ``host`` is the address as given, for the URL printed."""
+    code. ``host`` is the address as given and ``path_prefix`` the app's, for the URL printed."""
     server = make_server(app, sockets)
-    print(f"visualdl {visualdl.__version__}: serving at {_url(host, server)}  (Ctrl-C to quit)")
+    url = _url(host, server, path_prefix)
+    print(f"visualdl {visualdl.__version__}: serving at {url}  (Ctrl-C to quit)")
     sys.stdout.flush()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     # A shell starts a background job (``visualdl ... &``) with SIGINT ignored, and Python
@@ -265,7 +287,7 @@ def _raise_interrupt(signum, frame) -> None:  # noqa: ANN001
     raise KeyboardInterrupt
 
 
-def _url(host: str, server) -> str:  # noqa: ANN001
+def _url(host: str, server, path_prefix: str = "") -> str:  # noqa: ANN001
     port = getattr(server, "effective_port", None)
     if port is None:  # several sockets (e.g. "localhost" -> ::1 and 127.0.0.1)
         port = server.effective_listen[0][1]
@@ -274,7 +296,7 @@ def _url(host: str, server) -> str:  # noqa: ANN001
         shown = socket.gethostname()
     elif ":" in host:
         shown = f"[{host}]"
-    return f"http://{shown}:{port}/"
+    return f"http://{shown}:{port}{path_prefix}/"
 
 
 if __name__ == "__main__":

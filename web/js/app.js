@@ -139,11 +139,11 @@ async function refresh() {
   if (shell.busy) return;
   shell.busy = true;
   try {
-    const info = await getJSON('/api/info');
+    const info = await getJSON('api/info');
     shell.info = info;
     const changed = info.data_version !== shell.dataVersion || info.loaded !== shell.loaded;
     if (changed) {
-      const tags = await getJSON('/api/tags');
+      const tags = await getJSON('api/tags');
       shell.tags = tags.kinds || {};
       shell.dataVersion = info.data_version;
       shell.loaded = info.loaded;
@@ -184,7 +184,7 @@ function schedule() {
 $('autorefresh').addEventListener('change', schedule);
 $('refresh').addEventListener('click', async () => {
   try {
-    await postJSON('/api/reload', {});
+    await postJSON('api/reload', {});
   } catch (_) {
     /* shown by refresh() below */
   }
@@ -199,7 +199,7 @@ $('sidebar-toggle').addEventListener('click', () => {
 
 /** Import every kind's view modules; one that fails to load costs only its own tab. */
 async function loadViews() {
-  const { kinds } = await getJSON('/api/kinds');
+  const { kinds } = await getJSON('api/kinds');
   const urls = kinds.flatMap((k) => k.views);
   const results = await Promise.allSettled(urls.map((url) => import(new URL(url, document.baseURI).href)));
   results.forEach((r, i) => {

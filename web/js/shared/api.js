@@ -51,14 +51,25 @@ export async function postForm(path, form, params = {}) {
   return parse(response);
 }
 
-/** Build a same-origin URL string; used for download links too. */
+/**
+ * Build a URL string relative to the page, such as `api/scalars?run=a`; used for download
+ * links too. Relative, so the app works under any path prefix (`visualdl --path-prefix`, a
+ * Jupyter server proxy's `/proxy/PORT/`): the page is always served at a path ending in "/".
+ * A leading "/" on `path` is dropped rather than escaping the prefix.
+ */
 export function apiURL(path, params = {}) {
-  const url = new URL(path, window.location.origin);
+  const relative = path.replace(/^\/+/, '');
+  const mark = relative.indexOf('?');
+  const base = mark < 0 ? relative : relative.slice(0, mark);
+  const query = new URLSearchParams(mark < 0 ? '' : relative.slice(mark + 1));
   for (const [key, value] of Object.entries(params)) {
-    if (Array.isArray(value)) value.forEach((v) => url.searchParams.append(key, v));
-    else if (value !== undefined && value !== null) url.searchParams.set(key, value);
+    if (Array.isArray(value)) {
+      query.delete(key);
+      value.forEach((v) => query.append(key, v));
+    } else if (value !== undefined && value !== null) query.set(key, value);
   }
-  return url.pathname + url.search;
+  const search = query.toString();
+  return search ? `${base}?${search}` : base;
 }
 
 /** Numbers from the API: non-finite values arrive as "NaN"/"Infinity"/"-Infinity". */

@@ -64,7 +64,7 @@ export function loadPlotly() {
   if (!loading) {
     loading = new Promise((resolve, reject) => {
       const script = document.createElement('script');
-      script.src = '/static/vendor/plotly.min.js';
+      script.src = 'static/vendor/plotly.min.js';
       script.onload = () => resolve();
       script.onerror = () => {
         loading = null;

@@ -30,7 +30,7 @@ class AudioView {
     const row = el('div', { class: 'audio-row' }, meta, download);
     const show = (i, data) => {
       const step = data.steps[i];
-      const src = apiURL('/api/audio/data', { run, tag, step });
+      const src = apiURL('api/audio/data', { run, tag, step });
       if (player.getAttribute('src') !== src) {
         player.src = src;
         player.dataset.step = String(step);
@@ -38,11 +38,11 @@ class AudioView {
       const channels = data.channels[i];
       meta.textContent = `${fmtDuration(data.durations[i])} · ${data.sample_rate[i]} Hz · ` +
         `${channels} channel${channels === 1 ? '' : 's'}`;
-      download.href = apiURL('/api/audio/data', { run, tag, step, download: 1 });
+      download.href = apiURL('api/audio/data', { run, tag, step, download: 1 });
       download.setAttribute('aria-label', `Download ${tag} (${run}) step ${step} as WAV`);
     };
     return steppedCard(cardCtx, {
-      fetch: () => getJSON('/api/audio', { run, tag }),
+      fetch: () => getJSON('api/audio', { run, tag }),
       show,
       content: [player, row],
       destroy: () => {

@@ -12,11 +12,11 @@ import { el, setChildren } from '../shared/dom.js';
 
 const KINDS = {
   pr: {
-    kind: 'pr_curve', path: '/api/pr_curves', label: 'PR Curves', order: 60, area: 'PR AUC',
+    kind: 'pr_curve', path: 'api/pr_curves', label: 'PR Curves', order: 60, area: 'PR AUC',
     x: 'recall', y: 'precision', xTitle: 'recall', yTitle: 'precision',
   },
   roc: {
-    kind: 'roc_curve', path: '/api/roc_curves', label: 'ROC Curves', order: 61, area: 'ROC AUC',
+    kind: 'roc_curve', path: 'api/roc_curves', label: 'ROC Curves', order: 61, area: 'ROC AUC',
     x: 'fpr', y: 'tpr', xTitle: 'false positive rate', yTitle: 'true positive rate',
   },
 };

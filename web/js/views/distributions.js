@@ -65,7 +65,7 @@ class DistributionsView {
     let data = null;
     const controller = {
       async refresh() {
-        data = await getJSON('/api/distributions', { run, tag });
+        data = await getJSON('api/distributions', { run, tag });
         await controller.render();
       },
       async render() {

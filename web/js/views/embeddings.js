@@ -65,7 +65,7 @@ class EmbeddingsView {
 
     const controller = {
       async refresh() {
-        index = await getJSON('/api/embeddings', { run, tag });
+        index = await getJSON('api/embeddings', { run, tag });
         const keep = stepSelect.value;
         setChildren(stepSelect, index.steps.map((s, i) => el('option', { value: String(s) }, `${s} (${index.shape[i][0]}×${index.shape[i][1]})`)));
         stepSelect.value = index.steps.map(String).includes(keep) ? keep : String(index.steps[index.steps.length - 1]);
@@ -82,7 +82,7 @@ class EmbeddingsView {
         card.dataset.state = 'loading';
         message.hidden = true;
         try {
-          const body = await getJSON('/api/embeddings/projection', { run, tag, step: stepSelect.value, method, dims });
+          const body = await getJSON('api/embeddings/projection', { run, tag, step: stepSelect.value, method, dims });
           if (token !== seq) return;
           projection = body;
           fillColorOptions(colorSelect, body.metadata_header);

@@ -49,7 +49,7 @@ class FiguresView {
     const note = el('p', { class: 'figure-note muted', role: 'note', hidden: true });
     let seq = 0;
     const showPlotly = async (step, token) => {
-      const fig = await getJSON('/api/figures/data', { run, tag, step });
+      const fig = await getJSON('api/figures/data', { run, tag, step });
       if (token !== seq) return;
       image.hidden = true;
       const maps = mapTraces(fig.data);
@@ -66,7 +66,7 @@ class FiguresView {
     };
     const showPng = async (step, token) => {
       const img = new Image();
-      img.src = apiURL('/api/figures/data', { run, tag, step });
+      img.src = apiURL('api/figures/data', { run, tag, step });
       img.alt = `Figure ${tag}, run ${run}, step ${step}`;
       await img.decode();
       if (token !== seq) return;
@@ -89,7 +89,7 @@ class FiguresView {
       if (token === seq) card.dataset.shown = String(step);
     };
     return steppedCard(cardCtx, {
-      fetch: () => getJSON('/api/figures', { run, tag }),
+      fetch: () => getJSON('api/figures', { run, tag }),
       show,
       content: [plot, image, note],
       destroy: () => {

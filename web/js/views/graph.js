@@ -20,14 +20,14 @@ state.declare('graph_inits', false);
 // once, before the shell first decides which tabs exist (top-level await).
 let modelsGiven = false;
 try {
-  modelsGiven = (await getJSON('/api/graph/models')).models.length > 0;
+  modelsGiven = (await getJSON('api/graph/models')).models.length > 0;
 } catch (_) {
   modelsGiven = false;
 }
 
 function ensureStylesheet() {
   if (document.getElementById('graph-css')) return;
-  document.head.append(el('link', { id: 'graph-css', rel: 'stylesheet', href: '/static/css/graph.css' }));
+  document.head.append(el('link', { id: 'graph-css', rel: 'stylesheet', href: 'static/css/graph.css' }));
 }
 
 const OVERVIEW_MIN_NODES = 300; // graphs bigger than this draw an overview when zoomed far out
@@ -225,7 +225,7 @@ class GraphView {
   // ---- models --------------------------------------------------------------------------------
   async loadModels() {
     try {
-      const body = await getJSON('/api/graph/models');
+      const body = await getJSON('api/graph/models');
       this.models = body.models;
     } catch (err) {
       this.#fail(err);
@@ -260,7 +260,7 @@ class GraphView {
     this.matches = [];
     this.findCount.textContent = '';
     // summary and view in parallel: the server parses the model once for both
-    const summary = getJSON('/api/graph/summary', { model: id }).then((body) => {
+    const summary = getJSON('api/graph/summary', { model: id }).then((body) => {
       if (this.model !== model) return;
       this.summary = body;
       renderModel(this.panel, body, model);
@@ -278,7 +278,7 @@ class GraphView {
     form.append('file', file, file.name);
     this.status.textContent = `Uploading ${file.name}…`;
     try {
-      const body = await postForm('/api/graph/upload', form);
+      const body = await postForm('api/graph/upload', form);
       this.#clearError();
       this.models = this.models.filter((m) => m.id !== body.model.id).concat([body.model]);
       this.#fillModelSelect();
@@ -302,7 +302,7 @@ class GraphView {
     const started = performance.now();
     let data;
     try {
-      data = await postJSON('/api/graph/view', { model: this.model.id, expanded: spec, ...this.options() });
+      data = await postJSON('api/graph/view', { model: this.model.id, expanded: spec, ...this.options() });
     } catch (err) {
       if (seq === this.seq) this.#fail(err);
       return null;
@@ -394,7 +394,7 @@ class GraphView {
 
   async #showGroup(path) {
     try {
-      const group = await getJSON('/api/graph/node', { model: this.model.id, id: `g:${path}` });
+      const group = await getJSON('api/graph/node', { model: this.model.id, id: `g:${path}` });
       if (this.destroyed) return;
       renderGroup(this.panel, group, this.expanded.has(path), () => this.toggleGroup(path, !this.expanded.has(path)));
     } catch (err) {
@@ -417,7 +417,7 @@ class GraphView {
     }
     g.classList.add('selected');
     try {
-      const node = await getJSON('/api/graph/node', { model: this.model.id, id });
+      const node = await getJSON('api/graph/node', { model: this.model.id, id });
       if (this.destroyed || this.selected !== id) return;
       renderNode(this.panel, node, {
         select: (other) => this.reveal(other),
@@ -430,7 +430,7 @@ class GraphView {
 
   async #showTensor(name, box) {
     try {
-      renderTensor(box, await getJSON('/api/graph/tensor', { model: this.model.id, name }));
+      renderTensor(box, await getJSON('api/graph/tensor', { model: this.model.id, name }));
     } catch (err) {
       setChildren(box, el('p', { class: 'graph-error' }, err.message));
     }
@@ -441,7 +441,7 @@ class GraphView {
     let chain = ancestors;
     if (!chain) {
       try {
-        chain = (await getJSON('/api/graph/node', { model: this.model.id, id })).ancestors;
+        chain = (await getJSON('api/graph/node', { model: this.model.id, id })).ancestors;
       } catch (err) {
         this.#fail(err);
         return;
@@ -472,7 +472,7 @@ class GraphView {
       return;
     }
     try {
-      const res = await getJSON('/api/graph/search', { model: this.model.id, q, limit: 500 });
+      const res = await getJSON('api/graph/search', { model: this.model.id, q, limit: 500 });
       if (this.findInput.value.trim() !== q) return;
       this.matches = res.matches;
       this.matchIndex = -1;
@@ -561,7 +561,7 @@ class GraphView {
   update(change) {
     if (change.data) {
       // new logged graphs may have arrived; keep what is open
-      getJSON('/api/graph/models').then((body) => {
+      getJSON('api/graph/models').then((body) => {
         if (this.destroyed) return;
         const known = new Set(this.models.map((m) => m.id));
         const uploads = this.models.filter((m) => m.source === 'upload');

@@ -125,7 +125,7 @@ class HistogramsView {
     let data = null;
     const controller = {
       async refresh() {
-        data = await getJSON('/api/histograms', { run, tag });
+        data = await getJSON('api/histograms', { run, tag });
         await controller.render();
       },
       async render() {

@@ -163,7 +163,7 @@ class HParamsView {
       grid.append(el('p', { class: 'muted' }, 'This run names no metric tags.'));
       return;
     }
-    const body = await postJSON('/api/scalars/batch', { series: tags.map((tag) => ({ run, tag })), points: 500 });
+    const body = await postJSON('api/scalars/batch', { series: tags.map((tag) => ({ run, tag })), points: 500 });
     if (state.get('hpRun') !== run) return;
     body.series.forEach((series, i) => grid.append(this.#metricCard(run, tags[i], series)));
     this.metrics.dataset.run = run;
@@ -190,7 +190,7 @@ class HParamsView {
     if (change.data && version !== this.version) {
       this.version = version;
       try {
-        this.table = await getJSON('/api/hparams');
+        this.table = await getJSON('api/hparams');
       } catch (err) {
         setChildren(this.tableEl, el('caption', { role: 'alert' }, `Could not load hyper-parameters: ${err.message}`));
         return;

@@ -108,7 +108,7 @@ class ImagesView {
     };
     const load = async (i, data) => {
       const step = data.steps[i];
-      const url = apiURL('/api/images/data', { run, tag, step });
+      const url = apiURL('api/images/data', { run, tag, step });
       const img = new Image();
       img.alt = `${tag}, run ${run}, step ${step}`;
       img.src = url;
@@ -130,7 +130,7 @@ class ImagesView {
       for (let d = -PREFETCH; d <= PREFETCH; d += 1) {
         const j = i + d;
         if (d && j >= 0 && j < data.steps.length) {
-          new Image().src = apiURL('/api/images/data', { run, tag, step: data.steps[j] });
+          new Image().src = apiURL('api/images/data', { run, tag, step: data.steps[j] });
         }
       }
     };
@@ -146,7 +146,7 @@ class ImagesView {
     });
     card.classList.add('image-card');
     return steppedCard(cardCtx, {
-      fetch: () => getJSON('/api/images', { run, tag }),
+      fetch: () => getJSON('api/images', { run, tag }),
       show,
       content: [frame, meta],
     });

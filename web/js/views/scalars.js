@@ -388,7 +388,7 @@ class ScalarsView {
     }
     if (this.layoutsVersion === version) return;
     this.layoutsVersion = version;
-    getJSON('/api/scalars/layouts').then(
+    getJSON('api/scalars/layouts').then(
       (body) => {
         if (this.destroyed || this.layoutsVersion !== version) return;
         this.layouts = body;
@@ -431,7 +431,7 @@ class ScalarsView {
   }
 
   async #fetchMany(items) {
-    const body = await postJSON('/api/scalars/batch', { series: items, points: this.#points() });
+    const body = await postJSON('api/scalars/batch', { series: items, points: this.#points() });
     return body.series;
   }
 
@@ -557,7 +557,7 @@ class ScalarsView {
     const params = { tag: tags, run: runs.length ? runs : [...new Set(bands.map((b) => b.run))] };
     for (const link of card.querySelectorAll('a[data-format]')) {
       const format = link.dataset.format;
-      link.href = apiURL('/api/scalars/download', { ...params, format });
+      link.href = apiURL('api/scalars/download', { ...params, format });
       link.toggleAttribute('aria-disabled', !tags.length);
     }
   }

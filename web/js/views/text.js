@@ -47,7 +47,7 @@ class TextView {
     });
     const controller = {
       async refresh() {
-        const data = await getJSON('/api/text', { run, tag });
+        const data = await getJSON('api/text', { run, tag });
         entries = data.entries;
         card.dataset.total = String(entries.length);
         controller.render();
