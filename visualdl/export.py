@@ -42,7 +42,7 @@ def _require(module: str, what: str) -> Any:
                           f"{_EXTRA} (or pip install {module.split('.')[0]})") from exc
 
 
-def _names(given: str | Iterable[str] | None, known: list[str], what: str) -> list[str] | None:
+def _names(given: str | Iterable[str] | None, what: str) -> list[str] | None:
     if given is None:
         return None
     names = [given] if isinstance(given, str) else list(given)
@@ -58,14 +58,14 @@ def iter_series(reader: Any, runs: str | Iterable[str] | None = None,
     (all by default). An unknown run raises KeyError; a tag a run lacks is skipped there,
     and a tag no chosen run has raises KeyError (a typo must not give an empty frame)."""
     all_runs = reader.runs()
-    chosen = _names(runs, all_runs, "runs")
+    chosen = _names(runs, "runs")
     if chosen is not None:
         missing = [r for r in chosen if r not in all_runs]
         if missing:
             raise KeyError(f"no run named {missing[0]!r} (runs: {', '.join(all_runs[:20])})")
     else:
         chosen = all_runs
-    wanted = _names(tags, [], "tags")
+    wanted = _names(tags, "tags")
     found: set[str] = set()
     for run in chosen:
         run_tags = reader.tags(run).get("scalar", [])
