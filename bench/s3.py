@@ -3,6 +3,8 @@ run and watching idle runs cost in requests and bytes.
 
     python bench/s3.py                   # 10,000 flushes; 100 idle runs
     python bench/s3.py --flushes 2000    # shorter
+    python bench/s3.py --peer-flushes 2000   # the peers' quadratic uploads take long:
+                                             # measure them on fewer flushes
 
 Every number comes from the S3 server's request log (``visualdl.storage.testing.LocalS3``
 wraps moto's WSGI app and logs method, path and bytes of every request), not from the
@@ -234,6 +236,8 @@ def mb(n: float) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--flushes", type=int, default=10_000)
+    parser.add_argument("--peer-flushes", type=int, nargs="*", default=None,
+                        help="flush counts for the peers (default: --flushes)")
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--window", type=float, default=8.0,
                         help="seconds of the shortened idle window for ours")
@@ -250,21 +254,25 @@ def main(argv: list[str] | None = None) -> None:
         writers = [("ours", write_ours), ("tensorboardX", write_tensorboardx),
                    ("tb EventFileWriter", write_tb_event_file_writer)]
         keys = {"ours": "ours", "tensorboardX": "tbx", "tb EventFileWriter": "tb"}
-        print(f"\nWriting one run, {args.flushes:,} flushes of one add_scalar each, "
-              f"to s3:// (moto at {s3.endpoint})\n")
-        print(f"{'writer':<20} {'PUTs':>8} {'requests':>9} {'uploaded':>14} {'stored':>12} "
-              f"{'up/stored':>10} {'seconds':>8}")
+        print(f"\nWriting one run, N flushes of one add_scalar each, to s3:// "
+              f"(moto at {s3.endpoint})\n", flush=True)
+        print(f"{'writer':<20} {'N':>7} {'PUTs':>8} {'requests':>9} {'uploaded':>14} "
+              f"{'stored':>12} {'up/stored':>10} {'seconds':>8}", flush=True)
         for name, fn in writers:
             if keys[name] in args.skip:
                 continue
-            row = fn(s3, args.flushes)
-            if "error" in row:
-                print(f"{name:<20} missing: {row['error']}")
-                continue
-            print(f"{name:<20} {row['puts']:>8,} {row['requests']:>9,} {mb(row['uploaded']):>14} "
-                  f"{mb(row['stored']):>12} {row['uploaded'] / max(1, row['stored']):>9.1f}x "
-                  f"{row['seconds']:>8.1f}")
-        print(f"\nIdle server watching {args.runs} runs on S3 (nothing changes)\n")
+            counts = [args.flushes] if name == "ours" or not args.peer_flushes \
+                else args.peer_flushes
+            for n in counts:
+                row = fn(s3, n)
+                if "error" in row:
+                    print(f"{name:<20} missing: {row['error']}", flush=True)
+                    break
+                print(f"{name:<20} {n:>7,} {row['puts']:>8,} {row['requests']:>9,} "
+                      f"{mb(row['uploaded']):>14} {mb(row['stored']):>12} "
+                      f"{row['uploaded'] / max(1, row['stored']):>9.1f}x "
+                      f"{row['seconds']:>8.1f}", flush=True)
+        print(f"\nIdle server watching {args.runs} runs on S3 (nothing changes)\n", flush=True)
         if "idle-ours" not in args.skip:
             ours = idle_ours(s3, args.runs, args.window)
             print(f"ours: {ours['reloads']} idle reloads in {args.window:.0f} s (schedule "
