@@ -88,3 +88,20 @@ def test_backoff_schedule_and_reset(memory_url):
     local.reload_once()
     assert local.current_interval == 5.0  # local logdirs keep their interval
     assert local.status()["storage"] is None
+
+
+def test_export_reads_an_s3_logdir(s3, s3_url, tmp_path):
+    import pyarrow.parquet as pq
+
+    for r in range(2):
+        with LogWriter(logdir=f"{s3_url}/t{r}") as w:
+            for step in range(30):
+                w.add_scalar("acc", r + step / 100, step)
+            w.add_hparams({"lr": 0.1 * (r + 1)}, ["acc"])
+    result = run_cli("export", "--format", "parquet", s3_url, str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    rows = pq.read_table(tmp_path / "out" / "scalars.parquet").to_pydict()
+    assert [str(r) for r in rows["run"]] == ["t0"] * 30 + ["t1"] * 30
+    assert rows["value"] == [r + s / 100 for r in range(2) for s in range(30)]
+    assert pq.read_table(tmp_path / "out" / "hparams.parquet").to_pydict()["lr"] == \
+        [0.1, 0.2]
