@@ -12,6 +12,12 @@ is translated by :mod:`visualdl.sources.tfevents.decode` into the entries our re
 so a run's data looks the same whichever wrote it. VisualDL 2.x's ``vdlrecords`` files are
 told from ours by their first bytes and read with their own framing and decoder
 (:mod:`visualdl.sources.vdl2`).
+
+A logdir may be a URL (``s3://bucket/prefix``, any fsspec filesystem): each reload then
+lists the prefix once and fetches only what the listing shows to be new (segments not read
+yet, or the bytes appended to an object since the stored offset, by a ranged GET); an
+object whose size and ETag were read already costs no request (see
+:mod:`visualdl.storage`). Local paths are read with ``open`` as always.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any, Union
 
 from google.protobuf.message import DecodeError
 
+from visualdl import storage
 from visualdl.reader import discovery
 from visualdl.kinds import registry
 from visualdl.reader.events import BlobRef, Scalars
@@ -33,6 +40,8 @@ from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.format.scalar_codec import DecodedSeries, decode_scalar_record
 from visualdl.sources import vdl2
 from visualdl.sources.tfevents import is_tfevents_file
+from visualdl.storage.remote import RangeFile, Stats
+from visualdl.writer.segments import segment_key
 from visualdl.sources.tfevents.decode import HEADER, FileDecoder, ScalarPoint, gather
 
 _CHUNK = 2 << 20  # bytes per read; a buffer this size stays in cache
@@ -50,6 +59,8 @@ class FileState:
     errors: int = 0
     records: int = 0
     decoder: FileDecoder | None = None  # TensorBoard event files and VisualDL 2.x files
+    remote: Any = None     # the RemoteFS of a file in object storage, None when local
+    seen: tuple = ()       # (size, etag) of the remote object last read
 
 
 class LogReader:
@@ -61,13 +72,16 @@ class LogReader:
     >>> steps, wall_times, values = reader.scalars("exp1", "train/loss")
     """
 
-    def __init__(self, logdir: str | os.PathLike | list | tuple, load: bool = True) -> None:
+    def __init__(self, logdir: str | os.PathLike | list | tuple, load: bool = True,
+                 storage_options: dict[str, Any] | None = None) -> None:
         """``load=False`` reads nothing yet: a server builds the reader at once and lets
-        ``reload()`` fill it in the background, answering from what is loaded so far."""
+        ``reload()`` fill it in the background, answering from what is loaded so far.
+        ``storage_options`` go to the fsspec filesystem of logdirs that are URLs."""
         logdirs = list(logdir) if isinstance(logdir, (list, tuple)) else [logdir]
         if not logdirs:
             raise ValueError("logdir must name at least one directory or record file")
-        self._roots = discovery.make_roots([os.fspath(d) for d in logdirs])
+        self._roots = discovery.make_roots([os.fspath(d) for d in logdirs], storage_options)
+        self._file_ids: dict[str, int] = {}  # a file, or a stream of segments -> its id
         self._lock = threading.RLock()  # guards the data below
         self._reload_lock = threading.Lock()  # one reload at a time
         self._files: dict[str, FileState] = {}
@@ -94,17 +108,25 @@ class LogReader:
                 except OSError as exc:
                     self._error(f"{root.path}: cannot list directory: {exc}")
                     continue
+                except Exception as exc:  # noqa: BLE001 - any storage error (botocore's, ...)
+                    self._error(f"{root.path}: cannot list: {type(exc).__name__}: {exc}")
+                    continue
                 for run_dir, paths in found.items():
                     run = discovery.run_name(root, run_dir)
                     for path in paths:
-                        new += self._read_file(self._file_state(path, run))
+                        new += self._read_file(self._file_state(path, run, root.fs))
             return new
 
-    def _file_state(self, path: str, run: str) -> FileState:
+    def _file_state(self, path: str, run: str, remote: Any = None) -> FileState:
         with self._lock:
             state = self._files.get(path)
             if state is None:
-                state = FileState(path, run, len(self._files))
+                # The segments of one writer are one stream: one id, so that its points
+                # append to one series in order (see visualdl.writer.segments).
+                key = segment_key(path)
+                file_id = self._file_ids.setdefault(key[0] if key else path,
+                                                    len(self._file_ids))
+                state = FileState(path, run, file_id, remote=remote)
                 if is_tfevents_file(os.path.basename(path)):
                     state.decoder = FileDecoder()
                 self._files[path] = state
@@ -113,17 +135,36 @@ class LogReader:
     def _read_file(self, state: FileState) -> int:
         if state.refused:
             return 0
+        if state.remote is not None:
+            return self._read_remote(state)
         try:
             with open(state.path, "rb") as f:
                 f.seek(state.offset)
-                return self._read_stream(state, f)
+                return self._read_stream(state, f, os.fstat(f.fileno()).st_size)
         except OSError as exc:
             self._error(f"{state.path}: cannot read: {exc}")
             return 0
 
-    def _read_stream(self, state: FileState, f: Any) -> int:
+    def _read_remote(self, state: FileState) -> int:
+        """Read an object in storage from the stored offset, only when the last listing
+        shows it changed (a segment read once is never fetched again)."""
+        info = state.remote.listed.get(state.path)
+        if info is None:
+            return 0
+        seen = (info.size, info.etag)
+        if seen == state.seen:
+            return 0
+        try:
+            f = RangeFile(state.remote, state.path, state.offset, info.size)
+            count = self._read_stream(state, f, info.size)
+        except Exception as exc:  # noqa: BLE001 - any storage error: tried again next reload
+            self._error(f"{state.path}: cannot read: {type(exc).__name__}: {exc}")
+            return 0
+        state.seen = seen
+        return count
+
+    def _read_stream(self, state: FileState, f: Any, size: int) -> int:
         count = 0
-        size = os.fstat(f.fileno()).st_size
         if size <= state.offset:
             return 0
         if state.offset == 0 and not self._looks_like_records(state, f):
@@ -348,12 +389,12 @@ class LogReader:
             with self._lock:
                 state = self._files.get(ref.path)
             decoder = state.decoder if state is not None and state.decoder else FileDecoder()
-            msg = decoder.entry_at(read_record_at(ref.path, ref.offset), field, ref.tag,
+            msg = decoder.entry_at(self._record_at(ref.path, ref.offset), field, ref.tag,
                                    ref.step)
             if msg is None:
                 raise ValueError(f"{ref.path}: no {ref.kind} {ref.tag!r} at offset {ref.offset}")
             return msg
-        record = Record.FromString(read_record_at(ref.path, ref.offset))
+        record = Record.FromString(self._record_at(ref.path, ref.offset))
         for entry in record.entries:
             if entry.WhichOneof("kind") == field:
                 msg = getattr(entry, field)
@@ -361,6 +402,39 @@ class LogReader:
                         getattr(msg, "kind", ref.kind) == ref.kind:
                     return msg
         raise ValueError(f"{ref.path}: no {ref.kind} {ref.tag!r} at offset {ref.offset}")
+
+    def _record_at(self, path: str, offset: int) -> bytes:
+        """One record's bytes, from a local file or from object storage."""
+        if storage.is_url(path):
+            with self._lock:
+                state = self._files.get(path)
+            if state is None or state.remote is None:
+                raise ValueError(f"{path}: not a file of this reader")
+            return state.remote.read_record(path, offset)
+        return read_record_at(path, offset)
+
+    def scalars_frame(self, runs: str | list[str] | None = None,
+                      tags: str | list[str] | None = None) -> Any:
+        """Every point of the chosen runs and scalar tags (all by default) as a pandas
+        DataFrame in long form: columns ``run``, ``tag`` (categoricals), ``step``,
+        ``wall_time``, ``value``. Needs pandas (``pip install "visualdl[analysis]"``);
+        see :mod:`visualdl.export`."""
+        from visualdl.export import scalars_frame
+
+        return scalars_frame(self, runs, tags)
+
+    def storage_stats(self) -> Any:
+        """Requests and bytes of the logdirs in object storage so far (a
+        :class:`visualdl.storage.remote.Stats`), or None when every logdir is local."""
+        remotes = [root.fs for root in self._roots if root.fs is not None]
+        if not remotes:
+            return None
+        total = Stats()
+        for fs in remotes:
+            snap = fs.snapshot()
+            total = Stats(*(getattr(total, f) + getattr(snap, f) for f in
+                            ("lists", "gets", "puts", "bytes_read", "bytes_written")))
+        return total
 
     def files(self, run: str | None = None) -> list[FileState]:
         """The record files read so far (all, or one run's), with their headers and errors."""

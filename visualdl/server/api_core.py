@@ -36,6 +36,8 @@ def info() -> Response:
         "error_messages": status["error_messages"],
         "reload_error": status["reload_error"],
     }
+    if status.get("storage"):  # logdirs in object storage: requests and bytes per reload
+        body["storage"] = status["storage"]
     response = json_response(body)
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -45,6 +47,7 @@ def info() -> Response:
 def kinds() -> Response:
     """Every kind the server knows, with the URLs of its web view modules (relative to the
     page), so the browser loads the views of plugin kinds as it loads its own."""
+    _note_activity(provider())  # fetched once per page load
     body = {"kinds": [{"name": k.name, "blob": k.blob, "views": k.view_urls()}
                       for k in registry.all_kinds()]}
     return etag_json(etag_for("kinds", body), lambda: body)
@@ -54,6 +57,7 @@ def kinds() -> Response:
 def runs() -> Response:
     """Sorted run names."""
     data = provider()
+    _note_activity(data)
     etag = etag_for("runs", data.version, data.loaded)
     return etag_json(etag, lambda: {"runs": list(data.runs())})
 
@@ -80,3 +84,11 @@ def reload() -> Response:
     """Ask the provider to look for new data now; returns at once (202)."""
     provider().request_reload()
     return json_response({"requested": True}, status=202)
+
+
+def _note_activity(data: object) -> None:
+    """A browser (re)opened the dashboard: a provider that backs off idle reloads (logs in
+    object storage) goes back to its normal interval."""
+    note = getattr(data, "note_activity", None)
+    if note is not None:
+        note()

@@ -34,12 +34,21 @@ def build_parser() -> argparse.ArgumentParser:
         prog="visualdl",
         description="Serve the visualdl dashboard for one or more logdirs. "
         "Also: 'visualdl inspect PATH ...' to check log files, 'visualdl convert SRC DST' to "
-        "copy TensorBoard or VisualDL 2.x logs into visualdl's format.",
+        "copy TensorBoard or VisualDL 2.x logs into visualdl's format, 'visualdl export "
+        "--format parquet LOGDIR OUT' to write scalars and hparams as Parquet.",
     )
     parser.add_argument(
         "--logdir", nargs="+", metavar="DIR",
         help="log directories to serve (or single log files: *vdlrecords* or "
-        "TensorBoard's events.out.tfevents.*)",
+        "TensorBoard's events.out.tfevents.*); URLs of object storage too: s3://bucket/prefix, "
+        "gs://, az://, memory:// (any fsspec filesystem)",
+    )
+    parser.add_argument(
+        "--storage-option", action="append", default=[], metavar="KEY=VALUE",
+        help="an option for the fsspec filesystem of URL logdirs (repeatable), e.g. "
+        "anon=true, endpoint_url=http://127.0.0.1:9000, client_kwargs.region_name=eu-west-1; "
+        "values are JSON when they parse as JSON. Credentials and endpoints are also read "
+        "from the usual environment (AWS_ENDPOINT_URL, AWS_PROFILE, ...)",
     )
     parser.add_argument(
         "--model", nargs="+", metavar="PATH",
@@ -154,11 +163,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _inspect(argv[1:])
     if argv[:1] == ["convert"]:
         return _convert(argv[1:])
+    if argv[:1] == ["export"]:
+        from visualdl.export import main as export_main
+
+        return export_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.logdir and not args.model:
         parser.error("--logdir is required (or give --model)")
     _check_logdirs(parser, args.logdir or [])
+    from visualdl.storage import parse_storage_options
+
+    try:
+        storage_options = parse_storage_options(args.storage_option)
+    except ValueError as err:
+        parser.error(f"argument --storage-option: {err}")
     with _collector_paused():
         # The data provider (reader, numpy, protobuf; no Flask) is built first and starts
         # reading the logdir before the web stack is imported, so its file reads overlap
@@ -166,8 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from visualdl.server.reader_provider import open_provider
 
         try:
-            data = open_provider(args.logdir or [], args.reload_interval)
-        except (FileNotFoundError, ValueError) as err:
+            data = open_provider(args.logdir or [], args.reload_interval, storage_options)
+        except (FileNotFoundError, ValueError, ImportError) as err:
             print(f"visualdl: error: {err}", file=sys.stderr)
             return 2
         try:

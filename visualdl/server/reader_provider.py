@@ -5,6 +5,13 @@ The server must listen at once and answer with whatever is loaded so far, so loa
 happens on the request path: a daemon thread calls ``LogReader.reload()`` right away and then
 every ``interval`` seconds (``reload()`` reads only bytes appended since the last call, so a
 steady-state reload of an idle logdir costs a few stat calls).
+
+For logdirs in object storage every reload is billed requests (a listing per logdir), so
+idle reloads back off: while a reload finds nothing new, the wait doubles, up to
+``max_reload_interval`` (16 x the interval by default: 5 s -> 80 s); it drops back to
+``reload_interval`` as soon as a reload finds data, or when a browser (re)opens the
+dashboard (``note_activity()``, called by ``/api/runs``, ``/api/kinds`` and
+``/api/reload``). Local logdirs keep the fixed interval: their reloads cost stat calls.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from visualdl import storage
 from visualdl.reader.events import BlobRef, Scalars
 from visualdl.reader.log_reader import LogReader
 from visualdl.server.provider import DataProvider, EmptyProvider
@@ -28,10 +36,19 @@ _log = logging.getLogger(__name__)
 class LogReaderProvider(DataProvider):
     """Serves one ``LogReader`` and owns the thread that reloads it."""
 
-    def __init__(self, logdirs: Sequence[str | os.PathLike], reload_interval: float = 5.0) -> None:
+    def __init__(self, logdirs: Sequence[str | os.PathLike], reload_interval: float = 5.0,
+                 storage_options: dict[str, Any] | None = None,
+                 max_reload_interval: float | None = None) -> None:
         super().__init__()
         self.logdirs = [os.fspath(p) for p in logdirs]
         self.reload_interval = float(reload_interval)
+        self.storage_options = dict(storage_options or {})
+        self.remote = any(storage.is_url(p) for p in self.logdirs)
+        self.max_reload_interval = float(max_reload_interval) if max_reload_interval \
+            else 16 * self.reload_interval
+        self.current_interval = self.reload_interval  # grows while remote reloads are idle
+        self.reloads = 0
+        self.last_reload_storage: dict[str, int] = {}
         # Built on the reload thread (a missing or unreadable logdir must not fail the app);
         # until then requests see no runs instead of waiting.
         self._reader: LogReader | None = None
@@ -55,7 +72,15 @@ class LogReaderProvider(DataProvider):
             self._thread.join(timeout)
 
     def request_reload(self) -> None:
+        self.current_interval = self.reload_interval
         self._wake.set()
+
+    def note_activity(self) -> None:
+        """A browser opened or refreshed the dashboard: end the idle back-off (and reload
+        now when it had set in), so that what it sees is fresh."""
+        if self.current_interval > self.reload_interval:
+            self.current_interval = self.reload_interval
+            self._wake.set()
 
     def wait_loaded(self, timeout: float | None = None) -> bool:
         return self._loaded.wait(timeout)
@@ -75,6 +100,19 @@ class LogReaderProvider(DataProvider):
             "error_messages": reader.error_messages[-20:] if reader else [],
             "last_reload_seconds": self.last_reload_seconds,
             "reload_error": self.last_error,
+            "storage": self._storage_status(reader),
+        }
+
+    def _storage_status(self, reader: LogReader | None) -> dict[str, Any] | None:
+        if not self.remote:
+            return None
+        total = reader.storage_stats() if reader is not None else None
+        return {
+            "reloads": self.reloads,
+            "current_reload_interval": self.current_interval,
+            "max_reload_interval": self.max_reload_interval,
+            "last_reload": dict(self.last_reload_storage),
+            "total": total.as_dict() if total is not None else {},
         }
 
     def reload_once(self) -> int:
@@ -83,21 +121,29 @@ class LogReaderProvider(DataProvider):
         try:
             if self._reader is None:
                 # load=False: publish the reader first, so queries see runs as they load.
-                self._reader = LogReader(list(self.logdirs), load=False)
+                self._reader = LogReader(list(self.logdirs), load=False,
+                                         storage_options=self.storage_options)
+            before = self._reader.storage_stats()
             count = int(self._reader.reload())
+            if before is not None:
+                self.last_reload_storage = self._reader.storage_stats().minus(before).as_dict()
             self.last_error = None
         except Exception as err:  # the reader should not raise; if it does, keep serving
             _log.exception("reload failed")
             self.last_error = f"{type(err).__name__}: {err}"
             count = 0
         self.last_reload_seconds = time.perf_counter() - started
+        self.reloads += 1
+        if self.remote:
+            self.current_interval = self.reload_interval if count else \
+                min(self.current_interval * 2, self.max_reload_interval)
         return count
 
     def _loop(self) -> None:
         while not self._stop.is_set():
             self.reload_once()
             self._loaded.set()
-            self._wake.wait(self.reload_interval)
+            self._wake.wait(self.current_interval)
             self._wake.clear()
 
     # -- data ------------------------------------------------------------------------------
@@ -128,13 +174,17 @@ class LogReaderProvider(DataProvider):
 def resolve_logdirs(logdirs: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
     """Normalize the logdir argument(s); raises FileNotFoundError for a missing path.
 
-    A ``.log`` file is accepted as is (the reader treats its directory as the run).
+    A ``.log`` file is accepted as is (the reader treats its directory as the run). URLs
+    (object storage) are kept as they are: checking them would cost a request.
     """
     if isinstance(logdirs, (str, os.PathLike)):
         logdirs = [logdirs]
     out = []
     for item in logdirs:
-        path = Path(item).expanduser()
+        if storage.is_url(item):
+            out.append(str(item))
+            continue
+        path = Path(storage.local_path(os.fspath(item))).expanduser()
         if not path.exists():
             raise FileNotFoundError(f"logdir does not exist: {path}")
         out.append(os.fspath(path))
@@ -144,8 +194,11 @@ def resolve_logdirs(logdirs: str | os.PathLike | Iterable[str | os.PathLike]) ->
 def open_provider(
     logdirs: str | os.PathLike | Sequence[str | os.PathLike],
     reload_interval: float = 5.0,
+    storage_options: dict[str, Any] | None = None,
 ) -> DataProvider:
-    """The provider for ``logdirs`` (not started); raises for a missing logdir.
+    """The provider for ``logdirs`` (not started); raises for a missing logdir, and
+    :class:`visualdl.storage.StorageUnavailable` (an ImportError) for a URL whose
+    filesystem is not installed.
 
     No logdirs at all is an empty provider (``visualdl --model m.onnx`` shows only models).
     """
@@ -154,4 +207,7 @@ def open_provider(
     paths = resolve_logdirs(logdirs)
     if not paths:
         return EmptyProvider()
-    return LogReaderProvider(paths, reload_interval)
+    for path in paths:
+        if storage.is_url(path):
+            storage.open_fs(path, storage_options)  # fail now, not on the reload thread
+    return LogReaderProvider(paths, reload_interval, storage_options)

@@ -19,6 +19,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from _thread import _local as ThreadLocal
 import warnings
 import weakref
@@ -32,6 +33,8 @@ from visualdl.kinds import registry
 from visualdl.kinds.spec import Kind
 from visualdl.writer.checks import check_step, check_tag, check_walltime, scalar_value
 from visualdl.writer.record_file import NotAppendable, RecordFileWriter, RecordWriteError
+from visualdl.writer.segments import SegmentWriter
+from visualdl import storage
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _MAX_BATCHES = 4  # batches waiting for the writer thread before callers wait
@@ -60,6 +63,11 @@ class LogWriter:
     """Record scalars, images, audio, text, histograms, curves, embeddings, hyper-parameters,
     figures and model graphs into ``logdir``.
 
+    ``logdir`` may be a URL (``s3://bucket/prefix/run``, ``gs://``, ``az://``,
+    ``memory://``: any fsspec filesystem, with ``storage_options`` passed to it): the run
+    is then written as immutable segment objects, one per flush (see
+    :mod:`visualdl.writer.segments`).
+
     ``max_queue`` is how many points of one scalar tag (per thread), or how many other
     entries, are buffered before they go to the writer thread; ``flush_secs`` is how
     often buffered data is written anyway.
@@ -77,6 +85,7 @@ class LogWriter:
         filename_suffix: str = "",
         display_name: str = "",
         file_name: str = "",
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
             raise ValueError(f"max_queue must be a positive integer, got {max_queue!r}")
@@ -88,10 +97,19 @@ class LogWriter:
             )
         if os.sep in filename_suffix:
             raise ValueError(f"filename_suffix must not contain {os.sep!r}")
-        self._logdir = os.fspath(logdir) if logdir else default_logdir(comment)
-        if os.path.exists(self._logdir) and not os.path.isdir(self._logdir):
-            raise ValueError(f"logdir {self._logdir!r} exists and is not a directory")
-        os.makedirs(self._logdir, exist_ok=True)
+        self._logdir = storage.local_path(os.fspath(logdir)) if logdir else \
+            default_logdir(comment)
+        # A URL (s3://, gs://, memory://, ...) is written as immutable segment objects.
+        self._storage_options = dict(storage_options or {})
+        self._remote = storage.open_fs(self._logdir, self._storage_options) \
+            if storage.is_url(self._logdir) else None
+        if self._remote is None:
+            if os.path.exists(self._logdir) and not os.path.isdir(self._logdir):
+                raise ValueError(f"logdir {self._logdir!r} exists and is not a directory")
+            os.makedirs(self._logdir, exist_ok=True)
+        elif file_name:
+            raise ValueError("file_name cannot be given for a logdir in object storage: "
+                             "each writer writes segments of its own")
         self._max_queue = max_queue
         self._max_flat = 3 * max_queue
         self._flush_secs = float(flush_secs)
@@ -99,8 +117,8 @@ class LogWriter:
         self._display_name = display_name
         self._closed = False
         self._reset_state()
-        self._path = os.path.join(self._logdir, file_name or self._default_file_name())
-        self._file: RecordFileWriter | None = None
+        self._path = self._join(file_name or self._default_file_name())
+        self._file: RecordFileWriter | SegmentWriter | None = None
         self._open_file()  # the file exists as soon as the writer does
         _LIVE.add(self)
         self._start_thread()
@@ -133,7 +151,15 @@ class LogWriter:
 
     def _default_file_name(self) -> str:
         host = socket.gethostname().replace(os.sep, "_")
+        if self._remote is not None:  # a stream of segments (see visualdl.writer.segments)
+            return (f"vdlrecords.{time.time_ns()}.{host.replace('/', '_')}.{os.getpid()}"
+                    f".{uuid.uuid4().hex[:8]}{self._suffix}")
         return f"vdlrecords.{int(time.time())}.{host}.{os.getpid()}{self._suffix}.log"
+
+    def _join(self, name: str) -> str:
+        if self._remote is not None:
+            return self._remote.join(self._logdir, name)
+        return os.path.join(self._logdir, name)
 
     def _open_file(self) -> None:
         self._file = self._open_record_file()
@@ -153,7 +179,10 @@ class LogWriter:
 
     def _open_record_file(self) -> RecordFileWriter:
         """Open ``self._path`` for appending; when it ends in anything but a torn tail (so
-        that appending could bury what is there), write a new file next to it instead."""
+        that appending could bury what is there), write a new file next to it instead.
+        In object storage, segments are written instead (nothing to open)."""
+        if self._remote is not None:
+            return SegmentWriter(self._remote, self._path)
         try:
             return RecordFileWriter(self._path)
         except NotAppendable as exc:
@@ -175,7 +204,9 @@ class LogWriter:
         """The child starts empty: the parent flushes its own buffers into its own file."""
         self._reset_state()
         self._file = None
-        self._path = os.path.join(self._logdir, self._default_file_name())
+        if self._remote is not None:  # fsspec's clients are not fork-safe: a new one
+            self._remote = storage.open_fs(self._logdir, self._storage_options)
+        self._path = self._join(self._default_file_name())
 
     # -- properties ---------------------------------------------------------------
     @property
