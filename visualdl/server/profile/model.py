@@ -47,7 +47,7 @@ NAME_PHASE = (  # PyTorch marks phases by the annotation's name
     ("TorchDynamo", "compile"),
     ("Torch-Compiled Region", "compile"),
 )
-OP_CATS = frozenset({"cpu_op", "Operator", "Backward"})
+OP_CATS = frozenset({"cpu_op", "Operator"})  # "Backward" marks the phase (its ops are Operator)
 KERNEL_CATS = frozenset({"kernel", "Kernel"})
 MEMCPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 GPU_CATS = KERNEL_CATS | MEMCPY_CATS
@@ -141,8 +141,10 @@ class TraceModel:
         self.is_step = self.complete & ((name_step[self.name] >= 0) | step_cat[self.cat])
         own[self.is_step] = -1  # a step's own time, in no phase: "other" below
         phase = _sweep.inherit(own, self.parent)
-        # ops outside any marked phase run the model forward (PyTorch marks no forward)
-        phase = np.where((phase < 0) & self.is_op, _P["forward"], phase)
+        # PyTorch marks no forward pass: there, ops outside any marked phase run forward;
+        # a trace that marks its forward spans (ours) leaves the rest as "other"
+        if not any(CAT_PHASE.get(c) == "forward" for c in cats):
+            phase = np.where((phase < 0) & self.is_op, _P["forward"], phase)
         self.phase = np.where(phase < 0, _P["other"], phase).astype(np.int8)
         steps = []
         for k, i in enumerate(np.flatnonzero(self.is_step)):

@@ -76,7 +76,7 @@ def scan(path: str, now: float | None = None) -> TraceInfo | None:
         elif last not in (b"}", b"]"):
             error = "the trace file ends before its JSON does (truncated, or still being written)"
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        error = f"the trace file cannot be decompressed: {exc}"
+        error = f"the trace file is not valid gzip ({exc})"
     if error and not settled:
         return None
     tag = worker_name(path)
