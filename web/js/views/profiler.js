@@ -129,15 +129,18 @@ class ProfilerView {
     this.summary = null;
     this.overviewData = null;
     this.showStatus('Loading the trace…');
+    const known = this.profiles.find((x) => String(x.step) === this.sel.step);
+    if (known && known.error) { // the index already says why this file cannot be read
+      this.fail(`This trace cannot be read: ${known.error}`);
+      return;
+    }
     try {
       this.overviewData = await getJSON('api/profile/overview', p);
       this.summary = this.overviewData.summary;
       this.showStatus(`${this.summary.events.toLocaleString('en-US')} events · ${this.summary.steps.length} steps · ${this.summary.source} trace` +
         (this.summary.warnings.length ? ` · ${this.summary.warnings.join('; ')}` : ''));
     } catch (err) {
-      this.renderTabs();
-      this.showStatus(err.message, true);
-      setChildren(this.body, el('p', { class: 'empty prof-error', role: 'alert' }, err.message));
+      this.fail(err.message);
       return;
     }
     const spans = [['all', 'All steps'], ...this.summary.steps.map((s) => [String(s), `Step ${s}`])];
@@ -146,6 +149,13 @@ class ProfilerView {
     this.timeline = null;
     this.renderTabs();
     this.renderPane();
+  }
+
+  fail(message) {
+    this.summary = null;
+    setChildren(this.tabs);
+    this.showStatus(message, true);
+    setChildren(this.body, el('p', { class: 'empty prof-error', role: 'alert' }, message));
   }
 
   showStatus(text, error = false) {
@@ -231,14 +241,14 @@ class ProfilerView {
         used.map((ph) => el('td', { class: 'num', dataset: { key: ph } }, (s.parts[ph] / 1000).toFixed(3)))))));
     const env = o.environment;
     const envRows = Object.entries(env.fields).map(([k, v]) => [k, String(v)]);
-    envRows.push(['threads', env.threads.join(', ')]);
+    envRows.push(['traced threads', env.threads.join(', ')]);
     env.devices.forEach((d, i) => envRows.push([`device ${i}`, typeof d === 'object' ? Object.entries(d).map(([k, v]) => `${k}: ${v}`).join(', ') : String(d)]));
     const envTable = el('table', { class: 'prof-kv prof-env' }, el('caption', {}, 'Environment'),
       el('tbody', {}, envRows.map(([k, v]) => el('tr', {}, el('th', { scope: 'row' }, k), el('td', {}, v)))));
     if (!o.steps.length) holder.append(el('p', { class: 'muted' }, 'This trace marks no steps (ProfilerStep#N): use the operator table and timeline.'));
     holder.append(el('section', { class: 'card' }, el('h3', {}, 'Step time breakdown'), plot.element), steps, envTable);
     if (o.steps.length) {
-      plot.draw(traces, baseLayout({ barmode: 'stack', showlegend: true, legend: { orientation: 'h' }, height: 320,
+      plot.draw(traces, baseLayout({ barmode: 'stack', showlegend: true, legend: { orientation: 'h', y: 1.12 }, margin: { l: 56, r: 12, t: 40, b: 40 },
         xaxis: axis({ type: 'category' }), yaxis: axis({ title: { text: 'ms' } }) }));
     }
   }
@@ -286,9 +296,10 @@ class ProfilerView {
       const n = this.sel.topN || 10;
       const top = [...data.rows].sort((a, b) => b.self - a.self).slice(0, n).reverse();
       if (!top.length) return;
+      plot.element.style.height = `${Math.max(200, 24 * top.length + 60)}px`;
       plot.draw([{ type: 'bar', orientation: 'h', x: top.map((r) => r.self / 1000), y: top.map((r, i) => `${plotlyText(r.name)}${r.shapes ? ` ${plotlyText(r.shapes)}` : ''}#${i}`),
         marker: { color: '#4e79a7' }, hovertemplate: '%{x:.3f} ms<extra></extra>' }],
-      baseLayout({ height: Math.max(200, 24 * top.length + 60), margin: { l: 260, r: 12, t: 8, b: 40 },
+      baseLayout({ margin: { l: 260, r: 12, t: 8, b: 40 },
         xaxis: axis({ title: { text: 'self time (ms)' } }), yaxis: axis({ automargin: true, tickmode: 'array', tickvals: top.map((r, i) => `${plotlyText(r.name)}${r.shapes ? ` ${plotlyText(r.shapes)}` : ''}#${i}`), ticktext: top.map((r) => plotlyText(r.name).slice(0, 40)) }) }));
     };
     drawTop();
@@ -328,7 +339,7 @@ class ProfilerView {
     holder.append(table.element);
     plot.draw(data.devices.map((d) => ({ type: 'scatter', mode: 'lines', line: { shape: 'hv' }, name: plotlyText(d.device),
       x: d.ts.map((t) => (t - data.t0) / 1000), y: d.allocated, meta: { device: d.device } })),
-    baseLayout({ showlegend: true, height: 320, xaxis: axis({ title: { text: 'time (ms)' } }), yaxis: axis({ title: { text: 'bytes allocated' } }) }));
+    baseLayout({ showlegend: true, xaxis: axis({ title: { text: 'time (ms)' } }), yaxis: axis({ title: { text: 'bytes allocated' } }) }));
   }
 
   async drawCompare(holder) {

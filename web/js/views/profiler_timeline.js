@@ -51,7 +51,7 @@ export class Timeline {
     });
     const help = el('p', { class: 'muted prof-help' }, 'Wheel or W/S: zoom · drag or A/D: pan · click: details · ',
       el('button', { type: 'button', class: 'btn linkish', onclick: () => this.reset() }, 'Reset zoom'));
-    this.element = el('div', { class: 'prof-timeline' }, form, help, el('div', { class: 'prof-canvas-wrap' }, this.canvas),
+    this.element = el('div', { class: 'prof-tl' }, form, help, el('div', { class: 'prof-canvas-wrap' }, this.canvas),
       el('div', { class: 'prof-side' }, el('h3', {}, 'Details'), this.details, el('h3', {}, 'Matches'), this.results));
     this.#wire();
     this.resizeObserver = new ResizeObserver(() => this.draw());
