@@ -19,7 +19,7 @@ from visualdl.server import blobs
 from visualdl.server.api_common import app_cache, arg_choice, arg_int, arg_str, etag_for, \
     etag_json, provider
 from visualdl.server.errors import ApiError
-from visualdl.server.profile import views
+from visualdl.server.profile import views, warm
 from visualdl.server.profile.cache import TraceCache, build_model
 from visualdl.server.profile.model import TraceModel
 from visualdl.server.profile.parse import TraceError
@@ -30,6 +30,12 @@ KIND = "profile"
 blueprint = Blueprint("profile", __name__)
 _STEP_MAX = 2**63 - 1
 _MAX_WIDTH = 16384
+
+
+@blueprint.record_once
+def _warm(state) -> None:  # noqa: ANN001 - flask's BlueprintSetupState
+    """Parse the newest profile in the background (see visualdl.server.profile.warm)."""
+    warm.start(state.app, _model)
 
 
 @blueprint.get("/api/profile")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
@@ -31,6 +31,10 @@ __all__ = ["TraceError", "Columns", "parse_trace", "PH_COMPLETE", "PH_INSTANT", 
 
 PH_COMPLETE, PH_INSTANT, PH_COUNTER = 0, 1, 2
 _BATCH = 50_000
+_NAN = float("nan")
+_FAST_PH = {"X": 0, "i": 1, "I": 1, "C": 2}
+_DTYPES = {"ts": np.float64, "dur": np.float64, "name": np.int32, "cat": np.int32,
+           "track": np.int32, "ph": np.uint8, "args_len": np.int32}
 _NON_FINITE = re.compile(rb'(?<=[:\[,])(\s*)(-?Infinity|NaN)(?=\s*[,\]}])')
 _TRAILING_COMMA = re.compile(rb",(\s*[\]}])")
 #: Top-level keys shown as the run's environment (Kineto's, and our recorder's).
@@ -69,8 +73,18 @@ class Columns:
 
 
 if msgspec is not None:
-    class _Event(msgspec.Struct):
+    class _Event(msgspec.Struct, gc=False):  # what well-formed traces hold: decoded fast, typed
         ph: str = ""
+        name: str = ""
+        cat: str = ""
+        pid: Union[int, str] = 0
+        tid: Union[int, str] = 0
+        ts: float = _NAN
+        dur: float = -1.0
+        args: msgspec.Raw = msgspec.Raw(b"")
+
+    class _LooseEvent(msgspec.Struct, gc=False):  # anything else, checked one by one
+        ph: Any = ""
         name: Any = ""
         cat: Any = ""
         pid: Any = 0
@@ -82,6 +96,7 @@ if msgspec is not None:
     _Top = msgspec.defstruct("_Top", [("traceEvents", list[msgspec.Raw], [])] + [
         (key, msgspec.Raw, msgspec.Raw(b"")) for key in META_KEYS])
     _decode_events = msgspec.json.Decoder(list[_Event]).decode
+    _decode_loose = msgspec.json.Decoder(list[_LooseEvent]).decode
     _decode_top = msgspec.json.Decoder(_Top).decode
     _decode_list = msgspec.json.Decoder(list[msgspec.Raw]).decode
     _decode_any = msgspec.json.Decoder().decode
@@ -94,6 +109,8 @@ class _Builder:
         self.names: dict[str, int] = {}
         self.cats: dict[str, int] = {}
         self.tracks: dict[tuple[Any, Any], int] = {}
+        self.pids: dict[Any, int] = {}
+        self.tids: dict[Any, int] = {}
         self.cols: dict[str, list] = {k: [] for k in ("ts", "dur", "name", "cat", "track", "ph",
                                                       "args_len")}
         self.args: list[bytes] = []
@@ -135,18 +152,68 @@ class _Builder:
         else:
             dur = 0.0
         cols = self.cols
-        cols["ts"].append(ts)
-        cols["dur"].append(dur)
         names = self.names
         name = name if isinstance(name, str) else str(name)
-        cols["name"].append(names.setdefault(name, len(names)))
         cat = cat if isinstance(cat, str) else ("" if cat is None else str(cat))
-        cols["cat"].append(self.cats.setdefault(cat, len(self.cats)))
-        cols["track"].append(self.tracks.setdefault(key, len(self.tracks)))
+        cols["ts"].append(np.array([ts], np.float64))
+        cols["dur"].append(np.array([dur], np.float64))
+        cols["name"].append(np.array([names.setdefault(name, len(names))], np.int32))
+        cols["cat"].append(np.array([self.cats.setdefault(cat, len(self.cats))], np.int32))
+        cols["track"].append(np.array([self.tracks.setdefault(key, len(self.tracks))], np.int32))
+        cols["ph"].append(np.array([code], np.uint8))
+        cols["args_len"].append(np.array([len(args)], np.int32))
+        self.args.append(args)
+
+    def add_batch(self, events: list) -> None:
+        """Typed events (``_Event``): complete, instant and counter events go into the
+        columns with list comprehensions; the rare others (M, B/E, odd values) one by one."""
+        phs = [_FAST_PH.get(e.ph, 9) for e in events]
+        slow = [i for i, code in enumerate(phs) if code == 9]
+        if slow:
+            for i in slow:
+                e = events[i]
+                self.add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+            fast = [e for e, code in zip(events, phs) if code != 9]
+            phs = [code for code in phs if code != 9]
+        else:
+            fast = events
+        if not fast:
+            return
+        ts = np.fromiter((e.ts for e in fast), np.float64, len(fast))
+        dur = np.fromiter((e.dur for e in fast), np.float64, len(fast))
+        code = np.array(phs, np.uint8)
+        good = ~np.isnan(ts)
+        complete = code == 0
+        missing = complete & (dur < 0) & good
+        self.no_dur += int(missing.sum())
+        dur[~complete | (dur < 0)] = 0.0
+        if not good.all():
+            self.bad += int((~good).sum())
+            keep = np.flatnonzero(good)
+            fast = [fast[i] for i in keep]
+            ts, dur, code = ts[keep], dur[keep], code[keep]
+        names, cats = self.names, self.cats
+        cols = self.cols
+        n = len(fast)
+        cols["ts"].append(ts)
+        cols["dur"].append(dur)
         cols["ph"].append(code)
-        cols["args_len"].append(len(args))
-        if args:
-            self.args.append(args)
+        cols["name"].append(np.fromiter((names.setdefault(e.name, len(names)) for e in fast),
+                                        np.int32, n))
+        cols["cat"].append(np.fromiter((cats.setdefault(e.cat, len(cats)) for e in fast),
+                                       np.int32, n))
+        # threads: pid and tid interned apart, paired with numpy (no tuple per event)
+        pids, tids = self.pids, self.tids
+        pid = np.fromiter((pids.setdefault(e.pid, len(pids)) for e in fast), np.int64, n)
+        tid = np.fromiter((tids.setdefault(e.tid, len(tids)) for e in fast), np.int64, n)
+        pairs, inverse = np.unique(pid << 32 | tid, return_inverse=True)
+        pid_of, tid_of = list(pids), list(tids)
+        local = np.array([self.tracks.setdefault((pid_of[int(k) >> 32], tid_of[int(k) & 0xFFFFFFFF]),
+                                                 len(self.tracks)) for k in pairs], np.int32)
+        cols["track"].append(local[inverse.ravel()])
+        raws = [e.args for e in fast]
+        cols["args_len"].append(np.fromiter((len(a) for a in raws), np.int32, n))
+        self.args.append(b"".join(raws))
 
     def _metadata(self, name: Any, pid: Any, tid: Any, args: bytes) -> None:
         if name not in ("process_name", "thread_name") or not args:
@@ -165,9 +232,9 @@ class _Builder:
     def finish(self, meta: dict[str, Any]) -> Columns:
         for key, stack in self.open.items():  # B without E: ends at the last timestamp
             self.bad += len(stack)
-        c = self.cols
+        c = {k: (np.concatenate(v) if v else np.zeros(0, _DTYPES[k])) for k, v in self.cols.items()}
         n = len(c["ts"])
-        args_len = np.fromiter(c["args_len"], np.int32, n)
+        args_len = c["args_len"]
         args_start = np.zeros(n, np.int64)
         if n:
             np.cumsum(args_len[:-1], out=args_start[1:])
@@ -177,12 +244,8 @@ class _Builder:
         if self.bad:
             warnings.append(f"{self.bad:,} events were malformed and skipped")
         return Columns(
-            ts=np.fromiter(c["ts"], np.float64, n),
-            dur=np.fromiter(c["dur"], np.float64, n),
-            name=np.fromiter(c["name"], np.int32, n),
-            cat=np.fromiter(c["cat"], np.int32, n),
-            track=np.fromiter(c["track"], np.int32, n),
-            ph=np.fromiter(c["ph"], np.uint8, n),
+            ts=c["ts"], dur=c["dur"], name=c["name"], cat=c["cat"], track=c["track"],
+            ph=c["ph"],
             args_start=args_start, args_len=args_len, args_blob=b"".join(self.args),
             names=list(self.names), cats=list(self.cats), tracks=list(self.tracks),
             process_names=self.process_names, thread_names=self.thread_names,
@@ -252,15 +315,15 @@ def _parse_msgspec(text: bytes) -> Columns:
     add = builder.add
     for start in range(0, len(raws), _BATCH):
         batch = raws[start:start + _BATCH]
+        text = b"[" + b",".join(batch) + b"]"
         try:
-            events = _decode_events(b"[" + b",".join(batch) + b"]")
-        except msgspec.ValidationError:
-            events = _decode_one_by_one(batch, builder)
+            builder.add_batch(_decode_events(text))
+        except msgspec.ValidationError:  # odd values somewhere: this batch the slow way
+            for e in _decode_one_by_one(batch, builder):
+                add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
         except msgspec.DecodeError as exc:
             raise ValueError(str(exc)) from None
-        for e in events:
-            add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
-        del events, batch
+        del batch, text
     del raws
     return builder.finish(meta)
 
@@ -270,7 +333,7 @@ def _decode_one_by_one(batch: list, builder: _Builder) -> list:
     out = []
     for raw in batch:
         try:
-            out.extend(_decode_events(b"[" + bytes(raw) + b"]"))
+            out.extend(_decode_loose(b"[" + bytes(raw) + b"]"))
         except (msgspec.ValidationError, msgspec.DecodeError):
             builder.bad += 1
     return out

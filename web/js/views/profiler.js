@@ -50,7 +50,9 @@ class ProfilerView {
   constructor(ctx) {
     ensureCss();
     this.ctx = ctx;
-    this.sel = { run: '', tag: '', step: '', span: 'all', pane: 'overview' };
+    const asked = new URLSearchParams(window.location.search).get('pane');
+    const pane = PANES.some(([id]) => id === asked) ? asked : 'overview';
+    this.sel = { run: '', tag: '', step: '', span: 'all', pane };
     this.profiles = [];
     this.summary = null;
     this.timeline = null;
