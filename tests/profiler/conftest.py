@@ -4,6 +4,7 @@ trace files (plain, gzip, non-strict JSON), broken files, and a real torch.profi
 from __future__ import annotations
 
 import gzip
+import json
 import os
 
 import pytest
@@ -13,7 +14,20 @@ from tests.helpers.server import serving
 from tests.profiler import traces
 from visualdl import LogWriter
 
-OLD = 3600.0  # seconds: broken trace files old enough to be shown with their error
+OLD = 3600.0
+
+# PyTorch's vocabulary with a GPU: a step whose host time overlaps kernels and a memcpy.
+GPU_TRACE = {"deviceProperties": [{"id": 0, "name": "Test GPU", "totalGlobalMem": 1 << 30}],
+             "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 30},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 5},
+    {"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#SGD.step", "pid": 1, "tid": 1, "ts": 50, "dur": 20},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add_", "pid": 1, "tid": 1, "ts": 52, "dur": 10},
+    {"ph": "X", "cat": "kernel", "name": "sgemm", "pid": 0, "tid": 7, "ts": 15, "dur": 30},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 8, "ts": 40, "dur": 20},
+    {"ph": "X", "cat": "kernel", "name": "add", "pid": 0, "tid": 7, "ts": 55, "dur": 5},
+]}  # seconds: broken trace files old enough to be shown with their error
 
 
 def _age(path) -> None:
@@ -42,6 +56,9 @@ def logdir(tmp_path_factory, our_trace):
         '"traceEvents": [', '"traceEvents": [{"ph": "X", "cat": "Operator", "name": "nan_op", '
         '"pid": 9, "tid": 9, "ts": 1.0, "dur": 1.0, "args": {"x": Infinity},},')
     (files / "nonstrict.pt.trace.json").write_text(nonstrict)
+    gpu = root / "gpu"
+    gpu.mkdir()
+    (gpu / "gpu.1.pt.trace.json").write_text(json.dumps(GPU_TRACE))
     broken = root / "broken"
     broken.mkdir()
     for name, data in [("truncated.1.pt.trace.json", raw[: len(raw) // 2]),

@@ -22,6 +22,21 @@ def _check_table(rows: list[dict], expected: dict[str, dict]) -> None:
         assert got[name]["mean"] == pytest.approx(want["total"] / want["calls"]), name
 
 
+def test_gpu_time_goes_to_kernels_and_memcpy_first(api):
+    body = api.json("/api/profile/overview", run="gpu", tag="gpu")
+    (step,) = body["steps"]
+    assert step["parts"] == pytest.approx({"data": 0, "forward": 2, "backward": 0,
+                                           "optimizer": 10, "compile": 0, "kernel": 35,
+                                           "memcpy": 10, "runtime": 3, "other": 40})
+    assert body["summary"]["has_gpu"] is True
+    assert body["environment"]["devices"][0]["name"] == "Test GPU"
+    rows = api.json("/api/profile/kernels", run="gpu", tag="gpu")["rows"]
+    assert [(r["name"], r["calls"], r["total"]) for r in rows] == [("sgemm", 1, 30.0),
+                                                                   ("add", 1, 5.0)]
+    tracks = api.json("/api/profile/timeline", run="gpu", tag="gpu")["tracks"]
+    assert {t["label"] for t in tracks if t["gpu"]} == {"GPU 0 stream 7", "GPU 0 stream 8"}
+
+
 def test_profiles_are_listed_for_writer_and_trace_files(api):
     tags = api.json("/api/tags", kind="profile")["runs"]
     assert tags["ours"] == ["train"]

@@ -147,17 +147,19 @@ def test_compare_two_runs(watched, server, api):
     pane(page, "compare")
     page.select_option("select[name=compare-run]", "files")
     page.wait_for_function("() => { const p = document.querySelector('.prof-compare');"
-                           " return p && p.dataset.state === 'ready' &&"
-                           " document.querySelector('select[name=compare-run]').value === 'files'; }")
+                           " const s = document.querySelector('select[name=compare-run]');"
+                           " return p && p.dataset.state === 'ready' && s && s.value === 'files'; }")
     rows = page.locator(".prof-compare tbody tr")
     body = api.json("/api/profile/compare", run="ours", tag="train", run2="files", tag2="host_1")
     assert rows.count() == len(body["rows"])
     page.select_option("select[name=compare-run]", "ours")
-    page.wait_for_function("() => document.querySelector('select[name=compare-span]') &&"
-                           " document.querySelector('.prof-compare').dataset.state === 'ready'")
+    page.wait_for_function("() => { const p = document.querySelector('.prof-compare');"
+                           " return document.querySelector('select[name=compare-span]') && p &&"
+                           " p.dataset.state === 'ready'; }")
     page.select_option("select[name=compare-span]", "5")
-    page.wait_for_function("() => document.querySelector('select[name=compare-span]').value === '5'"
-                           " && document.querySelector('.prof-compare').dataset.state === 'ready'")
+    page.wait_for_function("() => { const s = document.querySelector('select[name=compare-span]');"
+                           " const p = document.querySelector('.prof-compare');"
+                           " return s && s.value === '5' && p && p.dataset.state === 'ready'; }")
 
 
 def test_download_link_serves_the_trace(watched, server, our_trace):

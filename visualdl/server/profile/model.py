@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from visualdl.server.profile import sweep as _sweep
-from visualdl.server.profile.parse import PH_COMPLETE, PH_INSTANT, Columns
+from visualdl.server.profile.parse import PH_COMPLETE, PH_INSTANT, Columns, msgspec
 
 __all__ = ["PHASES", "PHASE_LABELS", "TraceModel", "Step"]
 
@@ -241,13 +241,31 @@ class TraceModel:
         total = np.full(len(idx), np.nan)
         device = np.zeros(len(idx), np.int32)
         labels: dict[str, int] = {}
-        for k, i in enumerate(idx):
-            a = self.args(int(i)) or {}
+        for k, a in enumerate(self._memory_args(idx)):
             nbytes[k] = _num(a.get("Bytes", a.get("bytes", 0)))
             total[k] = _num(a.get("Total Allocated", a.get("total_allocated", np.nan)))
             device[k] = labels.setdefault(_device_label(a), len(labels))
         return {"index": idx, "bytes": nbytes, "total": total, "device": device,
                 "labels": np.array(list(labels) or [""], dtype=object)}
+
+    def _memory_args(self, idx: np.ndarray):
+        """The args of many events, decoded in batches by msgspec (json when absent)."""
+        slices = [self.args_blob[int(self.args_start[i]):int(self.args_start[i] +
+                                                               self.args_len[i])] or b"{}"
+                  for i in idx]
+        if msgspec is not None:
+            decode = msgspec.json.Decoder(list[dict[str, Any]]).decode
+            for start in range(0, len(slices), 50_000):
+                try:
+                    yield from decode(b"[" + b",".join(slices[start:start + 50_000]) + b"]")
+                    continue
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    pass
+                for raw in slices[start:start + 50_000]:
+                    yield _loads(raw)
+        else:
+            for raw in slices:
+                yield _loads(raw)
 
     def enclosing_op(self, idx: np.ndarray) -> np.ndarray:
         """For instants ``idx``, the innermost operator running on the same thread at that
@@ -269,6 +287,15 @@ class TraceModel:
                 cand[bad] = self.parent[cand[bad]]
             out[sel] = cand
         return out
+
+
+def _loads(raw: bytes) -> dict:
+    import json
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _num(value: Any) -> float:

@@ -47,27 +47,42 @@ def overview(model: TraceModel) -> dict[str, Any]:
     while a GPU kernel (else a memcpy) runs, to that instead. The parts sum to the step."""
     cover_k = _coverage(model, model.is_kernel)
     cover_any = _coverage(model, model.is_gpu)
-    rows = []
-    for step in model.steps:
-        s, e, ev = model.segments(step.track)
-        lo = np.searchsorted(e, step.ts, side="right")
-        hi = np.searchsorted(s, step.ts + step.dur, side="left")
-        s, e, ev = s[lo:hi], e[lo:hi], ev[lo:hi]
-        s = np.maximum(s, step.ts)
-        e = np.minimum(e, step.ts + step.dur)
+    nphase = len(PHASES)
+    parts = np.zeros((len(model.steps), nphase))
+    covered = np.zeros(len(model.steps))
+    by_track: dict[int, list[int]] = {}
+    for k, step in enumerate(model.steps):
+        by_track.setdefault(step.track, []).append(k)
+    for track, ks in by_track.items():  # all steps of a thread at once, with numpy
+        ks_arr = np.array(ks)
+        st = np.array([model.steps[k].ts for k in ks])
+        en = st + np.array([model.steps[k].dur for k in ks])
+        s, e, ev = model.segments(track)
+        which = np.searchsorted(st, s, side="right") - 1  # the step a segment starts in
+        ok = which >= 0
+        which = np.maximum(which, 0)
+        ok &= s < en[which]
+        s, e, ev, which = s[ok], e[ok], ev[ok], which[ok]
+        e = np.minimum(e, en[which])
         length = np.maximum(e - s, 0.0)
-        k = cover_k(e) - cover_k(s)
+        k_time = cover_k(e) - cover_k(s)
         gpu = cover_any(e) - cover_any(s)
         host = np.maximum(length - gpu, 0.0)
-        parts = np.bincount(model.phase[ev], weights=host, minlength=len(PHASES))
-        parts[_KERNEL] += k.sum()
-        parts[_MEMCPY] += (gpu - k).sum()
-        # time of the step not covered by any segment (there is none when the step is an
-        # event of its thread, but keep the sum exact for odd traces)
-        parts[_P["other"]] += max(step.dur - float(length.sum()), 0.0)
+        flat = np.bincount(which * nphase + model.phase[ev], weights=host,
+                           minlength=len(ks) * nphase).reshape(len(ks), nphase)
+        flat[:, _KERNEL] += np.bincount(which, weights=k_time, minlength=len(ks))
+        flat[:, _MEMCPY] += np.bincount(which, weights=gpu - k_time, minlength=len(ks))
+        parts[ks_arr] = flat
+        covered[ks_arr] = np.bincount(which, weights=length, minlength=len(ks))
+    rows = []
+    for k, step in enumerate(model.steps):
+        # time of the step no segment covers (none when the step is an event of its thread,
+        # but keep the sum exact for odd traces)
+        parts[k, _P["other"]] += max(step.dur - covered[k], 0.0)
         rows.append({"step": step.number, "ts": step.ts, "dur": step.dur,
-                     "parts": {p: float(parts[i]) for i, p in enumerate(PHASES)}})
-    totals = {p: float(sum(r["parts"][p] for r in rows)) for p in PHASES}
+                     "parts": dict(zip(PHASES, parts[k].tolist()))})
+    totals = dict(zip(PHASES, parts.sum(axis=0).tolist())) if rows else \
+        {p: 0.0 for p in PHASES}
     return {"phases": list(PHASES), "labels": PHASE_LABELS, "steps": rows, "totals": totals,
             "environment": environment(model), "summary": summary(model)}
 
@@ -225,8 +240,6 @@ def timeline(model: TraceModel, start: float | None, end: float | None, width: i
     big = model.dur[idx] >= px
     keep = idx[big]
     small = idx[~big]
-    out_idx = list(keep)
-    cols: dict[str, list] = {"id": [int(i) for i in keep], "count": [1] * len(keep)}
     m_ts = m_dur = m_track = m_depth = m_name = m_cat = m_count = np.zeros(0)
     if len(small):
         col = np.clip(((model.ts[small] - lo) / px).astype(np.int64), -1, width + 1)
@@ -243,11 +256,9 @@ def timeline(model: TraceModel, start: float | None, end: float | None, width: i
         m_end = np.maximum.reduceat(model.end[members], starts)
         m_count = np.diff(np.append(starts, len(order)))
         m_dur = m_end - m_ts
-        head = members[starts]  # a member's name and category label the block
-        longest = np.maximum.reduceat(model.dur[members], starts)
+        head = members[starts]  # its first member's name and category label the block
         m_track, m_depth = model.track[head], model.depth[head]
         m_name, m_cat = model.name[head], model.cat[head]
-        del longest
     n_big = len(keep)
     ts = np.concatenate([model.ts[keep], m_ts])
     dur = np.concatenate([model.dur[keep], m_dur])
@@ -265,7 +276,6 @@ def timeline(model: TraceModel, start: float | None, end: float | None, width: i
             a[top] for a in (ts, dur, track, depth, name, cat, ids, count))
         truncated = True
     used = np.unique(name)
-    del out_idx
     return {
         "start": lo, "end": hi, "width": width, "pixel": px, "t0": model.t0, "t1": model.t1,
         "tracks": model.tracks, "truncated": truncated,
@@ -274,7 +284,6 @@ def timeline(model: TraceModel, start: float | None, end: float | None, width: i
         "events": {"ts": ts.tolist(), "dur": dur.tolist(), "track": track.tolist(),
                    "depth": depth.tolist(), "name": name.tolist(), "cat": cat.tolist(),
                    "id": ids.tolist(), "count": count.tolist()},
-        "steps": [{"step": s.number, "ts": s.ts, "dur": s.dur} for s in model.steps],
     }
 
 

@@ -11,7 +11,7 @@
 import { registerView, classView } from '../shared/views.js';
 import { getJSON } from '../shared/api.js';
 import { el, setChildren, uid, debounce } from '../shared/dom.js';
-import { baseLayout, axis, plotlyText } from '../shared/plot.js';
+import { baseLayout, axis, plotlyText, loadPlotly } from '../shared/plot.js';
 import { createPlot } from '../shared/plotcard.js';
 import { Timeline, fmtTime } from './profiler_timeline.js';
 import { SortTable, fmtUs, fmtPct, fmtBytesSigned } from './profiler_tables.js';
@@ -44,6 +44,24 @@ function fillSelect(sel, options, value) {
   setChildren(sel, options.map(([v, text]) => el('option', { value: v }, text)));
   if (options.some(([v]) => v === value)) sel.value = value;
   return sel.value;
+}
+
+const MAX_BARS = 300;
+
+/** At most MAX_BARS rows: consecutive steps grouped, each group's mean per phase (a trace
+ *  of 20,000 steps would otherwise be 20,000 bars and table rows). */
+function bucketSteps(steps, phases) {
+  if (steps.length <= MAX_BARS) return steps.map((s) => ({ ...s, label: `step ${s.step}` }));
+  const size = Math.ceil(steps.length / MAX_BARS);
+  const out = [];
+  for (let i = 0; i < steps.length; i += size) {
+    const group = steps.slice(i, i + size);
+    const parts = {};
+    for (const ph of phases) parts[ph] = group.reduce((a, s) => a + s.parts[ph], 0) / group.length;
+    out.push({ step: group[0].step, label: `steps ${group[0].step}–${group[group.length - 1].step}`, parts,
+      dur: group.reduce((a, s) => a + s.dur, 0) / group.length });
+  }
+  return out;
 }
 
 class ProfilerView {
@@ -130,12 +148,15 @@ class ProfilerView {
     this.download.href = `api/profile/trace?${new URLSearchParams(p)}`;
     this.summary = null;
     this.overviewData = null;
+    if (this.timeline) this.timeline.destroy();
+    this.timeline = null;
     this.showStatus('Loading the trace…');
     const known = this.profiles.find((x) => String(x.step) === this.sel.step);
     if (known && known.error) { // the index already says why this file cannot be read
       this.fail(`This trace cannot be read: ${known.error}`);
       return;
     }
+    if (this.sel.pane === 'timeline') this.startTimeline(); // in parallel with the overview
     try {
       this.overviewData = await getJSON('api/profile/overview', p);
       this.summary = this.overviewData.summary;
@@ -147,8 +168,6 @@ class ProfilerView {
     }
     const spans = [['all', 'All steps'], ...this.summary.steps.map((s) => [String(s), `Step ${s}`])];
     this.sel.span = fillSelect(this.spanSel.node, spans, this.sel.span);
-    if (this.timeline) this.timeline.destroy();
-    this.timeline = null;
     this.renderTabs();
     this.renderPane();
   }
@@ -201,7 +220,7 @@ class ProfilerView {
     const holder = el('div', { class: `prof-pane prof-${pane}` });
     setChildren(this.body, holder);
     try {
-      if (pane === 'overview') this.drawOverview(holder);
+      if (pane === 'overview') await this.drawOverview(holder);
       else if (pane === 'operators') await this.drawOperators(holder, 'operators');
       else if (pane === 'kernels') await this.drawOperators(holder, 'kernels');
       else if (pane === 'timeline') await this.drawTimeline(holder);
@@ -220,25 +239,26 @@ class ProfilerView {
     return p;
   }
 
-  drawOverview(holder) {
+  async drawOverview(holder) {
     const o = this.overviewData;
     const used = o.phases.filter((ph) => o.totals[ph] > 0);
     const plot = this.plot('Step time by phase, stacked per step');
-    const x = o.steps.map((s) => `step ${s.step}`);
+    const rows = bucketSteps(o.steps, o.phases);
+    const x = rows.map((s) => s.label);
     const traces = used.map((ph) => ({
       type: 'bar',
       name: o.labels[ph],
       x,
-      y: o.steps.map((s) => s.parts[ph] / 1000),
+      y: rows.map((s) => s.parts[ph] / 1000),
       marker: { color: PHASE_COLORS[ph] },
       meta: { phase: ph },
       hovertemplate: `${plotlyText(o.labels[ph])}: %{y:.3f} ms<extra>%{x}</extra>`,
     }));
     const steps = el('table', { class: 'prof-table prof-steps' },
-      el('caption', {}, 'Per step (ms)'),
+      el('caption', {}, rows.length < o.steps.length ? `Per step (ms; mean of each group of ${o.steps.length.toLocaleString('en-US')} steps)` : 'Per step (ms)'),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Step'), el('th', { scope: 'col', class: 'num' }, 'Wall'),
         used.map((ph) => el('th', { scope: 'col', class: 'num' }, o.labels[ph])))),
-      el('tbody', {}, o.steps.map((s) => el('tr', { dataset: { step: String(s.step) } }, el('th', { scope: 'row' }, String(s.step)),
+      el('tbody', {}, rows.map((s) => el('tr', { dataset: { step: String(s.step) } }, el('th', { scope: 'row' }, s.label.replace(/^steps? /, '')),
         el('td', { class: 'num', dataset: { key: 'dur' } }, (s.dur / 1000).toFixed(3)),
         used.map((ph) => el('td', { class: 'num', dataset: { key: ph } }, (s.parts[ph] / 1000).toFixed(3)))))));
     const env = o.environment;
@@ -250,6 +270,7 @@ class ProfilerView {
     if (!o.steps.length) holder.append(el('p', { class: 'muted' }, 'This trace marks no steps (ProfilerStep#N): use the operator table and timeline.'));
     holder.append(el('section', { class: 'card' }, el('h3', {}, 'Step time breakdown'), plot.element), steps, envTable);
     if (o.steps.length) {
+      await loadPlotly();
       plot.draw(traces, baseLayout({ barmode: 'stack', showlegend: true, legend: { orientation: 'h', y: 1.12 }, margin: { l: 56, r: 12, t: 40, b: 40 },
         xaxis: axis({ type: 'category' }), yaxis: axis({ title: { text: 'ms' } }) }));
     }
@@ -294,6 +315,7 @@ class ProfilerView {
     holder.append(el('div', { class: 'prof-controls' }, controls),
       el('p', { class: 'muted' }, `${data.rows.length} rows · step time ${fmtUs(data.step_time)}`),
       el('section', { class: 'card' }, el('h3', {}, `Top ${which} by self time`), plot.element), table.element);
+    await loadPlotly();
     const drawTop = () => {
       const n = this.sel.topN || 10;
       const top = [...data.rows].sort((a, b) => b.self - a.self).slice(0, n).reverse();
@@ -307,14 +329,20 @@ class ProfilerView {
     drawTop();
   }
 
-  async drawTimeline(holder) {
+  startTimeline() {
     if (!this.timeline) {
+      this.tlStatus = el('p', { class: 'muted prof-tl-status', role: 'status' });
       this.timeline = new Timeline(this.params(), { onStatus: (text, error) => { this.tlStatus.textContent = text; this.tlStatus.classList.toggle('has-errors', error); } });
+      this.timelineLoad = this.timeline.load();
     }
-    this.tlStatus = el('p', { class: 'muted prof-tl-status', role: 'status' });
+    return this.timelineLoad;
+  }
+
+  async drawTimeline(holder) {
+    const loading = this.startTimeline();
     holder.append(this.tlStatus, this.timeline.element);
-    if (!this.timeline.data) await this.timeline.load();
-    else this.timeline.draw();
+    await loading;
+    this.timeline.draw();
     if (this.sel.span !== 'all') {
       const step = this.overviewData.steps.find((s) => String(s.step) === this.sel.span);
       if (step) this.timeline.setWindow(step.ts, step.ts + step.dur);
@@ -339,6 +367,7 @@ class ProfilerView {
     ] });
     table.setRows(data.top_ops);
     holder.append(table.element);
+    await loadPlotly();
     plot.draw(data.devices.map((d) => ({ type: 'scatter', mode: 'lines', line: { shape: 'hv' }, name: plotlyText(d.device),
       x: d.ts.map((t) => (t - data.t0) / 1000), y: d.allocated, meta: { device: d.device } })),
     baseLayout({ showlegend: true, xaxis: axis({ title: { text: 'time (ms)' } }), yaxis: axis({ title: { text: 'bytes allocated' } }) }));
@@ -390,4 +419,5 @@ class ProfilerView {
   }
 }
 
-registerView(classView({ id: 'profiler', label: 'Profiler', kind: 'profile', order: 90, View: ProfilerView }));
+// plotly.js is loaded by the panes that chart (not for the timeline, which is a canvas)
+registerView(classView({ id: 'profiler', label: 'Profiler', kind: 'profile', order: 90, needsPlotly: false, View: ProfilerView }));

@@ -72,7 +72,8 @@ export class Timeline {
   }
 
   width() {
-    return Math.max(100, Math.floor(this.canvas.parentElement.clientWidth || 800) - LABEL);
+    const guess = Math.max(400, ((document.getElementById('main') || {}).clientWidth || 1100) - 320);
+    return Math.max(100, Math.floor(this.canvas.parentElement.clientWidth || guess) - LABEL);
   }
 
   async fetch(start, end) {
