@@ -20,7 +20,7 @@ from visualdl.server.api_common import app_cache, arg_choice, arg_int, arg_str, 
     etag_json, provider
 from visualdl.server.errors import ApiError
 from visualdl.server.profile import views, warm
-from visualdl.server.profile.cache import TraceCache, build_model
+from visualdl.server.profile.cache import TraceCache, build_model, give_back_memory
 from visualdl.server.profile.model import TraceModel
 from visualdl.server.profile.parse import TraceError
 
@@ -73,7 +73,11 @@ def _answer(name: str, build: Callable[[TraceModel], Any], prefix: str = "") -> 
 
     def body() -> Any:
         try:
-            return build(_model(ref))
+            model = _model(ref)
+            out = build(model)
+            if model.n > 100_000:  # a big trace's temporaries: hand the memory back
+                give_back_memory()
+            return out
         except LookupError as err:
             raise ApiError(404, str(err.args[0]) if err.args else "not found") from None
         except ValueError as err:

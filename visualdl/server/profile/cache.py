@@ -12,7 +12,7 @@ from typing import Any, Callable
 from visualdl.server.profile.model import TraceModel
 from visualdl.server.profile.parse import TraceError, parse_trace
 
-__all__ = ["TraceCache", "trace_bytes", "build_model"]
+__all__ = ["TraceCache", "trace_bytes", "build_model", "give_back_memory"]
 
 #: Loaded traces kept per server (by default); each costs about 60 bytes per event.
 CAPACITY = 4
@@ -74,10 +74,10 @@ def build_model(blob: Any) -> TraceModel:
         return TraceModel(parse_trace(raw), source)
     finally:
         del raw, blob
-        _give_back_memory()
+        give_back_memory()
 
 
-def _give_back_memory() -> None:
+def give_back_memory() -> None:
     """Parsing a big trace frees hundreds of MB of small objects; glibc keeps them in its
     arenas unless asked, and the server's RSS would stay at its peak."""
     try:

@@ -208,17 +208,11 @@ class TraceModel:
         if self._shape_ids is None:
             ids = np.zeros(self.n, np.int32)
             found: dict[str, int] = {"": 0}
-            for i in np.flatnonzero(self.is_op & (self.args_len > 0)):
-                start = int(self.args_start[i])
-                chunk = self.args_blob[start:start + int(self.args_len[i])]
-                if b"Input Dims" not in chunk and b"input_shapes" not in chunk:
-                    continue
-                args = self.args(int(i)) or {}
+            cand = np.flatnonzero(self.is_op & (self.args_len > 0))
+            for i, args in zip(cand, self._args_many(cand)):
                 dims = args.get("Input Dims", args.get("input_shapes"))
-                if dims is None:
-                    continue
-                key = _shape_text(dims)
-                ids[i] = found.setdefault(key, len(found))
+                if dims is not None:
+                    ids[i] = found.setdefault(_shape_text(dims), len(found))
             self.shape_names = list(found)
             self._shape_ids = ids
         return self._shape_ids
@@ -241,14 +235,14 @@ class TraceModel:
         total = np.full(len(idx), np.nan)
         device = np.zeros(len(idx), np.int32)
         labels: dict[str, int] = {}
-        for k, a in enumerate(self._memory_args(idx)):
+        for k, a in enumerate(self._args_many(idx)):
             nbytes[k] = _num(a.get("Bytes", a.get("bytes", 0)))
             total[k] = _num(a.get("Total Allocated", a.get("total_allocated", np.nan)))
             device[k] = labels.setdefault(_device_label(a), len(labels))
         return {"index": idx, "bytes": nbytes, "total": total, "device": device,
                 "labels": np.array(list(labels) or [""], dtype=object)}
 
-    def _memory_args(self, idx: np.ndarray):
+    def _args_many(self, idx: np.ndarray):
         """The args of many events, decoded in batches by msgspec (json when absent)."""
         slices = [self.args_blob[int(self.args_start[i]):int(self.args_start[i] +
                                                                self.args_len[i])] or b"{}"
