@@ -46,6 +46,8 @@ def logdir(tmp_path_factory, our_trace):
     with LogWriter(logdir=str(root / "ours")) as writer:
         writer.add_scalar("loss", 1.0, 5)
         writer.add_profile("train", our_trace, 5, end_step=7)
+    with LogWriter(logdir=str(root / "ours_bad")) as writer:  # a cut trace inside a record
+        writer.add_profile("cut", b'{"traceEvents": [{"ph": "X", "name": "a", "ts": 1', 1)
     files = root / "files"
     files.mkdir()
     raw = traces.dump(our_trace)

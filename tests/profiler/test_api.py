@@ -169,6 +169,12 @@ def test_bad_traces_give_a_clear_message_and_never_a_500(api, tag, words):
     assert len(good["steps"]) == 3
 
 
+def test_a_cut_trace_logged_by_the_writer_is_a_clear_422(api):
+    r = api.get("/api/profile/overview", params={"run": "ours_bad", "tag": "cut"})
+    assert r.status_code == 422 and "truncated" in r.json()["error"]
+    assert api.json("/api/profile/overview", **OURS)["steps"]  # the others are unaffected
+
+
 @pytest.mark.parametrize("params", [
     {"start": "x"}, {"end": "nan"}, {"start": "5", "end": "1"}, {"width": "0"},
     {"width": "abc"}, {"step": "999"}, {"span": "nope"},
