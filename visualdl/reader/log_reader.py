@@ -43,6 +43,7 @@ from visualdl.sources.tfevents import is_tfevents_file
 from visualdl.storage.remote import RangeFile, Stats
 from visualdl.writer.segments import segment_key
 from visualdl.sources.tfevents.decode import HEADER, FileDecoder, ScalarPoint, gather
+from visualdl.sources import torchtrace
 
 _CHUNK = 2 << 20  # bytes per read; a buffer this size stays in cache
 _MAX_MESSAGES = 200
@@ -61,6 +62,7 @@ class FileState:
     decoder: FileDecoder | None = None  # TensorBoard event files and VisualDL 2.x files
     remote: Any = None     # the RemoteFS of a file in object storage, None when local
     seen: tuple = ()       # (size, etag) of the remote object last read
+    torch_trace: bool = False  # a PyTorch profiler trace: indexed whole, loaded on demand
 
 
 class LogReader:
@@ -129,12 +131,15 @@ class LogReader:
                 state = FileState(path, run, file_id, remote=remote)
                 if is_tfevents_file(os.path.basename(path)):
                     state.decoder = FileDecoder()
+                state.torch_trace = torchtrace.is_torch_trace_file(os.path.basename(path))
                 self._files[path] = state
             return state
 
     def _read_file(self, state: FileState) -> int:
         if state.refused:
             return 0
+        if state.torch_trace:
+            return self._index_torch_trace(state)
         if state.remote is not None:
             return self._read_remote(state)
         try:
@@ -199,6 +204,33 @@ class LogReader:
             count += added
             state.offset = result.end  # a torn tail waits there for the next reload
         return count
+
+    def _index_torch_trace(self, state: FileState) -> int:
+        """Index a PyTorch trace once it is complete (or settled while broken, so that
+        its error shows): one profile ``BlobRef`` whose bytes stay in the file."""
+        if state.records:
+            return 0
+        try:
+            info = torchtrace.scan(state.path)
+        except OSError as exc:
+            self._error(f"{state.path}: cannot read: {exc}")
+            return 0
+        if info is None:
+            return 0  # still being written
+        meta = {"end_step": info.end_step, "source": "pytorch", "error": info.error}
+        ref = BlobRef("profile", info.tag, info.step, info.wall_time, info.size, state.path,
+                      0, meta)
+        with self._lock:
+            if info.error:
+                self._error(f"{state.path}: {info.error}")
+            store = self._runs.get(state.run)
+            if store is None:
+                store = self._runs[state.run] = RunStore()
+            store.add_event("profile", info.tag, state.file_id, ref)
+            state.records = 1
+            state.offset = info.size
+            self.version += 1
+        return 1
 
     def _add_events(self, state: FileState, result: Any) -> int:
         """Add one chunk of a TensorBoard event file; its scalar points are gathered into
@@ -380,6 +412,8 @@ class LogReader:
 
     def load(self, ref: BlobRef) -> Any:
         """Read one blob's message (``Image``, ``Audio``, ...) from its file, by offset."""
+        if torchtrace.is_torch_trace_file(os.path.basename(ref.path)):
+            return torchtrace.load(ref.path)
         field = registry.get(ref.kind).message
         with self._lock:
             vdl2_state = self._files.get(ref.path)

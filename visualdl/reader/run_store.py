@@ -111,6 +111,10 @@ class RunStore:
                              f"{exc}") from exc
         self.events.setdefault(unit.name, {}).setdefault(tag, _Events()).add(file_id, event)
 
+    def add_event(self, kind: str, tag: str, file_id: int, event: Any) -> None:
+        """Add an event a source made without an ``Entry`` (a PyTorch trace's profile)."""
+        self.events.setdefault(kind, {}).setdefault(tag, _Events()).add(file_id, event)
+
     def _add_scalars(self, tag: str, steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
                      file_id: int) -> None:
         per_file = self.scalars.setdefault(tag, {})

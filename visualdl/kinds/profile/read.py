@@ -9,4 +9,5 @@ from typing import Any
 def meta(msg: Any) -> tuple[int, dict[str, Any]]:
     if not msg.trace_gz:
         raise ValueError("profile entry holds no trace")
-    return len(msg.trace_gz), {"end_step": max(msg.end_step, msg.step)}
+    return len(msg.trace_gz), {"end_step": max(msg.end_step, msg.step), "source": "visualdl",
+                               "error": ""}

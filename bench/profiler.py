@@ -1,0 +1,237 @@
+"""Profiler benchmark: a generated trace of 1,000,000 events in the profiler dashboard, in
+headless Chromium, against the old approach (the whole trace JSON sent to the browser and
+parsed there, as VisualDL 2.x's profiler and chrome://tracing-style viewers do).
+
+Workload: one run holding ``bench.<ts>.pt.trace.json`` (the file name PyTorch's
+tensorboard_trace_handler writes) with EVENTS complete events in our recorder's categories:
+steps of data loading, forward and backward spans around nested operators (each with a
+child), an optimizer span, and memory events. Served by ``python -m visualdl`` in a
+subprocess of its own, each measurement on a fresh server (the trace not yet parsed).
+
+* first timeline view: navigation start (fresh browser context) to the timeline canvas
+  drawn with the server's first window (target <= 2 s). The server parses the newest
+  profile in the background as soon as it finds it; measured with the tab opened
+  ``--settle`` seconds after start-up (warmed), and once at once (the parse included).
+* pan/zoom frame: a W, S, A or D key on the canvas until the frame under the new window is
+  drawn (the last answer redrawn at once; target <= 50 ms), and until the window the server
+  sends for it is drawn (the refetch).
+* server RSS after the views were used (target <= 600 MB).
+* old approach: fetch the whole trace and JSON.parse it in the page (time, and the page's JS
+  heap after); drawing it would only add to that.
+
+Usage: python bench/profiler.py [--events 1000000] [--reps 3] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from media import start_server  # noqa: E402  (bench/media.py: the same server start-up)
+from server import rss_mb, stop  # noqa: E402
+
+from visualdl.testing import launch_chromium  # noqa: E402
+
+TARGETS = {"first_view_s": 2.0, "frame_ms": 50.0, "rss_mb": 600.0}
+OPS = 40  # operators per forward (and per backward) pass
+
+
+def write_trace(path: Path, events: int) -> int:
+    """Write a trace of about ``events`` complete events; returns the exact count."""
+    per_step = 1 + 1 + 1 + OPS * 2 + 1 + OPS + 1 + OPS  # step, data, fwd, ops+children, bwd, ops, opt, mem
+    steps = max(1, events // (per_step - OPS))
+    out = ['{"schemaVersion": 1, "env": {"framework": "visualdl bench", "threads": 1},\n'
+           '"traceEvents": [\n{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, '
+           '"args": {"name": "main"}}']
+    count = 0
+    t = 0.0
+    allocated = 0
+    for step in range(steps):
+        start = t
+        parts = []
+        parts.append(f'{{"ph":"X","cat":"Dataloader","name":"DataLoader.__next__","pid":1,"tid":1,"ts":{t + 1:.3f},"dur":20.0}}')
+        t += 22
+        fwd0 = t
+        parts.append(f'{{"ph":"X","cat":"Forward","name":"forward","pid":1,"tid":1,"ts":{t:.3f},"dur":{OPS * 6 + 2:.3f}}}')
+        t += 1
+        for i in range(OPS):
+            name = ("linear", "relu", "conv2d", "add")[i % 4]
+            parts.append(f'{{"ph":"X","cat":"Operator","name":"{name}","pid":1,"tid":1,"ts":{t:.3f},"dur":5.0,'
+                         f'"args":{{"Input Dims":[[64,{i % 7 + 1}]]}}}}')
+            parts.append(f'{{"ph":"X","cat":"Operator","name":"empty","pid":1,"tid":1,"ts":{t + 1:.3f},"dur":0.5}}')
+            allocated += 256
+            parts.append(f'{{"ph":"i","cat":"Memory","name":"[memory]","s":"t","pid":1,"tid":1,"ts":{t + 1.2:.3f},'
+                         f'"args":{{"Bytes":256,"Total Allocated":{allocated},"Device Type":0,"Device Id":-1}}}}')
+            t += 6
+        t = fwd0 + OPS * 6 + 2
+        bwd0 = t
+        parts.append(f'{{"ph":"X","cat":"Backward","name":"backward","pid":1,"tid":1,"ts":{t:.3f},"dur":{OPS * 4 + 2:.3f}}}')
+        t += 1
+        for i in range(OPS):
+            parts.append(f'{{"ph":"X","cat":"Operator","name":"grad_{i % 4}","pid":1,"tid":1,"ts":{t:.3f},"dur":3.0}}')
+            t += 4
+        t = bwd0 + OPS * 4 + 2
+        parts.append(f'{{"ph":"X","cat":"Optimizer","name":"SGD.step","pid":1,"tid":1,"ts":{t:.3f},"dur":10.0}}')
+        t += 11
+        allocated -= 256 * OPS
+        parts.append(f'{{"ph":"i","cat":"Memory","name":"[memory]","s":"t","pid":1,"tid":1,"ts":{t:.3f},'
+                     f'"args":{{"Bytes":{-256 * OPS},"Total Allocated":{allocated},"Device Type":0,"Device Id":-1}}}}')
+        t += 1
+        parts.append(f'{{"ph":"X","cat":"ProfileStep","name":"ProfilerStep#{step}","pid":1,"tid":1,"ts":{start:.3f},"dur":{t - start:.3f}}}')
+        t += 1
+        count += 3 + OPS * 3 + 2
+        out.append(",\n".join(parts))
+    path.write_text(",\n".join(out) + "\n]}\n")
+    return count
+
+
+FIRST_VIEW = """() => new Promise((resolve) => {
+  const check = () => {
+    const c = document.querySelector('.prof-canvas');
+    if (c && c.dataset.state === 'ready') requestAnimationFrame(() => resolve(performance.now()));
+    else setTimeout(check, 5);
+  };
+  check();
+})"""
+
+# Presses keys on the canvas; per key: ms until the immediate frame is drawn, and until the
+# server's window for it is drawn.
+KEYS = """async (keys) => {
+  const c = document.querySelector('.prof-canvas');
+  const frames = [], refetch = [];
+  for (const key of keys) {
+    const before = Number(c.dataset.requests || 0);
+    const t0 = performance.now();
+    c.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
+    await new Promise((r) => requestAnimationFrame(() => r()));
+    frames.push(performance.now() - t0);
+    await new Promise((resolve) => {
+      const check = () => {
+        if (Number(c.dataset.requests || 0) > before && c.dataset.start === c.dataset.viewStart) resolve();
+        else setTimeout(check, 1);
+      };
+      check();
+    });
+    await new Promise((r) => requestAnimationFrame(() => r()));
+    refetch.push(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  return {frames, refetch};
+}"""
+
+OLD_WAY = """async (url) => {
+  const t0 = performance.now();
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  const gz = (response.headers.get('content-type') || '').includes('gzip');
+  const text = gz ? await new Response(response.body.pipeThrough(new DecompressionStream('gzip'))).text()
+    : await response.text();
+  const trace = JSON.parse(text);
+  const t1 = performance.now();
+  return {ms: t1 - t0, events: trace.traceEvents.length, mb: text.length / 1048576,
+          heap: performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null};
+}"""
+
+
+def measure(logdir: Path, reps: int, settle: float) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    firsts, frames, refetch, rss, old = [], [], [], [], []
+    cold = float("nan")
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            for rep in range(reps + 1):
+                proc, url = start_server(logdir)
+                # rep 0: the tab opened at once (the trace parsed meanwhile: cold); the
+                # others: opened `settle` s after start-up, once the server warmed it
+                if rep:
+                    time.sleep(settle)
+                try:
+                    context = browser.new_context(viewport={"width": 1400, "height": 900})
+                    page = context.new_page()
+                    page.goto(url + "/?tab=profiler&pane=timeline")
+                    first = page.evaluate(FIRST_VIEW) / 1000
+                    if rep:
+                        firsts.append(first)
+                    else:
+                        cold = first
+                    keys = ["w", "w", "d", "a", "s", "w", "d", "d", "s", "a"] * 2
+                    got = page.evaluate(KEYS, keys)
+                    frames += got["frames"]
+                    refetch += got["refetch"]
+                    for pane in ("overview", "operators", "memory"):
+                        page.click(f".prof-tab[data-pane={pane}]")
+                        page.wait_for_selector(f".prof-{pane}[data-state]", timeout=60_000)
+                    rss.append(rss_mb(proc.pid))
+                    context.close()
+                    if rep == 0:
+                        context = browser.new_context()
+                        page = context.new_page()
+                        page.goto(url + "/api/info")
+                        tag = "bench"
+                        for _ in range(2):
+                            old.append(page.evaluate(OLD_WAY, f"{url}/api/profile/trace?run=run&tag={tag}"))
+                        context.close()
+                finally:
+                    stop(proc)
+        finally:
+            browser.close()
+    return {"first": firsts, "cold": cold, "frames": frames, "refetch": refetch, "rss": rss,
+            "old": old}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--settle", type=float, default=15.0,
+                        help="seconds between server start and opening the tab (warm runs)")
+    parser.add_argument("--keep", type=Path, default=None, help="write the trace here and keep it")
+    args = parser.parse_args(argv)
+    root = args.keep or Path(tempfile.mkdtemp(prefix="vdl-prof-bench-"))
+    run = root / "run"
+    run.mkdir(parents=True, exist_ok=True)
+    path = run / "bench.1700000000000.pt.trace.json"
+    t = time.perf_counter()
+    count = write_trace(path, args.events)
+    print(f"trace: {count:,} events, {path.stat().st_size / 2**20:.0f} MB "
+          f"(written in {time.perf_counter() - t:.1f} s)")
+    r = measure(root, args.reps, args.settle)
+    med = statistics.median
+    frame = med(r["frames"])
+    rows = [
+        (f"first timeline view, tab opened {args.settle:g} s after start", f"{med(r['first']):.2f} s",
+         f"<= {TARGETS['first_view_s']:g} s", med(r["first"]) <= TARGETS["first_view_s"]),
+        ("first timeline view, tab opened at once (parse included)", f"{r['cold']:.2f} s", "", None),
+        ("pan/zoom frame (key -> frame drawn), median", f"{frame:.1f} ms",
+         f"<= {TARGETS['frame_ms']:g} ms", frame <= TARGETS["frame_ms"]),
+        ("pan/zoom frame, 95th percentile", f"{sorted(r['frames'])[int(0.95 * (len(r['frames']) - 1))]:.1f} ms", "", None),
+        ("key -> server window drawn, median", f"{med(r['refetch']):.1f} ms", "", None),
+        ("server RSS after all views", f"{max(r['rss']):.0f} MB", f"<= {TARGETS['rss_mb']:g} MB",
+         max(r["rss"]) <= TARGETS["rss_mb"]),
+    ]
+    if r["old"]:
+        o = r["old"][-1]
+        rows.append(("old approach: whole trace fetched + JSON.parse in the page",
+                     f"{med([x['ms'] for x in r['old']]) / 1000:.2f} s", "(comparison)", None))
+        rows.append(("old approach: JSON text in the page", f"{o['mb']:.0f} MB", "", None))
+        if o["heap"]:
+            rows.append(("old approach: page JS heap after parsing", f"{o['heap']:.0f} MB", "", None))
+    width = max(len(name) for name, *_ in rows)
+    print(f"\n{'measure'.ljust(width)}  {'value':>10}  {'target':>12}  ok")
+    for name, value, target, ok in rows:
+        print(f"{name.ljust(width)}  {value:>10}  {target:>12}  {'' if ok is None else ('yes' if ok else 'NO')}")
+    print(f"\nfirst views: {', '.join(f'{v:.2f}' for v in r['first'])} s; reps={args.reps}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

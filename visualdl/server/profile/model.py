@@ -1,0 +1,317 @@
+"""A loaded trace: its events as sorted numpy columns plus what every view needs (nesting,
+self time, the phase each event's time belongs to, the profiled steps).
+
+Both vocabularies are read through one small table: our recorder's categories
+(``ProfileStep``, ``Operator``, ``Forward``, ``Backward``, ``Optimizer``, ``Dataloader``,
+``Compile``, ``Memory``, ``Kernel``, ``Memcpy``, ``Runtime``) and PyTorch's (``cpu_op``,
+``user_annotation``, ``kernel``, ``gpu_memcpy``, ``gpu_memset``, ``cuda_runtime``,
+``cuda_driver``, ``cpu_instant_event``), where PyTorch marks phases by name instead
+(``ProfilerStep#N``, ``enumerate(DataLoader)...``, ``Optimizer.step#...``,
+``autograd::engine::evaluate_function: ...``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from visualdl.server.profile import sweep as _sweep
+from visualdl.server.profile.parse import PH_COMPLETE, PH_INSTANT, Columns, msgspec
+
+__all__ = ["PHASES", "PHASE_LABELS", "TraceModel", "Step"]
+
+#: Overview parts, in the order the stacked bars draw them.
+PHASES = ("data", "forward", "backward", "optimizer", "compile", "kernel", "memcpy", "runtime",
+          "other")
+PHASE_LABELS = {"data": "Data loading", "forward": "Forward", "backward": "Backward",
+                "optimizer": "Optimizer", "compile": "Compilation", "kernel": "GPU kernel",
+                "memcpy": "GPU memcpy/memset", "runtime": "GPU runtime", "other": "Other"}
+_P = {name: i for i, name in enumerate(PHASES)}
+
+CAT_PHASE = {
+    "Dataloader": "data", "Forward": "forward", "Backward": "backward",
+    "Optimizer": "optimizer", "Compile": "compile",
+    "Kernel": "kernel", "kernel": "kernel",
+    "Memcpy": "memcpy", "gpu_memcpy": "memcpy", "gpu_memset": "memcpy", "Memset": "memcpy",
+    "Runtime": "runtime", "cuda_runtime": "runtime", "cuda_driver": "runtime",
+}
+NAME_PHASE = (  # PyTorch marks phases by the annotation's name
+    ("enumerate(DataLoader)", "data"),
+    ("Optimizer.", "optimizer"),
+    ("autograd::engine::evaluate_function", "backward"),
+    ("torch/_dynamo", "compile"),
+    ("TorchDynamo", "compile"),
+    ("Torch-Compiled Region", "compile"),
+)
+OP_CATS = frozenset({"cpu_op", "Operator"})  # "Backward" marks the phase (its ops are Operator)
+KERNEL_CATS = frozenset({"kernel", "Kernel"})
+MEMCPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
+GPU_CATS = KERNEL_CATS | MEMCPY_CATS
+STEP_CATS = frozenset({"ProfileStep"})
+MEMORY_NAMES = frozenset({"[memory]"})
+_STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int
+    ts: float
+    dur: float
+    track: int
+    index: int  # the step's event (sorted position)
+
+
+class TraceModel:
+    """Sorted columns (by track, then start, longer first) and derived per-event data."""
+
+    def __init__(self, cols: Columns, source: str = "") -> None:
+        order = np.lexsort((-cols.dur, cols.ts, cols.track))
+        self.n = len(order)
+        self.ts = cols.ts[order]
+        self.dur = cols.dur[order]
+        self.end = self.ts + self.dur
+        self.name = cols.name[order]
+        self.cat = cols.cat[order]
+        self.track = cols.track[order]
+        self.ph = cols.ph[order]
+        self.args_start = cols.args_start[order]
+        self.args_len = cols.args_len[order]
+        self.args_blob = cols.args_blob
+        self.names = cols.names
+        self.cats = cols.cats
+        self.meta = cols.meta
+        self.warnings = list(cols.warnings)
+        self.source = source
+        # per-track contiguous slices
+        bounds = np.searchsorted(self.track, np.arange(len(cols.tracks) + 1))
+        self.track_slices = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(cols.tracks))]
+        self.complete = self.ph == PH_COMPLETE
+        self.parent = np.full(self.n, -1, np.int64)
+        self.depth = np.zeros(self.n, np.int32)
+        self.self_time = np.zeros(self.n, np.float64)
+        self._nest()
+        self._classify()
+        self.tracks = self._describe_tracks(cols)
+        self.t0 = float(self.ts.min()) if self.n else 0.0
+        self.t1 = float(self.end.max()) if self.n else 0.0
+        self._segments: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._shape_ids: np.ndarray | None = None
+        self.shape_names: list[str] = []
+
+    # -- building -------------------------------------------------------------------
+    def _nest(self) -> None:
+        """Parent, depth and self time per complete event, one thread at a time."""
+        self._complete_idx = []
+        for lo, hi in self.track_slices:
+            idx = lo + np.flatnonzero(self.complete[lo:hi])
+            self._complete_idx.append(idx)
+            if not len(idx):
+                continue
+            parent, depth, self_time, *_ = _sweep.sweep(self.ts[idx], self.end[idx])
+            self.parent[idx] = np.where(parent >= 0, idx[np.maximum(parent, 0)], -1)
+            self.depth[idx] = depth
+            self.self_time[idx] = self_time
+
+    def _classify(self) -> None:
+        cats, names = self.cats, self.names
+        cat_phase = np.array([_P.get(CAT_PHASE.get(c, ""), -1) for c in cats] or [-1], np.int8)
+        name_phase = np.full(max(len(names), 1), -1, np.int8)
+        name_step = np.full(max(len(names), 1), -1, np.int64)
+        for i, name in enumerate(names):
+            for prefix, phase in NAME_PHASE:
+                if name.startswith(prefix):
+                    name_phase[i] = _P[phase]
+                    break
+            match = _STEP_NAME.match(name)
+            if match:
+                name_step[i] = int(match.group(1))
+        self.is_op_cat = np.array([c in OP_CATS for c in cats] or [False])
+        self.is_op = self.is_op_cat[self.cat] & self.complete
+        is_kernel = np.array([c in KERNEL_CATS for c in cats] or [False])
+        is_gpu = np.array([c in GPU_CATS for c in cats] or [False])
+        step_cat = np.array([c in STEP_CATS for c in cats] or [False])
+        self.is_kernel = is_kernel[self.cat] & self.complete
+        self.is_gpu = is_gpu[self.cat] & self.complete
+        own = np.where(name_phase[self.name] >= 0, name_phase[self.name], cat_phase[self.cat])
+        own = np.where(self.complete, own, -1).astype(np.int8)
+        self.is_step = self.complete & ((name_step[self.name] >= 0) | step_cat[self.cat])
+        own[self.is_step] = -1  # a step's own time, in no phase: "other" below
+        phase = _sweep.inherit(own, self.parent)
+        # PyTorch marks no forward pass: there, ops outside any marked phase run forward;
+        # a trace that marks its forward spans (ours) leaves the rest as "other"
+        if not any(CAT_PHASE.get(c) == "forward" for c in cats):
+            phase = np.where((phase < 0) & self.is_op, _P["forward"], phase)
+        self.phase = np.where(phase < 0, _P["other"], phase).astype(np.int8)
+        steps = []
+        for k, i in enumerate(np.flatnonzero(self.is_step)):
+            number = int(name_step[self.name[i]])
+            steps.append(Step(number if number >= 0 else k, float(self.ts[i]),
+                              float(self.dur[i]), int(self.track[i]), int(i)))
+        steps.sort(key=lambda s: s.ts)
+        self.steps = steps
+        self.is_memory = (self.ph == PH_INSTANT) & np.isin(
+            self.name, [i for i, n in enumerate(names) if n in MEMORY_NAMES])
+
+    def _describe_tracks(self, cols: Columns) -> list[dict[str, Any]]:
+        out = []
+        for i, (pid, tid) in enumerate(cols.tracks):
+            lo, hi = self.track_slices[i]
+            gpu = bool(self.is_gpu[lo:hi].any())
+            thread = cols.thread_names.get((pid, tid))
+            process = cols.process_names.get(pid)
+            if gpu:
+                label = f"GPU {pid} stream {tid}"
+            elif thread:
+                label = thread
+            elif isinstance(pid, str) or isinstance(tid, str):
+                label = f"{pid} {tid}".strip() or "(unnamed)"
+            else:
+                label = f"{process or 'process ' + str(pid)} / thread {tid}"
+            out.append({"id": i, "pid": pid, "tid": tid, "label": label, "gpu": gpu,
+                        "events": int(self.complete[lo:hi].sum()),
+                        "depth": int(self.depth[lo:hi].max()) + 1 if hi > lo else 0})
+        # host threads first, then GPU streams; within each, by pid and tid as written
+        order = sorted(range(len(out)), key=lambda i: (out[i]["gpu"], str(out[i]["pid"]),
+                                                        str(out[i]["tid"])))
+        for rank, i in enumerate(order):
+            out[i]["order"] = rank
+        return out
+
+    # -- lookups --------------------------------------------------------------------
+    def args(self, i: int) -> Any:
+        """One event's args, decoded (None when it has none)."""
+        n = int(self.args_len[i])
+        if not n:
+            return None
+        import json
+        start = int(self.args_start[i])
+        try:
+            return json.loads(self.args_blob[start:start + n])
+        except ValueError:
+            return None
+
+    def segments(self, track: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Self segments of one thread (start, end, event index), in time order."""
+        found = self._segments.get(track)
+        if found is None:
+            idx = self._complete_idx[track]
+            *_, s, e, ev = _sweep.sweep(self.ts[idx], self.end[idx], True)
+            found = self._segments[track] = (s, e, idx[ev])
+        return found
+
+    def shape_ids(self) -> np.ndarray:
+        """Per event, an id into ``shape_names`` of its input shapes ("" when unrecorded)."""
+        if self._shape_ids is None:
+            ids = np.zeros(self.n, np.int32)
+            found: dict[str, int] = {"": 0}
+            cand = np.flatnonzero(self.is_op & (self.args_len > 0))
+            for i, args in zip(cand, self._args_many(cand)):
+                dims = args.get("Input Dims", args.get("input_shapes"))
+                if dims is not None:
+                    ids[i] = found.setdefault(_shape_text(dims), len(found))
+            self.shape_names = list(found)
+            self._shape_ids = ids
+        return self._shape_ids
+
+    def window_mask(self, start: float | None, end: float | None) -> np.ndarray:
+        """Complete events that start inside [start, end)."""
+        mask = self.complete.copy()
+        if start is not None:
+            mask &= self.ts >= start
+        if end is not None:
+            mask &= self.ts < end
+        return mask
+
+    @cached_property
+    def memory_events(self) -> dict[str, np.ndarray]:
+        """``[memory]`` instants: ts, bytes, total allocated, device (label index)."""
+        idx = np.flatnonzero(self.is_memory)
+        idx = idx[np.argsort(self.ts[idx], kind="stable")]
+        nbytes = np.zeros(len(idx), np.float64)
+        total = np.full(len(idx), np.nan)
+        device = np.zeros(len(idx), np.int32)
+        labels: dict[str, int] = {}
+        for k, a in enumerate(self._args_many(idx)):
+            nbytes[k] = _num(a.get("Bytes", a.get("bytes", 0)))
+            total[k] = _num(a.get("Total Allocated", a.get("total_allocated", np.nan)))
+            device[k] = labels.setdefault(_device_label(a), len(labels))
+        return {"index": idx, "bytes": nbytes, "total": total, "device": device,
+                "labels": np.array(list(labels) or [""], dtype=object)}
+
+    def _args_many(self, idx: np.ndarray):
+        """The args of many events, decoded in batches by msgspec (json when absent)."""
+        slices = [self.args_blob[int(self.args_start[i]):int(self.args_start[i] +
+                                                               self.args_len[i])] or b"{}"
+                  for i in idx]
+        if msgspec is not None:
+            decode = msgspec.json.Decoder(list[dict[str, Any]]).decode
+            for start in range(0, len(slices), 50_000):
+                try:
+                    yield from decode(b"[" + b",".join(slices[start:start + 50_000]) + b"]")
+                    continue
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    pass
+                for raw in slices[start:start + 50_000]:
+                    yield _loads(raw)
+        else:
+            for raw in slices:
+                yield _loads(raw)
+
+    def enclosing_op(self, idx: np.ndarray) -> np.ndarray:
+        """For instants ``idx``, the innermost operator running on the same thread at that
+        time (-1 when none)."""
+        out = np.full(len(idx), -1, np.int64)
+        for track, (lo, hi) in enumerate(self.track_slices):
+            sel = np.flatnonzero(self.track[idx] == track)
+            comp = self._complete_idx[track]
+            if not len(sel) or not len(comp):
+                continue
+            t = self.ts[idx[sel]]
+            pos = np.searchsorted(self.ts[comp], t, side="right") - 1
+            cand = np.where(pos >= 0, comp[np.maximum(pos, 0)], -1)
+            for _ in range(256):  # walk up until an op that covers t
+                bad = (cand >= 0) & ((self.end[np.maximum(cand, 0)] < t) |
+                                     ~self.is_op[np.maximum(cand, 0)])
+                if not bad.any():
+                    break
+                cand[bad] = self.parent[cand[bad]]
+            out[sel] = cand
+        return out
+
+
+def _loads(raw: bytes) -> dict:
+    import json
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _num(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _device_label(args: dict) -> str:
+    if "device" in args and isinstance(args["device"], str):
+        return args["device"]
+    kind = args.get("Device Type", 0)
+    index = args.get("Device Id", -1)
+    if kind in (0, "cpu", "CPU"):
+        return "CPU"
+    name = {1: "CUDA", 2: "MKLDNN", 3: "OPENGL", 4: "OPENCL", 5: "IDEEP", 6: "HIP",
+            8: "XLA", 13: "MPS", 20: "XPU"}.get(kind, str(kind))
+    return f"{name}:{index}" if isinstance(index, int) and index >= 0 else name
+
+
+def _shape_text(dims: Any) -> str:
+    if isinstance(dims, list):
+        return "[" + ", ".join(_shape_text(d) for d in dims) + "]"
+    return str(dims)

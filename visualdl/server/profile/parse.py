@@ -1,0 +1,367 @@
+"""Chrome trace-event JSON (ours or PyTorch's Kineto traces) into compact numpy columns.
+
+A trace of a million events is a few hundred MB of JSON; as Python dicts it would be a GB.
+So the event array is first split into raw slices (msgspec, without decoding them), then
+decoded a batch at a time into small typed structs whose fields go straight into columns
+(ts, dur, name id, category id, track id, phase), and the batch is dropped. Each event's
+``args`` are kept as their JSON bytes, decoded only when a view asks for one event.
+
+Without msgspec (the ``profiler`` extra) the standard ``json`` module parses the trace
+whole: slower and hungrier, same result.
+
+What PyTorch writes that is not strict JSON is tolerated: ``NaN``/``Infinity`` and trailing
+commas are repaired on a second try; a file cut short says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import numpy as np
+
+try:  # the fast path: optional extra "profiler"
+    import msgspec
+except ImportError:  # pragma: no cover - exercised where msgspec is absent
+    msgspec = None
+
+__all__ = ["TraceError", "Columns", "parse_trace", "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER"]
+
+PH_COMPLETE, PH_INSTANT, PH_COUNTER = 0, 1, 2
+_BATCH = 50_000
+_NAN = float("nan")
+_FAST_PH = {"X": 0, "i": 1, "I": 1, "C": 2}
+_DTYPES = {"ts": np.float64, "dur": np.float64, "name": np.int32, "cat": np.int32,
+           "track": np.int32, "ph": np.uint8, "args_len": np.int32}
+_NON_FINITE = re.compile(rb'(?<=[:\[,])(\s*)(-?Infinity|NaN)(?=\s*[,\]}])')
+_TRAILING_COMMA = re.compile(rb",(\s*[\]}])")
+#: Top-level keys shown as the run's environment (Kineto's, and our recorder's).
+META_KEYS = ("schemaVersion", "deviceProperties", "distributedInfo", "env", "environment",
+             "metadata", "host_name", "hostname", "trace_id", "record_shapes",
+             "profile_memory", "with_stack", "with_flops", "baseTimeNanoseconds",
+             "displayTimeUnit", "cuda_runtime_version", "cuda_driver_version",
+             "cupti_version", "framework", "framework_version", "torch_version", "version")
+
+
+class TraceError(ValueError):
+    """A trace that cannot be read; the message says why, in a user's words."""
+
+
+@dataclass
+class Columns:
+    """Every timed event of a trace (complete ``X``, instant ``i``/``I``, counter ``C``),
+    in file order; ``B``/``E`` pairs are joined into complete events."""
+
+    ts: np.ndarray            # float64, microseconds as written
+    dur: np.ndarray           # float64 (0 for instants and counters)
+    name: np.ndarray          # int32 into names
+    cat: np.ndarray           # int32 into cats
+    track: np.ndarray         # int32 into tracks
+    ph: np.ndarray            # uint8: PH_COMPLETE, PH_INSTANT, PH_COUNTER
+    args_start: np.ndarray    # int64 offset into args_blob
+    args_len: np.ndarray      # int32 (0: no args)
+    args_blob: bytes
+    names: list[str]
+    cats: list[str]
+    tracks: list[tuple[Any, Any]]                       # (pid, tid) as written
+    process_names: dict[Any, str] = field(default_factory=dict)
+    thread_names: dict[tuple[Any, Any], str] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # META_KEYS found, decoded
+    warnings: list[str] = field(default_factory=list)
+
+
+if msgspec is not None:
+    class _Event(msgspec.Struct, gc=False):  # what well-formed traces hold: decoded fast, typed
+        ph: str = ""
+        name: str = ""
+        cat: str = ""
+        pid: Union[int, str] = 0
+        tid: Union[int, str] = 0
+        ts: float = _NAN
+        dur: float = -1.0
+        args: msgspec.Raw = msgspec.Raw(b"")
+
+    class _LooseEvent(msgspec.Struct, gc=False):  # anything else, checked one by one
+        ph: Any = ""
+        name: Any = ""
+        cat: Any = ""
+        pid: Any = 0
+        tid: Any = 0
+        ts: Any = None
+        dur: Any = None
+        args: msgspec.Raw = msgspec.Raw(b"")
+
+    _Top = msgspec.defstruct("_Top", [("traceEvents", list[msgspec.Raw], [])] + [
+        (key, msgspec.Raw, msgspec.Raw(b"")) for key in META_KEYS])
+    _decode_events = msgspec.json.Decoder(list[_Event]).decode
+    _decode_loose = msgspec.json.Decoder(list[_LooseEvent]).decode
+    _decode_top = msgspec.json.Decoder(_Top).decode
+    _decode_list = msgspec.json.Decoder(list[msgspec.Raw]).decode
+    _decode_any = msgspec.json.Decoder().decode
+
+
+class _Builder:
+    """Accumulates columns batch by batch, interning names, categories and tracks."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, int] = {}
+        self.cats: dict[str, int] = {}
+        self.tracks: dict[tuple[Any, Any], int] = {}
+        self.pids: dict[Any, int] = {}
+        self.tids: dict[Any, int] = {}
+        self.cols: dict[str, list] = {k: [] for k in ("ts", "dur", "name", "cat", "track", "ph",
+                                                      "args_len")}
+        self.args: list[bytes] = []
+        self.process_names: dict[Any, str] = {}
+        self.thread_names: dict[tuple[Any, Any], str] = {}
+        self.open: dict[tuple[Any, Any], list] = {}  # B events waiting for their E
+        self.no_dur = 0
+        self.bad = 0
+
+    def add(self, ph: str, name: Any, cat: Any, pid: Any, tid: Any, ts: Any, dur: Any,
+            args: bytes) -> None:
+        if ph == "M":
+            self._metadata(name, pid, tid, args)
+            return
+        if ph not in ("X", "i", "I", "C", "B", "E", "R"):
+            return  # flows, async and object events: not drawn
+        if not isinstance(ts, (int, float)) or ts != ts:
+            self.bad += 1
+            return
+        key = (_key(pid), _key(tid))
+        if ph == "B":
+            self.open.setdefault(key, []).append((name, cat, ts, args))
+            return
+        if ph == "E":
+            stack = self.open.get(key)
+            if not stack:
+                self.bad += 1
+                return
+            name, cat, start, args = stack.pop()
+            ph, dur, ts = "X", ts - start, start
+        code = PH_COMPLETE if ph == "X" else (PH_COUNTER if ph == "C" else PH_INSTANT)
+        if code == PH_COMPLETE:
+            if not isinstance(dur, (int, float)) or dur != dur:
+                self.no_dur += 1
+                dur = 0.0
+            elif dur < 0:
+                self.bad += 1
+                dur = 0.0
+        else:
+            dur = 0.0
+        cols = self.cols
+        names = self.names
+        name = name if isinstance(name, str) else str(name)
+        cat = cat if isinstance(cat, str) else ("" if cat is None else str(cat))
+        cols["ts"].append(np.array([ts], np.float64))
+        cols["dur"].append(np.array([dur], np.float64))
+        cols["name"].append(np.array([names.setdefault(name, len(names))], np.int32))
+        cols["cat"].append(np.array([self.cats.setdefault(cat, len(self.cats))], np.int32))
+        cols["track"].append(np.array([self.tracks.setdefault(key, len(self.tracks))], np.int32))
+        cols["ph"].append(np.array([code], np.uint8))
+        cols["args_len"].append(np.array([len(args)], np.int32))
+        self.args.append(args)
+
+    def add_batch(self, events: list) -> None:
+        """Typed events (``_Event``): complete, instant and counter events go into the
+        columns with list comprehensions; the rare others (M, B/E, odd values) one by one."""
+        phs = [_FAST_PH.get(e.ph, 9) for e in events]
+        slow = [i for i, code in enumerate(phs) if code == 9]
+        if slow:
+            for i in slow:
+                e = events[i]
+                self.add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+            fast = [e for e, code in zip(events, phs) if code != 9]
+            phs = [code for code in phs if code != 9]
+        else:
+            fast = events
+        if not fast:
+            return
+        ts = np.fromiter((e.ts for e in fast), np.float64, len(fast))
+        dur = np.fromiter((e.dur for e in fast), np.float64, len(fast))
+        code = np.array(phs, np.uint8)
+        good = ~np.isnan(ts)
+        complete = code == 0
+        missing = complete & (dur < 0) & good
+        self.no_dur += int(missing.sum())
+        dur[~complete | (dur < 0)] = 0.0
+        if not good.all():
+            self.bad += int((~good).sum())
+            keep = np.flatnonzero(good)
+            fast = [fast[i] for i in keep]
+            ts, dur, code = ts[keep], dur[keep], code[keep]
+        names, cats = self.names, self.cats
+        cols = self.cols
+        n = len(fast)
+        cols["ts"].append(ts)
+        cols["dur"].append(dur)
+        cols["ph"].append(code)
+        cols["name"].append(np.fromiter((names.setdefault(e.name, len(names)) for e in fast),
+                                        np.int32, n))
+        cols["cat"].append(np.fromiter((cats.setdefault(e.cat, len(cats)) for e in fast),
+                                       np.int32, n))
+        # threads: pid and tid interned apart, paired with numpy (no tuple per event)
+        pids, tids = self.pids, self.tids
+        pid = np.fromiter((pids.setdefault(e.pid, len(pids)) for e in fast), np.int64, n)
+        tid = np.fromiter((tids.setdefault(e.tid, len(tids)) for e in fast), np.int64, n)
+        pairs, inverse = np.unique(pid << 32 | tid, return_inverse=True)
+        pid_of, tid_of = list(pids), list(tids)
+        local = np.array([self.tracks.setdefault((pid_of[int(k) >> 32], tid_of[int(k) & 0xFFFFFFFF]),
+                                                 len(self.tracks)) for k in pairs], np.int32)
+        cols["track"].append(local[inverse.ravel()])
+        raws = [e.args for e in fast]
+        cols["args_len"].append(np.fromiter((len(a) for a in raws), np.int32, n))
+        self.args.append(b"".join(raws))
+
+    def _metadata(self, name: Any, pid: Any, tid: Any, args: bytes) -> None:
+        if name not in ("process_name", "thread_name") or not args:
+            return
+        try:
+            value = json.loads(args).get("name")
+        except (ValueError, AttributeError):
+            return
+        if not isinstance(value, str):
+            return
+        if name == "process_name":
+            self.process_names[_key(pid)] = value
+        else:
+            self.thread_names[(_key(pid), _key(tid))] = value
+
+    def finish(self, meta: dict[str, Any]) -> Columns:
+        for key, stack in self.open.items():  # B without E: ends at the last timestamp
+            self.bad += len(stack)
+        c = {k: (np.concatenate(v) if v else np.zeros(0, _DTYPES[k])) for k, v in self.cols.items()}
+        n = len(c["ts"])
+        args_len = c["args_len"]
+        args_start = np.zeros(n, np.int64)
+        if n:
+            np.cumsum(args_len[:-1], out=args_start[1:])
+        warnings = []
+        if self.no_dur:
+            warnings.append(f"{self.no_dur:,} complete events had no dur (shown as 0 long)")
+        if self.bad:
+            warnings.append(f"{self.bad:,} events were malformed and skipped")
+        return Columns(
+            ts=c["ts"], dur=c["dur"], name=c["name"], cat=c["cat"], track=c["track"],
+            ph=c["ph"],
+            args_start=args_start, args_len=args_len, args_blob=b"".join(self.args),
+            names=list(self.names), cats=list(self.cats), tracks=list(self.tracks),
+            process_names=self.process_names, thread_names=self.thread_names,
+            meta=meta, warnings=warnings,
+        )
+
+
+def _key(value: Any) -> Any:
+    """pid/tid as a hashable, JSON-friendly value (Kineto writes ints and strings)."""
+    if isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return str(value)
+
+
+def parse_trace(raw: bytes) -> Columns:
+    """Parse a Chrome trace (an object with ``traceEvents``, or a bare array of events)."""
+    text = bytes(raw)
+    head = text.lstrip()[:1]
+    if not head:
+        raise TraceError("the trace is empty")
+    if head not in (b"{", b"["):
+        raise TraceError("the trace is not JSON (it does not start with { or [)")
+    try:
+        return _parse(text)
+    except TraceError:
+        raise
+    except ValueError as first:
+        repaired = _TRAILING_COMMA.sub(rb"\1", _NON_FINITE.sub(rb"\1null", text))
+        if repaired != text:
+            try:
+                return _parse(repaired)
+            except ValueError:
+                pass
+        raise TraceError(_explain(text, first)) from None
+
+
+def _explain(text: bytes, err: Exception) -> str:
+    tail = text.rstrip()[-1:]
+    if tail not in (b"}", b"]"):
+        return "the trace is truncated (its JSON ends early: still being written, or cut off)"
+    return f"the trace is not valid JSON: {err}"
+
+
+def _parse(text: bytes) -> Columns:
+    return _parse_msgspec(text) if msgspec is not None else _parse_json(text)
+
+
+def _parse_msgspec(text: bytes) -> Columns:
+    try:
+        if text.lstrip()[:1] == b"[":
+            raws, meta = _decode_list(text), {}
+        else:
+            top = _decode_top(text)
+            raws = top.traceEvents
+            meta = {}
+            for key in META_KEYS:
+                value = getattr(top, key)
+                if len(value):
+                    meta[key] = _decode_any(value)
+    except msgspec.ValidationError as exc:
+        raise TraceError(f"the trace's JSON is not a Chrome trace: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise ValueError(str(exc)) from None
+    builder = _Builder()
+    add = builder.add
+    for start in range(0, len(raws), _BATCH):
+        batch = raws[start:start + _BATCH]
+        text = b"[" + b",".join(batch) + b"]"
+        try:
+            builder.add_batch(_decode_events(text))
+        except msgspec.ValidationError:  # odd values somewhere: this batch the slow way
+            for e in _decode_one_by_one(batch, builder):
+                add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+        except msgspec.DecodeError as exc:
+            raise ValueError(str(exc)) from None
+        del batch, text
+    del raws
+    return builder.finish(meta)
+
+
+def _decode_one_by_one(batch: list, builder: _Builder) -> list:
+    """A batch holding an event that is not an object: keep the good ones."""
+    out = []
+    for raw in batch:
+        try:
+            out.extend(_decode_loose(b"[" + bytes(raw) + b"]"))
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            builder.bad += 1
+    return out
+
+
+def _parse_json(text: bytes) -> Columns:
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise TraceError("the trace is nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"the trace is not UTF-8 text: {exc}") from None
+    if isinstance(doc, list):
+        events, meta = doc, {}
+    elif isinstance(doc, dict):
+        events = doc.get("traceEvents", [])
+        meta = {k: doc[k] for k in META_KEYS if k in doc}
+    else:
+        raise TraceError("the trace's JSON is neither an object nor an array")
+    if not isinstance(events, list):
+        raise TraceError("traceEvents is not an array")
+    builder = _Builder()
+    for e in events:
+        if not isinstance(e, dict):
+            builder.bad += 1
+            continue
+        args = e.get("args")
+        builder.add(e.get("ph", ""), e.get("name", ""), e.get("cat", ""), e.get("pid", 0),
+                    e.get("tid", 0), e.get("ts"), e.get("dur"),
+                    json.dumps(args).encode() if args is not None else b"")
+    return builder.finish(meta)
