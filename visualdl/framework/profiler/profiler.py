@@ -133,9 +133,10 @@ class Profiler:
         """Stop; a window being recorded ends here and goes to ``on_trace_ready``."""
         if not self._started:
             return
-        self._close_step(time.perf_counter_ns(), final=True)
+        closed = self._close_step(time.perf_counter_ns(), final=True)
         if self._rec is not None:
-            self._end_window(last=self.step_num)
+            self._end_window(last=self.step_num if closed else max(self._window_first,
+                                                                    self.step_num - 1))
         self.previous_state, self.current_state = self.current_state, ProfilerState.CLOSED
         self._started = False
 
@@ -169,13 +170,16 @@ class Profiler:
 
         return cuda_available()
 
-    def _close_step(self, now: int, final: bool = False) -> None:
+    def _close_step(self, now: int, final: bool = False) -> bool:
+        """Record the current step's span; False when nothing was recorded."""
         rec = self._rec
-        if final and rec is not None and (not rec.events or rec.events[-1][3] < self._step_t0):
-            return  # stop() right after step(): no empty trailing ProfilerStep
-        if rec is not None and rec.recording:
-            rec.span(PROFILE_STEP, f"ProfilerStep#{self.step_num}", self._step_t0, now,
-                     {"Step": self.step_num})
+        if rec is None or not rec.recording:
+            return False
+        if final and (not rec.events or rec.events[-1][3] < self._step_t0):
+            return False  # stop() right after step(): no empty trailing ProfilerStep
+        rec.span(PROFILE_STEP, f"ProfilerStep#{self.step_num}", self._step_t0, now,
+                 {"Step": self.step_num})
+        return True
 
     def _end_window(self, last: int) -> None:
         rec, self._rec = self._rec, None
