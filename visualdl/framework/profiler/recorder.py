@@ -87,6 +87,18 @@ def _compile_listener_class() -> type | None:
     return CompileListener
 
 
+def _cuda_event() -> Any:
+    """A recorded CUDA event on the default stream (the one our kernels launch on)."""
+    from numba import cuda
+
+    try:
+        e = cuda.event(timing=True)
+    except TypeError:  # the simulator's Event takes no arguments
+        e = cuda.event()
+    e.record()
+    return e
+
+
 class Recorder:
     """Events of one recording window. ``ops``: record ops (False for ``timer_only``)."""
 
@@ -117,9 +129,7 @@ class Recorder:
             from numba import cuda
 
             cuda.synchronize()
-            base = cuda.event(timing=True)
-            base.record()
-            self.gpu_base = (base, _now())
+            self.gpu_base = (_cuda_event(), _now())
         self.start_epoch_ns = time.time_ns()
         self.start_ns = _now()
         cls = _compile_listener_class() if self.ops else None
@@ -160,11 +170,7 @@ class Recorder:
     # ------------------------------------------------------------ hooks (hot)
     def op_begin(self, device: str) -> Any:
         if self.gpu and device == "cuda":
-            from numba import cuda
-
-            e = cuda.event(timing=True)
-            e.record()
-            return (_now(), e)
+            return (_now(), _cuda_event())
         return _now()
 
     def op_end(self, t0: Any, op: Any, inputs: tuple, data: Any) -> None:
@@ -176,12 +182,8 @@ class Recorder:
                   if self.shapes else None)
         name = op.name
         if type(t0) is tuple:  # on the GPU: close the kernel's event pair
-            from numba import cuda
-
             t0, e0 = t0
-            e1 = cuda.event(timing=True)
-            e1.record()
-            self.kernels.append((name, OPERATOR, e0, e1, t0, t1, seq))
+            self.kernels.append((name, OPERATOR, e0, _cuda_event(), t0, t1, seq))
         tid = _tid()
         self.events.append((OPERATOR, name, t0, t1, tid, (seq, op.device, shapes, None)))
         if self.memory is not None:
@@ -190,12 +192,7 @@ class Recorder:
     def backward(self, node: Any, g: Any) -> tuple:
         """Run ``node.backward(g)`` timed, as the backward op ``<name>_grad``."""
         device = node.device
-        e0 = None
-        if self.gpu and device == "cuda":
-            from numba import cuda
-
-            e0 = cuda.event(timing=True)
-            e0.record()
+        e0 = _cuda_event() if self.gpu and device == "cuda" else None
         t0 = _now()
         grads = node.backward(g)
         t1 = _now()
@@ -203,11 +200,7 @@ class Recorder:
         seq = self._fwd.pop(id(node), None)
         shapes = [tuple(getattr(g, "shape", ()))] if self.shapes else None
         if e0 is not None:
-            from numba import cuda
-
-            e1 = cuda.event(timing=True)
-            e1.record()
-            self.kernels.append((name + "_grad", BACKWARD, e0, e1, t0, t1, seq))
+            self.kernels.append((name + "_grad", BACKWARD, e0, _cuda_event(), t0, t1, seq))
         tid = _tid()
         self.events.append((BACKWARD, name + "_grad", t0, t1, tid, (seq, device, shapes, name)))
         if self.memory is not None:
