@@ -107,10 +107,14 @@ class Optimizer:
         """Apply one update to every parameter that has a gradient."""
         rec = _profiling.active
         if rec is not None:  # vf.profiler records: time the whole update as one span
+            gpu = rec.gpu_begin(self._params[0].device)
             t0 = time.perf_counter_ns()
             self._step()
             if rec is _profiling.active:
-                rec.span(OPTIMIZER, f"Optimizer.step#{type(self).__name__}.step", t0)
+                name = f"Optimizer.step#{type(self).__name__}.step"
+                rec.span(OPTIMIZER, name, t0)
+                if gpu is not None:
+                    rec.gpu_end(gpu, name, OPTIMIZER, t0)
             return
         self._step()
 

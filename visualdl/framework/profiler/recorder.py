@@ -215,6 +215,13 @@ class Recorder:
         """A finished span (``t0``/``t1`` from ``time.perf_counter_ns``; ``t1``: now)."""
         self.events.append((cat, name, t0, _now() if t1 is None else t1, _tid(), args))
 
+    def gpu_begin(self, device: str) -> Any:
+        """A CUDA event opening device work outside ops (the optimizer's kernels), or None."""
+        return _cuda_event() if self.gpu and device == "cuda" else None
+
+    def gpu_end(self, e0: Any, name: str, cat: str, t0: int) -> None:
+        self.kernels.append((name, cat, e0, _cuda_event(), t0, _now(), None))
+
     def track(self, data: Any, device: str, op: str | None = None) -> None:
         """Count a buffer made outside an op (a DataLoader batch) when memory is profiled."""
         if self.memory is not None:

@@ -20,13 +20,14 @@ import socket
 import sys
 from typing import Any
 
-from .categories import BACKWARD, KERNEL, MEMORY, OPERATOR
+from .categories import BACKWARD, KERNEL, MEMORY, OPERATOR, OPTIMIZER
 from .recorder import Recorder
 
 GPU_PID = 0
 GPU_STREAM_TID = 0
 _DEVICE_TYPE = {"cpu": 0, "cuda": 1}  # Kineto's "Device Type"
 _DEVICE_ID = {"cpu": -1, "cuda": 0}
+_KIND = {BACKWARD: "backward", OPTIMIZER: "optimizer"}
 
 
 def environment(rec: Recorder, devices: list[str]) -> dict[str, Any]:
@@ -118,7 +119,7 @@ def _kernel_events(rec: Recorder) -> list[dict[str, Any]]:
         out.append({"ph": "X", "cat": KERNEL, "name": name, "pid": GPU_PID,
                     "tid": GPU_STREAM_TID, "ts": round(ts_ns / 1000, 3),
                     "dur": round(dur_ns / 1000, 3),
-                    "args": {"Op": name, "Kind": "backward" if cat == BACKWARD else "forward",
+                    "args": {"Op": name, "Kind": _KIND.get(cat, "forward"),
                              "Sequence number": seq, "device": 0, "stream": 0,
                              "Timing": timing}})
     return out
