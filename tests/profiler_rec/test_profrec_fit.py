@@ -182,3 +182,13 @@ def test_bad_profile_steps_are_refused(tmp_path):
             vf.callbacks.VisualDL(str(tmp_path), profile_steps=bad)
     with pytest.raises(ValueError, match="profiler_options"):
         vf.callbacks.VisualDL(str(tmp_path), profile_steps=(1, 2), profiler_options={"x": 1})
+
+
+def test_the_callback_keeps_its_profiler(tmp_path, capsys):
+    _, cb = fit_model(str(tmp_path / "run"), profile_steps=(2, 4), eval_data=False)
+    assert cb.profiler.profiled_steps == (2, 3)
+    text = cb.profiler.summary()
+    assert "Operator Summary" in text and "linear_grad" in text
+    path = cb.profiler.export(str(tmp_path / "t.json"))
+    trace = json.loads(open(path).read())
+    assert [e["name"] for e in _x(trace, "ProfileStep")] == ["ProfilerStep#2", "ProfilerStep#3"]

@@ -58,6 +58,7 @@ class MemoryEvents:
         self.totals: dict[str, int] = {}
         self.active = True
         self._live: set[int] = set()
+        self._finalizers: list[weakref.finalize] = []
 
     def alloc(self, arr: object, device: str, t_ns: int, tid: int, op: str | None) -> None:
         import numpy as np
@@ -73,12 +74,19 @@ class MemoryEvents:
         if not nbytes or key in self._live:
             return
         try:
-            weakref.finalize(arr, self._free, key, device, nbytes, addr)
+            self._finalizers.append(weakref.finalize(arr, self._free, key, device, nbytes, addr))
         except TypeError:  # not weak-referenceable: its free would never be seen
             return
         self._live.add(key)
         total = self.totals[device] = self.totals.get(device, 0) + nbytes
         self.sink.append((t_ns, tid, device, nbytes, total, addr, op))
+
+    def close(self) -> None:
+        """Stop recording: later frees are not events, and no finalizer outlives us."""
+        self.active = False
+        for fin in self._finalizers:
+            fin.detach()
+        self._finalizers.clear()
 
     def _free(self, key: int, device: str, nbytes: int, addr: int) -> None:
         if not self.active:

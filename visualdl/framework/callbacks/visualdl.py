@@ -97,6 +97,7 @@ class VisualDL(Callback):
     ``worker<rank>``, at step ``start`` with ``end_step`` the last profiled step.
     ``profiler_options`` go to ``Profiler`` (``record_shapes``, ``profile_memory``,
     ``timer_only``, ``targets``). Training that ends inside the window writes what it got.
+    The ``Profiler`` stays in ``.profiler`` (``cb.profiler.summary()``, ``.export(path)``).
 
     Steps count train batches from 1 across epochs. ``log_graph``, ``log_images``,
     ``histogram_freq=0`` turn parts off. Only the process of rank 0 writes (ranks are read
@@ -132,6 +133,7 @@ class VisualDL(Callback):
             raise ValueError(f"VisualDL: unknown profiler_options {sorted(bad)}; allowed: "
                              f"{sorted(_PROFILER_OPTIONS)}")
         self._profiler: Any = None
+        self.profiler: Any = None  # the vf.profiler.Profiler of profile_steps, once started
 
     # ------------------------------------------------------------ writer
     def _open(self) -> Any:
@@ -185,7 +187,7 @@ class VisualDL(Callback):
                                  **self.profiler_options)
         prof.step_num = self.step + 1  # the profiler counts the steps our scalars count
         prof.start()
-        self._profiler = prof
+        self._profiler = self.profiler = prof
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._epoch_images = not self.log_images

@@ -164,7 +164,7 @@ class Recorder:
             nev.unregister("numba:compiler_lock", self._listener)
             self._listener = None
         if self.memory is not None:
-            self.memory.active = False
+            self.memory.close()
         self._fwd.clear()
 
     # ------------------------------------------------------------ hooks (hot)
@@ -178,8 +178,7 @@ class Recorder:
         self._seq = seq = self._seq + 1
         if op.needs:
             self._fwd[id(op)] = seq
-        shapes = ([None if t is None else tuple(t._data.shape) for t in inputs]
-                  if self.shapes else None)
+        shapes = [None if t is None else t._data.shape for t in inputs] if self.shapes else None
         name = op.name
         if type(t0) is tuple:  # on the GPU: close the kernel's event pair
             t0, e0 = t0
