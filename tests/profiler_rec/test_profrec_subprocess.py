@@ -89,10 +89,12 @@ CUDA_STEP = """
 
     net = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 3)).to("cuda")
     opt = vf.optim.SGD(net.parameters(), 0.1)
-    x = vf.tensor(np.random.default_rng(0).random((2, 6), np.float32), device="cuda")
-    y = vf.tensor(np.array([0, 2]), device="cuda")
+    data = vf.data.TensorDataset(np.random.default_rng(0).random((2, 6), np.float32),
+                                 np.array([0, 2]))
+    loader = vf.data.DataLoader(data, batch_size=2, device="cuda")
     targets = [vf.profiler.ProfilerTarget.CPU, vf.profiler.ProfilerTarget.GPU]
     with vf.profiler.Profiler(targets=targets, record_shapes=True, profile_memory=True) as prof:
+        (x, y), = list(loader)
         loss = F.cross_entropy(net(x), y)
         opt.zero_grad()
         loss.backward()
@@ -109,6 +111,12 @@ def test_cuda_kernels_on_the_simulator(tmp_path):
     # a backward op shares its forward op's sequence number: key by both
     ops = {(e["name"], e["args"]["Sequence number"]): e for e in _x(trace)
            if e["cat"] in ("Operator", "Backward") and "Sequence number" in e.get("args", {})}
+    (copy,) = _x(trace, "Memcpy")
+    (runtime,) = _x(trace, "Runtime")
+    assert copy["pid"] == 0 and runtime["pid"] != 0
+    assert runtime["name"] == "cudaMemcpy HtoD" and runtime["args"]["Bytes"] == 2 * 6 * 4 + 2 * 8
+    (loading,) = _x(trace, "Dataloader")
+    assert loading["ts"] <= runtime["ts"] <= loading["ts"] + loading["dur"]
     (opt,) = [k for k in kernels if k["args"]["Kind"] == "optimizer"]
     assert opt["name"] == "Optimizer.step#SGD.step" and opt["args"]["Sequence number"] is None
     kernels.remove(opt)

@@ -27,7 +27,7 @@ from typing import Any
 from .. import autograd as _autograd
 from .. import dispatch as _dispatch
 from ..memory import MemoryEvents
-from .categories import BACKWARD, COMPILE, OPERATOR
+from .categories import BACKWARD, COMPILE, MEMCPY, OPERATOR, RUNTIME
 
 active: Recorder | None = None  # the recorder spans go to, or None: one global read to check
 
@@ -220,6 +220,20 @@ class Recorder:
 
     def gpu_end(self, e0: Any, name: str, cat: str, t0: int) -> None:
         self.kernels.append((name, cat, e0, _cuda_event(), t0, _now(), None))
+
+    def copy_to_device(self, make: Any, nbytes: int) -> Any:
+        """Run ``make()`` (which copies ``nbytes`` from the host to the GPU) as a Runtime
+        span ``cudaMemcpy HtoD`` on the host and, with the GPU target, a Memcpy event on the
+        device track; returns what ``make`` returned."""
+        e0 = _cuda_event() if self.gpu else None
+        t0 = _now()
+        out = make()
+        args = {"Bytes": nbytes, "Kind": "HtoD"}
+        self.span(RUNTIME, "cudaMemcpy HtoD", t0, args=args)
+        if e0 is not None:
+            self.kernels.append(("Memcpy HtoD (Pageable -> Device)", MEMCPY, e0, _cuda_event(),
+                                 t0, _now(), None))
+        return out
 
     def track(self, data: Any, device: str, op: str | None = None) -> None:
         """Count a buffer made outside an op (a DataLoader batch) when memory is profiled."""

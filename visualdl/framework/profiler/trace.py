@@ -20,14 +20,14 @@ import socket
 import sys
 from typing import Any
 
-from .categories import BACKWARD, KERNEL, MEMORY, OPERATOR, OPTIMIZER
+from .categories import BACKWARD, KERNEL, MEMCPY, MEMORY, OPERATOR, OPTIMIZER
 from .recorder import Recorder
 
 GPU_PID = 0
 GPU_STREAM_TID = 0
 _DEVICE_TYPE = {"cpu": 0, "cuda": 1}  # Kineto's "Device Type"
 _DEVICE_ID = {"cpu": -1, "cuda": 0}
-_KIND = {BACKWARD: "backward", OPTIMIZER: "optimizer"}
+_KIND = {BACKWARD: "backward", OPTIMIZER: "optimizer", MEMCPY: "memcpy"}
 
 
 def environment(rec: Recorder, devices: list[str]) -> dict[str, Any]:
@@ -116,7 +116,8 @@ def _kernel_events(rec: Recorder) -> list[dict[str, Any]]:
         else:
             ts_ns = base_ns - rec.start_ns + start_ms * 1e6
             dur_ns, timing = dur_ms * 1e6, "cuda_event"
-        out.append({"ph": "X", "cat": KERNEL, "name": name, "pid": GPU_PID,
+        out.append({"ph": "X", "cat": MEMCPY if cat == MEMCPY else KERNEL, "name": name,
+                    "pid": GPU_PID,
                     "tid": GPU_STREAM_TID, "ts": round(ts_ns / 1000, 3),
                     "dur": round(dur_ns / 1000, 3),
                     "args": {"Op": name, "Kind": _KIND.get(cat, "forward"),
