@@ -180,3 +180,20 @@ def test_export_visualdl_to_a_logdir(tmp_path):
     assert [e["name"] for e in _x(trace, "ProfileStep")] == ["ProfilerStep#1", "ProfilerStep#2"]
     with pytest.raises(TypeError, match="writer_or_logdir"):
         vf.profiler.export_visualdl(42)
+
+
+def test_overview_parts_follow_the_innermost_phase():
+    from visualdl.framework.profiler.summary import step_parts
+
+    step = _net_step()
+    with vf.profiler.Profiler() as prof:
+        with RecordEvent("whole step", event_type=vf.profiler.TracerEventType.Forward):
+            with RecordEvent("load", event_type="Dataloader"):
+                x = vf.tensor(np.ones((4, 16), np.float32))
+            step()
+        prof.step()
+    (s,) = step_parts([dict(e) for e in prof.trace()["traceEvents"]])
+    parts = s["parts"]
+    assert parts["Backward"] > 0 and parts["Optimizer"] > 0 and parts["Dataloader"] > 0
+    assert parts["Forward"] > 0 and x.shape == (4, 16)
+    assert sum(parts.values()) == pytest.approx(s["dur"], rel=1e-6)

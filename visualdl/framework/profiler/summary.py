@@ -65,9 +65,10 @@ _UNITS = {"s": 1e6, "ms": 1e3, "us": 1.0, "ns": 1e-3}
 def annotate(events: list[dict[str, Any]]) -> None:
     """Add ``_self`` (µs) and ``_part`` (an entry of PARTS) to each complete host event.
 
-    A part is Compile for compile spans, else the outermost phase (Dataloader / Forward /
-    Backward / Optimizer span, or op) around the event, else Other. Summed over a step's
-    events, the parts give the step's wall time.
+    A part is Compile for compile spans; else the innermost phase span (Dataloader /
+    Forward / Backward / Optimizer) around the event; a backward op is Backward, a forward
+    op outside any phase span Forward; the rest is Other. Summed over a step's events,
+    the parts give the step's wall time.
     """
     by_thread: dict[tuple, list] = defaultdict(list)
     for ev in events:
@@ -86,10 +87,10 @@ def annotate(events: list[dict[str, Any]]) -> None:
                 parent["_self"] -= ev["dur"]
             cat = ev.get("cat")
             inherited = parent.get("_phase") if parent is not None else None
-            own = _PHASES.get(cat)
-            if cat == OPERATOR and own is None:
-                own = "Forward"
-            ev["_phase"] = inherited or own
+            if is_op(ev):  # a backward op is Backward; a forward op takes the phase around it
+                ev["_phase"] = "Backward" if cat == BACKWARD else (inherited or "Forward")
+            else:  # the innermost phase span wins (fit's backward inside a user span)
+                ev["_phase"] = _PHASES.get(cat) or inherited
             ev["_part"] = "Compile" if cat == COMPILE else (ev["_phase"] or "Other")
             stack.append(ev)
 
