@@ -197,3 +197,32 @@ def test_overview_parts_follow_the_innermost_phase():
     assert parts["Backward"] > 0 and parts["Optimizer"] > 0 and parts["Dataloader"] > 0
     assert parts["Forward"] > 0 and x.shape == (4, 16)
     assert sum(parts.values()) == pytest.approx(s["dur"], rel=1e-6)
+
+
+def test_threads_are_os_thread_ids():
+    import threading
+
+    step = _net_step()
+    other: dict[str, int] = {}
+
+    def work():
+        other["tid"] = threading.get_native_id()
+        with RecordEvent("in a thread"):
+            step()
+
+    with vf.profiler.Profiler() as prof:
+        step()
+        th = threading.Thread(target=work)
+        th.start()
+        th.join()
+        prof.step()
+    trace = prof.trace()
+    (span,) = _x(trace, "UserDefined", "in a thread")
+    assert span["tid"] == other["tid"] != threading.get_native_id()
+    assert {e["tid"] for e in _x(trace, "ProfileStep")} == {threading.get_native_id()}
+    thread_ops = [e for e in _x(trace, "Operator") if e["tid"] == other["tid"]]
+    assert thread_ops and all(_inside(e, span) for e in thread_ops)
+    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert names[threading.get_native_id()] == "main thread"
+    assert names[other["tid"]] == f"thread {other['tid']}"

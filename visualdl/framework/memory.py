@@ -46,7 +46,8 @@ def tune_host_allocator(mmap_threshold: int = 256 << 20, trim_threshold: int = 5
 class MemoryEvents:
     """Tensor buffers allocated and freed while ``vf.profiler`` records with
     ``profile_memory=True``: one ``(ns, tid, device, bytes, total, addr, op)`` row per event
-    into ``sink`` (bytes < 0 for a free), as Kineto's ``[memory]`` events carry them.
+    into ``sink`` (bytes < 0 for a free; tid: ``threading.get_ident()``), as Kineto's
+    ``[memory]`` events carry them.
 
     Why per buffer, not per tensor: views (reshape, detach) share their base's memory; only
     an array that owns its memory counts, and its free is seen through a weak reference.
@@ -93,5 +94,5 @@ class MemoryEvents:
             return
         self._live.discard(key)
         total = self.totals[device] = self.totals.get(device, 0) - nbytes
-        self.sink.append((time.perf_counter_ns(), threading.get_native_id(), device, -nbytes,
+        self.sink.append((time.perf_counter_ns(), threading.get_ident(), device, -nbytes,
                           total, addr, None))

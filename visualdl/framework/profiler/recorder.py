@@ -32,7 +32,7 @@ from .categories import BACKWARD, COMPILE, MEMCPY, OPERATOR, RUNTIME
 active: Recorder | None = None  # the recorder spans go to, or None: one global read to check
 
 _now = time.perf_counter_ns
-_tid = threading.get_native_id
+_tid = threading.get_ident  # no syscall (get_native_id is one): mapped to OS ids in native_ids
 
 
 def _compile_listener_class() -> type | None:
@@ -117,6 +117,7 @@ class Recorder:
         self._seq = 0
         self._fwd: dict[int, int] = {}  # id(op) -> its forward event's sequence number
         self._listener: Any = None
+        self.native_ids: dict[int, int] = {}  # threading ident -> OS thread id
         self.recording = False
 
     # ------------------------------------------------------------ lifetime
@@ -130,6 +131,7 @@ class Recorder:
 
             cuda.synchronize()
             self.gpu_base = (_cuda_event(), _now())
+        self.native_ids = {_tid(): threading.get_native_id()}
         self.start_epoch_ns = time.time_ns()
         self.start_ns = _now()
         cls = _compile_listener_class() if self.ops else None
@@ -150,6 +152,8 @@ class Recorder:
         if not self.recording:
             return
         self.stop_ns = _now()
+        self.native_ids.update((t.ident, t.native_id) for t in threading.enumerate()
+                               if t.ident is not None and t.native_id is not None)
         self.recording = False
         if active is self:
             active = None
@@ -184,6 +188,8 @@ class Recorder:
             t0, e0 = t0
             self.kernels.append((name, OPERATOR, e0, _cuda_event(), t0, t1, seq))
         tid = _tid()
+        if tid not in self.native_ids:  # a thread's first event: learn its OS id
+            self.native_ids[tid] = threading.get_native_id()
         self.events.append((OPERATOR, name, t0, t1, tid, (seq, op.device, shapes, None)))
         if self.memory is not None:
             self.memory.alloc(data, op.device, t1 - 1, tid, name)
@@ -201,6 +207,8 @@ class Recorder:
         if e0 is not None:
             self.kernels.append((name + "_grad", BACKWARD, e0, _cuda_event(), t0, t1, seq))
         tid = _tid()
+        if tid not in self.native_ids:
+            self.native_ids[tid] = threading.get_native_id()
         self.events.append((BACKWARD, name + "_grad", t0, t1, tid, (seq, device, shapes, name)))
         if self.memory is not None:
             for gi in grads:
@@ -212,7 +220,10 @@ class Recorder:
     def span(self, cat: str, name: str, t0: int, t1: int | None = None,
              args: dict | None = None) -> None:
         """A finished span (``t0``/``t1`` from ``time.perf_counter_ns``; ``t1``: now)."""
-        self.events.append((cat, name, t0, _now() if t1 is None else t1, _tid(), args))
+        tid = _tid()
+        if tid not in self.native_ids:
+            self.native_ids[tid] = threading.get_native_id()
+        self.events.append((cat, name, t0, _now() if t1 is None else t1, tid, args))
 
     def gpu_begin(self, device: str) -> Any:
         """A CUDA event opening device work outside ops (the optimizer's kernels), or None."""

@@ -127,7 +127,8 @@ def _kernel_events(rec: Recorder) -> list[dict[str, Any]]:
 
 
 def _main_tid(rec: Recorder) -> int:
-    return rec.events[0][4] if rec.events else 0
+    """The OS id of the thread that started recording."""
+    return next(iter(rec.native_ids.values()), 0)
 
 
 def build(rec: Recorder, *, steps: tuple[int, int] | None = None, worker: str = "",
@@ -135,11 +136,18 @@ def build(rec: Recorder, *, steps: tuple[int, int] | None = None, worker: str = 
     """The Chrome trace document of ``rec`` (which must be stopped)."""
     pid = os.getpid()
     base = rec.start_ns
+    native = rec.native_ids
+
+    def os_tid(ident: int) -> int:  # a thread gone before stop() keeps a 31-bit ident
+        tid = native.get(ident)
+        return tid if tid is not None else ident & 0x7FFFFFFF
+
     events: list[dict[str, Any]] = []
     tids: set[int] = set()
     devices: set[str] = set()
     append = events.append
-    for cat, name, t0, t1, tid, args in rec.events:
+    for cat, name, t0, t1, ident, args in rec.events:
+        tid = os_tid(ident)
         ev: dict[str, Any] = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
                               "ts": round((t0 - base) / 1000, 3), "dur": round((t1 - t0) / 1000, 3)}
         if type(args) is tuple:
@@ -149,7 +157,8 @@ def build(rec: Recorder, *, steps: tuple[int, int] | None = None, worker: str = 
             ev["args"] = args
         tids.add(tid)
         append(ev)
-    for t, tid, device, nbytes, total, addr, op in rec.mem_events:
+    for t, ident, device, nbytes, total, addr, op in rec.mem_events:
+        tid = os_tid(ident)
         mev = {"ph": "i", "s": "t", "cat": MEMORY, "name": "[memory]", "pid": pid, "tid": tid,
                "ts": round((t - base) / 1000, 3),
                "args": {"Bytes": nbytes, "Total Allocated": total, "Total Reserved": total,
