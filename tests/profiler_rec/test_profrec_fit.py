@@ -136,6 +136,12 @@ def test_memory_events_when_profile_memory(fitted):
         total += e["args"]["Bytes"]
         assert e["args"]["Total Allocated"] == total
         assert e["args"]["Device Type"] == 0 and e["args"]["Device Id"] == -1
+    # linear's output (a view of the buffer its kernel allocated) counts, inside linear
+    linear = [e for e in mem if e["args"].get("Op") == "linear"]
+    assert {e["args"]["Bytes"] for e in linear} >= {64 * 32 * 4, 64 * 10 * 4}
+    # the batches, made by the DataLoader: 64 x 64 float32 inputs, 64 int64 labels
+    loaded = {e["args"]["Bytes"] for e in mem if e["args"].get("Op") == "DataLoader.__next__"}
+    assert {64 * 64 * 4, 64 * 8} <= loaded
     # relu's output: 64 x 32 float32, allocated inside the relu op
     relu = _x(trace, "Operator", "relu")
     allocs = [e for e in mem if e["args"].get("Op") == "relu"]

@@ -120,10 +120,10 @@ class DataLoader:
                 batch = (self.collate_fn(items) if self.collate_fn is not None
                          else default_collate(items, self.device))
             if rec is not None and rec is _profiling.active:
-                rec.span(DATALOADER, "DataLoader.__next__", t0,
-                         args={"Batch": start // self.batch_size, "Samples": len(idx)})
                 if rec.memory is not None:
                     for t in (batch if isinstance(batch, (tuple, list)) else ()):
                         if isinstance(t, Tensor):
                             rec.track(t._data, t._device, "DataLoader.__next__")
+                rec.span(DATALOADER, "DataLoader.__next__", t0,
+                         args={"Batch": start // self.batch_size, "Samples": len(idx)})
             yield batch

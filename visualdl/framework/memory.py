@@ -49,8 +49,9 @@ class MemoryEvents:
     into ``sink`` (bytes < 0 for a free; tid: ``threading.get_ident()``), as Kineto's
     ``[memory]`` events carry them.
 
-    Why per buffer, not per tensor: views (reshape, detach) share their base's memory; only
-    an array that owns its memory counts, and its free is seen through a weak reference.
+    Why per buffer, not per tensor: views (reshape, detach) share their base's memory; a
+    buffer counts once, when an op returns it (or a view of it that is not a view of an
+    input), and its free is seen through a weak reference.
     ``total`` is per device and counts what was allocated since recording began.
     """
 
@@ -61,11 +62,21 @@ class MemoryEvents:
         self._live: set[int] = set()
         self._finalizers: list[weakref.finalize] = []
 
-    def alloc(self, arr: object, device: str, t_ns: int, tid: int, op: str | None) -> None:
+    def alloc(self, arr: object, device: str, t_ns: int, tid: int, op: str | None,
+              sources: tuple = ()) -> None:
+        """Count ``arr``'s buffer if it is new: an array owning its memory, or a view whose
+        base is none of ``sources`` (the op's input arrays) -- a kernel that allocates and
+        returns a reshaped view of its buffer still allocated it."""
         import numpy as np
 
         if isinstance(arr, np.ndarray):
-            if arr.base is not None or not arr.nbytes:  # a view: its base was counted
+            root = _root(arr)
+            if root is not arr:
+                if not sources or any(_root(s) is root for s in sources
+                                      if isinstance(s, np.ndarray)):
+                    return
+                arr = root
+            if not arr.nbytes:
                 return
             addr = arr.__array_interface__["data"][0]
         else:  # a Numba device array (or the simulator's)
@@ -96,3 +107,12 @@ class MemoryEvents:
         total = self.totals[device] = self.totals.get(device, 0) - nbytes
         self.sink.append((time.perf_counter_ns(), threading.get_ident(), device, -nbytes,
                           total, addr, None))
+
+
+def _root(arr: object) -> object:
+    """The array that owns ``arr``'s memory (``arr`` itself unless it is a view)."""
+    import numpy as np
+
+    while isinstance(getattr(arr, "base", None), np.ndarray):
+        arr = arr.base
+    return arr

@@ -192,7 +192,8 @@ class Recorder:
             self.native_ids[tid] = threading.get_native_id()
         self.events.append((OPERATOR, name, t0, t1, tid, (seq, op.device, shapes, None)))
         if self.memory is not None:
-            self.memory.alloc(data, op.device, t1 - 1, tid, name)
+            self.memory.alloc(data, op.device, t1 - 1, tid, name,
+                              tuple(t._data for t in inputs if t is not None))
 
     def backward(self, node: Any, g: Any) -> tuple:
         """Run ``node.backward(g)`` timed, as the backward op ``<name>_grad``."""
@@ -214,7 +215,7 @@ class Recorder:
             for gi in grads:
                 if gi is not None:
                     self.memory.alloc(getattr(gi, "values", gi), device, t1 - 1, tid,
-                                      name + "_grad")
+                                      name + "_grad", (g,))
         return grads
 
     def span(self, cat: str, name: str, t0: int, t1: int | None = None,
