@@ -150,6 +150,9 @@ def test_export_chrome_tracing_writes_one_file_per_window(tmp_path):
     docs = [json.loads((out / f).read_text()) for f in files]
     assert [[e["name"] for e in _x(d, "ProfileStep")] for d in docs] == [
         ["ProfilerStep#0", "ProfilerStep#1"], ["ProfilerStep#2", "ProfilerStep#3"]]
+    for _ in range(3):  # within the same millisecond too: never overwrite a file
+        handler(prof)
+    assert len(os.listdir(out)) == 5
     gz = vf.profiler.export_chrome_tracing(str(tmp_path / "gz"), use_gzip=True)
     gz(prof)
     (name,) = os.listdir(tmp_path / "gz")

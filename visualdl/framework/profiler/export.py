@@ -51,8 +51,12 @@ def export_chrome_tracing(dir_name: str | os.PathLike, worker_name: str | None =
 
     def handler(prof: Profiler) -> str:
         worker = worker_name or default_worker_name()
-        name = f"{worker}.{time.time_ns() // 1_000_000}.vf.trace.json" + (".gz" if use_gzip else "")
-        path = write_chrome_trace(prof.trace(worker=worker), os.path.join(directory, name))
+        suffix = ".vf.trace.json" + (".gz" if use_gzip else "")
+        stamp = time.time_ns() // 1_000_000
+        while os.path.exists(os.path.join(directory, f"{worker}.{stamp}{suffix}")):
+            stamp += 1  # two windows within a millisecond: never overwrite the first
+        path = write_chrome_trace(prof.trace(worker=worker),
+                                  os.path.join(directory, f"{worker}.{stamp}{suffix}"))
         prof.last_trace_path = path
         return path
 
