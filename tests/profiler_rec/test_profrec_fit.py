@@ -198,3 +198,12 @@ def test_the_callback_keeps_its_profiler(tmp_path, capsys):
     path = cb.profiler.export(str(tmp_path / "t.json"))
     trace = json.loads(open(path).read())
     assert [e["name"] for e in _x(trace, "ProfileStep")] == ["ProfilerStep#2", "ProfilerStep#3"]
+
+
+def test_a_window_after_the_last_step_writes_nothing(tmp_path):
+    # 10 steps: the window (11, 20) opens at the last step() and records no step
+    logdir = str(tmp_path / "run")
+    _, cb = fit_model(logdir, profile_steps=(11, 20), eval_data=False)
+    reader = LogReader(logdir)
+    (run,) = reader.runs()
+    assert "profile" not in reader.tags(run) and cb.profiler.profiled_steps is None

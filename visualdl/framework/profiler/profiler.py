@@ -134,9 +134,11 @@ class Profiler:
         if not self._started:
             return
         closed = self._close_step(time.perf_counter_ns(), final=True)
+        if self._rec is not None and not closed and self._window_first == self.step_num:
+            self._rec.stop()  # a window opened by the last step() and empty: no trace
+            self._rec = None
         if self._rec is not None:
-            self._end_window(last=self.step_num if closed else max(self._window_first,
-                                                                    self.step_num - 1))
+            self._end_window(last=self.step_num if closed else self.step_num - 1)
         self.previous_state, self.current_state = self.current_state, ProfilerState.CLOSED
         self._started = False
 
