@@ -21,7 +21,7 @@ except ModuleNotFoundError as _missing:
         f"visualdl.framework needs {_missing.name}, which is missing: "
         "pip install 'visualdl[framework]'", name=_missing.name) from _missing
 
-from . import callbacks, jit, metric, nn, onnx, optim
+from . import callbacks, jit, metric, nn, onnx, optim, profiler
 from . import dataloader as data  # public name: vf.data.DataLoader
 from .activation_stats import ActivationStats
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -85,7 +85,7 @@ tune_host_allocator()
 __all__ = [
     "Tensor", "tensor", "to_tensor", "no_grad", "enable_grad", "is_grad_enabled",
     "set_grad_enabled", "nn", "optim", "data", "save", "load", "Model", "metric", "callbacks",
-    "jit", "onnx", "ActivationStats", "RemovableHandle", "seed", "manual_seed",
+    "jit", "onnx", "profiler", "ActivationStats", "RemovableHandle", "seed", "manual_seed",
     "set_num_threads", "get_num_threads", "cuda_available", "is_compiled_with_cuda",
     "zeros", "ones", "full", "zeros_like", "ones_like", "arange", "rand", "randn", "randint",
     "float32", "float64", "int32", "int64", "bool_", "uint8", "RowSparseGrad",

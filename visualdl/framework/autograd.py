@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 _state = threading.local()
+# set by vf.profiler while it records: ``(node, grad) -> input grads``, timing node.backward
+_profile_backward: Callable[[Any, Any], tuple] | None = None
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -106,7 +108,8 @@ def backward(tensor: Tensor, grad: Any, retain_graph: bool = False) -> None:
                                "retain_graph=True to the first backward()")
         if hooked:  # gradient hooks of the node's output tensor (see hooks.py)
             g = _hooks.run_grad_hooks(node, g, node.device)
-        in_grads = node.backward(g)
+        prof = _profile_backward
+        in_grads = node.backward(g) if prof is None else prof(node, g)
         for t, gi in zip(node.inputs, in_grads):
             if gi is None or t is None or not t.requires_grad:
                 continue

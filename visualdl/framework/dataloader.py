@@ -7,11 +7,15 @@ epoch)``, so a seeded loader gives the same order in every run and a new order e
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from . import device as _device
 from . import random as _random
+from .profiler import recorder as _profiling
+from .profiler.categories import DATALOADER
 from .tensor import Tensor
 
 
@@ -98,11 +102,28 @@ class DataLoader:
         self.epoch += 1
         stop = len(self) * self.batch_size if self.drop_last else len(order)
         fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is None
+        on_gpu = self.device is not None and _device.normalize(self.device) == _device.CUDA
         for start in range(0, stop, self.batch_size):
+            rec = _profiling.active  # vf.profiler: each batch's making is a Dataloader span
+            t0 = time.perf_counter_ns() if rec is not None else 0
             idx = order[start:start + self.batch_size]
             if fast:
-                yield tuple(Tensor(a[idx], device=self.device) for a in self.dataset.arrays)
+                if rec is not None and on_gpu:  # the host -> device copy, timed apart
+                    host = [a[idx] for a in self.dataset.arrays]
+                    batch = rec.copy_to_device(
+                        lambda: tuple(Tensor(h, device=self.device) for h in host),
+                        sum(h.nbytes for h in host))
+                else:
+                    batch = tuple(Tensor(a[idx], device=self.device) for a in self.dataset.arrays)
             else:
                 items = [self.dataset[int(i)] for i in idx]
-                yield (self.collate_fn(items) if self.collate_fn is not None
-                       else default_collate(items, self.device))
+                batch = (self.collate_fn(items) if self.collate_fn is not None
+                         else default_collate(items, self.device))
+            if rec is not None and rec is _profiling.active:
+                if rec.memory is not None:
+                    for t in (batch if isinstance(batch, (tuple, list)) else ()):
+                        if isinstance(t, Tensor):
+                            rec.track(t._data, t._device, "DataLoader.__next__")
+                rec.span(DATALOADER, "DataLoader.__next__", t0,
+                         args={"Batch": start // self.batch_size, "Samples": len(idx)})
+            yield batch

@@ -3,8 +3,12 @@
 ``apply(name, *inputs, **attrs)`` looks the op up in the registry, picks the kernel backend from
 the inputs' device, runs the op's forward, records the autograd node when a gradient is needed,
 and finally shows the call to any registered observer. Observers are how a tracer (ONNX
-export) or a profiler will see every op -- its type, attributes, inputs and output -- without
-the ops knowing about them.
+export) sees every op -- its type, attributes, inputs and output -- without the ops knowing
+about them.
+
+The profiler needs the op's time, so it is not an observer: while ``vf.profiler`` records,
+``_profiler`` holds its recorder and ``apply`` calls ``op_begin`` before and ``op_end`` after
+the op. When nothing records, that costs one global read per op.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
 
 _REGISTRY: dict[str, type[Op]] = {}
 _observers: list[Callable[[Op, tuple, Any], None]] = []
+_profiler: Any = None  # the active vf.profiler recorder (see profiler/recorder.py), or None
 
 
 class Op:
@@ -106,6 +111,9 @@ def apply(name: str, *inputs: Tensor | None, **attrs: Any) -> Tensor:
     if device is None:
         raise ValueError(f"{name}: needs at least one tensor input")
     be = _device.backend(device)
+    prof = _profiler
+    if prof is not None:
+        t0 = prof.op_begin(device)
     needs: tuple[bool, ...] = ()
     if cls.differentiable and is_grad_enabled():
         flags = tuple(t is not None and t.requires_grad for t in inputs)
@@ -116,6 +124,8 @@ def apply(name: str, *inputs: Tensor | None, **attrs: Any) -> Tensor:
     out = Tensor._make(data, device, op if needs else None)
     if needs:
         op.inputs = inputs
+    if prof is not None:
+        prof.op_end(t0, op, inputs, data)
     if _observers:
         for fn in list(_observers):
             fn(op, inputs, out)

@@ -14,7 +14,8 @@ the rest are labels for the loss and metrics. Each train batch costs one host re
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,8 @@ from .callbacks.lr import LRScheduler
 from .callbacks.progress import ProgBarLogger
 from .metric import Metric
 from .nn.layer import Layer
+from .profiler import recorder as _profiling
+from .profiler.categories import BACKWARD, DATALOADER, FORWARD
 from .serialization import load as _load
 from .serialization import save as _save
 from .tensor import Tensor
@@ -139,10 +142,18 @@ class Model:
         if self.optimizer is None or self.loss is None:
             raise RuntimeError("call model.prepare(optimizer, loss) before training")
         self.network.train()
+        rec = _profiling.active  # vf.profiler: the forward and backward phases as spans
+        t0 = time.perf_counter_ns() if rec is not None else 0
         outputs = self.network(*inputs)
         loss = self._loss(outputs, list(labels))
+        if rec is not None and rec is _profiling.active:
+            rec.span(FORWARD, "forward", t0, args={"Model.fit phase": "forward"})
         self.optimizer.clear_grad()
+        if rec is not None:
+            t0 = time.perf_counter_ns()
         loss.backward()
+        if rec is not None and rec is _profiling.active:
+            rec.span(BACKWARD, "backward", t0, args={"Model.fit phase": "backward"})
         self.optimizer.step()
         logs = {"loss": loss.item()}
         self._metric_logs(outputs, list(labels), logs)
@@ -151,12 +162,32 @@ class Model:
     @no_grad()
     def eval_batch(self, inputs: Sequence[Tensor], labels: Sequence[Tensor] = ()) -> dict:
         self.network.eval()
+        rec = _profiling.active
+        t0 = time.perf_counter_ns() if rec is not None else 0
         outputs = self.network(*inputs)
         logs: dict[str, float] = {}
         if self.loss is not None and labels:
             logs["loss"] = self._loss(outputs, list(labels)).item()
+        if rec is not None and rec is _profiling.active:
+            rec.span(FORWARD, "eval", t0, args={"Model.fit phase": "eval"})
         self._metric_logs(outputs, list(labels), logs)
         return logs
+
+    def _batches(self, loader: Any) -> Iterator[tuple[list[Tensor], list[Tensor]]]:
+        """Split batches of ``loader``; while vf.profiler records, fetching and moving each
+        batch to the model's device is a Dataloader span (any iterable, not only ours)."""
+        it = iter(loader)
+        while True:
+            rec = _profiling.active
+            t0 = time.perf_counter_ns() if rec is not None else 0
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            split = self._split(batch)
+            if rec is not None and rec is _profiling.active:
+                rec.span(DATALOADER, "Model.fit: next batch", t0)
+            yield split
 
     @no_grad()
     def predict_batch(self, inputs: Sequence[Tensor]) -> list[np.ndarray]:
@@ -218,8 +249,8 @@ class Model:
         for m in self.metrics:
             m.reset()
         loss_sum, seen = 0.0, 0
-        for step, batch in enumerate(loader):
-            self.batch = self._split(batch)
+        for step, split in enumerate(self._batches(loader)):
+            self.batch = split
             cbks.on_train_batch_begin(step)
             logs = self.train_batch(*self.batch)
             n = self._batch_len()
@@ -238,8 +269,8 @@ class Model:
         steps = len(loader) if hasattr(loader, "__len__") else None
         cbks.on_eval_begin({"steps": steps})
         loss_sum, seen = 0.0, 0
-        for step, batch in enumerate(loader):
-            self.batch = self._split(batch)
+        for step, split in enumerate(self._batches(loader)):
+            self.batch = split
             cbks.on_eval_batch_begin(step)
             logs = self.eval_batch(*self.batch)
             n = self._batch_len()

@@ -45,6 +45,22 @@ def image_grid_batch(x: np.ndarray, max_images: int) -> np.ndarray | None:
     return np.clip(imgs * 255.0 + 0.5, 0, 255).astype(np.uint8)
 
 
+_PROFILER_OPTIONS = {"record_shapes", "profile_memory", "timer_only", "targets"}
+
+
+def _check_profile_steps(value: Any) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if (not isinstance(value, (tuple, list)) or len(value) != 2
+            or any(isinstance(v, bool) or not isinstance(v, int) for v in value)):
+        raise ValueError(f"VisualDL: profile_steps must be (start, end) ints, got {value!r}")
+    start, end = int(value[0]), int(value[1])
+    if start < 1 or end <= start:
+        raise ValueError(f"VisualDL: profile_steps=(start, end) needs 1 <= start < end "
+                         f"(steps count from 1), got {value!r}")
+    return start, end
+
+
 class VisualDL(Callback):
     """Log a ``Model.fit`` run to ``log_dir`` for visualdl.
 
@@ -75,6 +91,14 @@ class VisualDL(Callback):
     ``activations/<layer>/mean``, ``.../std``, ``.../zero_fraction`` (scalars) through
     ``vf.ActivationStats``; by default it does not.
 
+    With ``profile_steps=(start, end)`` it also runs ``vf.profiler.Profiler`` over train
+    steps ``start`` .. ``end - 1`` (the same step numbers as the scalars; the trace's spans
+    are ``ProfilerStep#start`` ..) and writes the trace as the profile kind, tag
+    ``worker<rank>``, at step ``start`` with ``end_step`` the last profiled step.
+    ``profiler_options`` go to ``Profiler`` (``record_shapes``, ``profile_memory``,
+    ``timer_only``, ``targets``). Training that ends inside the window writes what it got.
+    The ``Profiler`` stays in ``.profiler`` (``cb.profiler.summary()``, ``.export(path)``).
+
     Steps count train batches from 1 across epochs. ``log_graph``, ``log_images``,
     ``histogram_freq=0`` turn parts off. Only the process of rank 0 writes (ranks are read
     from RANK / PADDLE_TRAINER_ID / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID); the
@@ -84,7 +108,9 @@ class VisualDL(Callback):
     def __init__(self, log_dir: str, histogram_freq: int = 50, log_images: bool = True,
                  max_images: int = 16, log_graph: bool = True,
                  hparams: dict[str, Any] | None = None,
-                 activation_layers: list[str] | None = None, **writer_kwargs: Any) -> None:
+                 activation_layers: list[str] | None = None,
+                 profile_steps: tuple[int, int] | None = None,
+                 profiler_options: dict[str, Any] | None = None, **writer_kwargs: Any) -> None:
         self.log_dir = log_dir
         self.histogram_freq = max(0, int(histogram_freq))
         self.log_images, self.max_images = log_images, int(max_images)
@@ -100,6 +126,14 @@ class VisualDL(Callback):
         self._epoch_images = False
         self._named_params: list = []
         self._lr: float | None = None
+        self.profile_steps = _check_profile_steps(profile_steps)
+        self.profiler_options = dict(profiler_options or {})
+        bad = set(self.profiler_options) - _PROFILER_OPTIONS
+        if bad:
+            raise ValueError(f"VisualDL: unknown profiler_options {sorted(bad)}; allowed: "
+                             f"{sorted(_PROFILER_OPTIONS)}")
+        self._profiler: Any = None
+        self.profiler: Any = None  # the vf.profiler.Profiler of profile_steps, once started
 
     # ------------------------------------------------------------ writer
     def _open(self) -> Any:
@@ -140,6 +174,20 @@ class VisualDL(Callback):
         prefix = "eval" if self.params.get("eval") else "train"
         metrics = [f"{prefix}/{name}" for name in self.params.get("metrics", [])]
         writer.add_hparams(hparams, metrics)
+        if self.profile_steps is not None:
+            self._start_profiler(writer)
+
+    def _start_profiler(self, writer: Any) -> None:
+        from .. import profiler
+
+        start, end = self.profile_steps
+        prof = profiler.Profiler(scheduler=(start, end),
+                                 on_trace_ready=profiler.export_visualdl(
+                                     writer, tag=f"worker{process_rank()}"),
+                                 **self.profiler_options)
+        prof.step_num = self.step + 1  # the profiler counts the steps our scalars count
+        prof.start()
+        self._profiler = self.profiler = prof
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._epoch_images = not self.log_images
@@ -189,6 +237,12 @@ class VisualDL(Callback):
             add("train/lr", self._lr, s)
         if self.histogram_freq and (s - 1) % self.histogram_freq == 0:
             self._histograms(s)
+        prof = self._profiler
+        if prof is not None:
+            prof.step(num_samples=(logs or {}).get("batch_size"))
+            if prof.step_num >= self.profile_steps[1]:  # the window is written: done
+                prof.stop()
+                self._profiler = None
 
     def _histograms(self, step: int) -> None:
         add = self.writer.add_histogram
@@ -209,6 +263,9 @@ class VisualDL(Callback):
             self._close()  # a standalone evaluate(): nothing else will close it
 
     def on_train_end(self, logs: dict | None = None) -> None:
+        if self._profiler is not None:  # training ended inside the window: write it
+            self._profiler.stop()
+            self._profiler = None
         if self._activations is not None:
             self._activations.remove()
             self._activations = None

@@ -8,12 +8,15 @@ lazy_mode / torch's SparseAdam), so one kernel serves both cases.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from .. import device as _device
 from ..autograd import no_grad
+from ..profiler import recorder as _profiling
+from ..profiler.categories import OPTIMIZER
 from ..sparse import RowSparseGrad
 from ..tensor import Tensor
 from .lr import LRScheduler
@@ -55,8 +58,12 @@ class Optimizer:
 
     # ------------------------------------------------------------ stepping
     def zero_grad(self) -> None:
+        rec = _profiling.active
+        t0 = time.perf_counter_ns() if rec is not None else 0
         for p in self._params:
             p._grad = None
+        if rec is not None and rec is _profiling.active:
+            rec.span(OPTIMIZER, f"Optimizer.zero_grad#{type(self).__name__}.zero_grad", t0)
 
     clear_grad = zero_grad
 
@@ -98,6 +105,20 @@ class Optimizer:
     @no_grad()
     def step(self) -> None:
         """Apply one update to every parameter that has a gradient."""
+        rec = _profiling.active
+        if rec is not None:  # vf.profiler records: time the whole update as one span
+            gpu = rec.gpu_begin(self._params[0].device)
+            t0 = time.perf_counter_ns()
+            self._step()
+            if rec is _profiling.active:
+                name = f"Optimizer.step#{type(self).__name__}.step"
+                rec.span(OPTIMIZER, name, t0)
+                if gpu is not None:
+                    rec.gpu_end(gpu, name, OPTIMIZER, t0)
+            return
+        self._step()
+
+    def _step(self) -> None:
         if self.grad_clip is not None:
             self.grad_clip([p for p in self._params if p.grad is not None])
         self.step_count += 1
