@@ -47,7 +47,10 @@ NAME_PHASE = (  # PyTorch marks phases by the annotation's name
     ("TorchDynamo", "compile"),
     ("Torch-Compiled Region", "compile"),
 )
-OP_CATS = frozenset({"cpu_op", "Operator"})  # "Backward" marks the phase (its ops are Operator)
+OP_CATS = frozenset({"cpu_op", "Operator"})
+#: vf.profiler's "Backward" is both Model.fit's backward phase span and each backward op,
+#: named "<op>_grad": those are operator rows (and mark their own time as backward).
+BACKWARD_OP_CAT, BACKWARD_OP_SUFFIX = "Backward", "_grad"
 KERNEL_CATS = frozenset({"kernel", "Kernel"})
 MEMCPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 GPU_CATS = KERNEL_CATS | MEMCPY_CATS
@@ -130,7 +133,10 @@ class TraceModel:
             if match:
                 name_step[i] = int(match.group(1))
         self.is_op_cat = np.array([c in OP_CATS for c in cats] or [False])
-        self.is_op = self.is_op_cat[self.cat] & self.complete
+        backward_cat = np.array([c == BACKWARD_OP_CAT for c in cats] or [False])
+        grad_name = np.array([n.endswith(BACKWARD_OP_SUFFIX) for n in names] or [False])
+        self.is_op = (self.is_op_cat[self.cat] | (backward_cat[self.cat] & grad_name[self.name])) \
+            & self.complete
         is_kernel = np.array([c in KERNEL_CATS for c in cats] or [False])
         is_gpu = np.array([c in GPU_CATS for c in cats] or [False])
         step_cat = np.array([c in STEP_CATS for c in cats] or [False])

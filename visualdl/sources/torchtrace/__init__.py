@@ -20,7 +20,8 @@ from dataclasses import dataclass
 __all__ = ["TRACE_SUFFIXES", "is_torch_trace_file", "worker_name", "TraceInfo", "scan",
            "load", "LoadedTrace", "SETTLE_SECONDS"]
 
-TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
+#: PyTorch's tensorboard_trace_handler names, and vf.profiler.export_chrome_tracing's.
+TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".vf.trace.json", ".vf.trace.json.gz")
 #: A file that looks unfinished is indexed anyway once it has not changed for this long, so
 #: that a truncated trace shows up with its error instead of never showing up.
 SETTLE_SECONDS = 10.0
