@@ -123,7 +123,9 @@ def test_timeline_draws_and_keys_change_the_window(watched, server):
     page.click(".prof-search button")
     page.wait_for_selector(".prof-results button")
     page.click(".prof-results button")
-    page.wait_for_selector(".prof-details table[data-id]")
+    # the first event's details are still shown until the found one's arrive
+    page.wait_for_function("() => document.querySelector('.prof-details').innerText"
+                           ".includes('SGD.step')")
     assert "SGD.step" in page.locator(".prof-details").inner_text()
 
 
