@@ -1,5 +1,5 @@
 """The CPU convolution and pooling kernels against plain NumPy references, at many geometries:
-im2col / col2im (any stride, padding, dilation), the general max-pool window and its unrolled
+im2col / col2im (any stride, padding, dilation; stride 1 takes col2im's contiguous path), the general max-pool window and its unrolled
 2x2 / stride-2 fast path (same maxima, same argmax on ties and NaN), and the pooled gradient.
 The op-level parity with PyTorch and finite differences is in test_fw_ops.py; these pin the
 kernels' own contracts, which the fast paths must keep."""
@@ -20,6 +20,8 @@ GEOMETRIES = [  # (N, C, H, W, KH, KW, stride, padding, dilation)
     (2, 2, 11, 10, 3, 2, (2, 3), (1, 0), (1, 1)),
     (1, 4, 13, 12, 3, 3, (1, 2), (2, 1), (2, 3)),
     (2, 3, 8, 8, 1, 1, (2, 2), (0, 0), (1, 1)),
+    (2, 3, 10, 11, 3, 2, (1, 1), (2, 1), (2, 3)),  # stride 1 + padding + dilation: fast col2im
+    (1, 2, 6, 5, 3, 3, (1, 1), (1, 2), (1, 1)),
 ]
 
 
