@@ -4,7 +4,8 @@ Workloads (forward + backward + SGD-momentum step):
   * MLP 784-256-128-10, batch 128
   * LeNet-5 (conv 6@5x5, max-pool, conv 16@5x5, max-pool, fc 120-84-10) on 1x28x28, batch 64
 For each thread count: median step time over repeats, steps/s and the ours/torch ratio
-(> 1 means faster than PyTorch). Also numpy's float32 GEMM GFLOP/s for reference, and the
+(> 1 means faster than PyTorch), with the single-thread targets marked PASS or MISS
+(LeNet-5 >= 1.0x, MLP >= 1.2x). Also numpy's float32 GEMM GFLOP/s for reference, and the
 first-training-step time in a fresh process with a cold and a warm Numba cache.
 
     python bench/framework.py                 # threads 1 and 2
@@ -248,6 +249,16 @@ def main() -> None:
         ratio = f"{theirs / ours:.2f}x" if theirs else "-"
         print(f"| {n_threads} | {label[kind]} | {ours * 1e3:.3f} | {1 / ours:.0f} | {t_ms} | "
               f"{t_sps} | {ratio} | {gf:.1f} |")
+
+    targets = {"mlp": 1.2, "lenet": 1.0}  # issue 14: LeNet-5 >= 1.0x PyTorch, MLP >= 1.2x
+    marks = [(kind, theirs / ours) for n_threads, kind, ours, theirs, _ in rows
+             if n_threads == 1 and theirs]
+    if marks:
+        print()
+        for kind, ratio in marks:
+            verdict = "PASS" if ratio >= targets[kind] else "MISS"
+            print(f"target {label[kind]}, 1 thread: >= {targets[kind]:.1f}x PyTorch -> "
+                  f"{ratio:.2f}x {verdict}")
 
     if args.ops:
         vf.set_num_threads(int(args.threads.split(",")[0]))
