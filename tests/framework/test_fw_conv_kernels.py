@@ -1,7 +1,7 @@
 """The CPU convolution and pooling kernels against plain NumPy references, at many geometries:
-im2col / col2im (any stride, padding, dilation; stride 1 takes col2im's contiguous path), the general max-pool window and its unrolled
-2x2 / stride-2 fast path (same maxima, same argmax on ties and NaN), and the pooled gradient.
-The op-level parity with PyTorch and finite differences is in test_fw_ops.py; these pin the
+im2col / col2im (any stride, padding, dilation; stride 1 takes col2im's contiguous path), the
+general max-pool window and its unrolled 2x2 / stride-2 fast path (same maxima, same argmax on
+ties and NaN), and the pooled gradient. The op-level parity with PyTorch and finite differences is in test_fw_ops.py; these pin the
 kernels' own contracts, which the fast paths must keep."""
 
 import itertools
@@ -55,7 +55,11 @@ def _col2im_reference(cols, x_shape, kh, kw, s, p, d, out_hw):
     return dxp[:, :, p[0]:p[0] + h, p[1]:p[1] + w]
 
 
-@pytest.mark.parametrize("geom", GEOMETRIES, ids=lambda g: "x".join(map(str, g[:6])) + f"s{g[6]}p{g[7]}d{g[8]}")
+def _geometry_id(g):
+    return "x".join(map(str, g[:6])) + f"s{g[6]}p{g[7]}d{g[8]}"
+
+
+@pytest.mark.parametrize("geom", GEOMETRIES, ids=_geometry_id)
 def test_im2col_and_col2im_match_numpy(geom):
     n, c, h, w, kh, kw, s, p, d = geom
     rng = np.random.default_rng(1)
