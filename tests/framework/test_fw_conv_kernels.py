@@ -1,8 +1,8 @@
 """The CPU convolution and pooling kernels against plain NumPy references, at many geometries:
 im2col / col2im (any stride, padding, dilation; stride 1 takes col2im's contiguous path), the
 general max-pool window and its unrolled 2x2 / stride-2 fast path (same maxima, same argmax on
-ties and NaN), and the pooled gradient. The op-level parity with PyTorch and finite differences is in test_fw_ops.py; these pin the
-kernels' own contracts, which the fast paths must keep."""
+ties and NaN), and the pooled gradient. The op-level parity with PyTorch and finite differences
+is in test_fw_ops.py; these pin the kernels' own contracts, which the fast paths must keep."""
 
 import itertools
 
