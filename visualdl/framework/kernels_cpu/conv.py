@@ -50,20 +50,30 @@ def col2im_kernel(cols, dx, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow):
 @njit(cache=True)
 def col2im_s1_kernel(cols, dx, kh, kw, dh, dw, oh, ow):
     """``col2im_kernel`` for stride 1 and no padding (pad dx beforehand): every output row
-    adds into one contiguous run of dx, which vectorises; rows of cols are read in order.
-    1.7x faster on the LeNet-5 conv2 input gradient (a sample-outer order, keeping one plane
-    in L1, was measured 1.8x slower: it strides through the megabytes of cols)."""
+    adds into one contiguous run of dx, and rows of cols are read in order. 1.7x faster on
+    the LeNet-5 conv2 input gradient (a sample-outer order, keeping one plane in L1, was
+    measured 1.8x slower: it strides through the megabytes of cols).
+
+    Runs are added in blocks of exactly 8, then the rest: LLVM turns a fixed 8-trip loop
+    into one vector add, while a plain loop over a short run (OW = 8 in LeNet) falls to its
+    scalar remainder (its vector body wants 32 elements); measured 1.35x faster again."""
     n_b, n_c, h, w = dx.shape
     area = oh * ow
+    full = ow - ow % 8
     for c in range(n_c):
         for ki in range(kh):
             for kj in range(kw):
                 row = (c * kh + ki) * kw + kj
+                col0 = kj * dw
                 for n in range(n_b):
                     for i in range(oh):
                         o = n * area + i * ow
-                        for j in range(ow):
-                            dx[n, c, i + ki * dh, j + kj * dw] += cols[row, o + j]
+                        r = i + ki * dh
+                        for j0 in range(0, full, 8):
+                            for j in range(8):
+                                dx[n, c, r, col0 + j0 + j] += cols[row, o + j0 + j]
+                        for j in range(full, ow):
+                            dx[n, c, r, col0 + j] += cols[row, o + j]
 
 
 @njit(cache=True)
