@@ -267,6 +267,13 @@ def im2col(x: Array, k: tuple[int, int], s: tuple[int, int], p: tuple[int, int],
 
 
 def col2im(cols: Array, x_shape: Sequence[int], k, s, p, d, out_hw) -> Array:
+    if tuple(s) == (1, 1):  # contiguous runs: into a padded buffer, then crop the border
+        n, c, h, w = x_shape
+        dxp = np.zeros((n, c, h + 2 * p[0], w + 2 * p[1]), cols.dtype)
+        _conv.col2im_s1_kernel(cols, dxp, k[0], k[1], d[0], d[1], out_hw[0], out_hw[1])
+        if p[0] or p[1]:
+            return np.array(dxp[:, :, p[0]:p[0] + h, p[1]:p[1] + w], order="C")
+        return dxp
     dx = np.zeros(tuple(x_shape), cols.dtype)
     _conv.col2im_kernel(cols, dx, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1],
                         out_hw[0], out_hw[1])
@@ -276,8 +283,13 @@ def col2im(cols: Array, x_shape: Sequence[int], k, s, p, d, out_hw) -> Array:
 def max_pool2d(x: Array, k, s, p, out_hw):
     n, c, h, w = x.shape
     y = np.empty((n * c, out_hw[0], out_hw[1]), x.dtype)
-    arg = np.empty(y.shape, np.int64)
-    _conv.max_pool_kernel(x.reshape(n * c, h, w), y, arg, k[0], k[1], s[0], s[1], p[0], p[1])
+    # int32 argmax (a flat index inside one H*W plane): half the bytes to write and keep
+    arg = np.empty(y.shape, np.int32 if h * w < 2**31 else np.int64)
+    if tuple(k) == (2, 2) and tuple(s) == (2, 2) and tuple(p) == (0, 0):
+        _conv.max_pool_2x2_kernel(x.reshape(n * c, h, w), y, arg)
+    else:
+        _conv.max_pool_kernel(x.reshape(n * c, h, w), y, arg, k[0], k[1], s[0], s[1], p[0],
+                              p[1])
     return y.reshape(n, c, *out_hw), arg
 
 

@@ -48,6 +48,35 @@ def col2im_kernel(cols, dx, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow):
 
 
 @njit(cache=True)
+def col2im_s1_kernel(cols, dx, kh, kw, dh, dw, oh, ow):
+    """``col2im_kernel`` for stride 1 and no padding (pad dx beforehand): every output row
+    adds into one contiguous run of dx, and rows of cols are read in order. 1.7x faster on
+    the LeNet-5 conv2 input gradient (a sample-outer order, keeping one plane in L1, was
+    measured 1.8x slower: it strides through the megabytes of cols).
+
+    Runs are added in blocks of exactly 8, then the rest: LLVM turns a fixed 8-trip loop
+    into one vector add, while a plain loop over a short run (OW = 8 in LeNet) falls to its
+    scalar remainder (its vector body wants 32 elements); measured 1.35x faster again."""
+    n_b, n_c, h, w = dx.shape
+    area = oh * ow
+    full = ow - ow % 8
+    for c in range(n_c):
+        for ki in range(kh):
+            for kj in range(kw):
+                row = (c * kh + ki) * kw + kj
+                col0 = kj * dw
+                for n in range(n_b):
+                    for i in range(oh):
+                        o = n * area + i * ow
+                        r = i + ki * dh
+                        for j0 in range(0, full, 8):
+                            for j in range(8):
+                                dx[n, c, r, col0 + j0 + j] += cols[row, o + j0 + j]
+                        for j in range(full, ow):
+                            dx[n, c, r, col0 + j] += cols[row, o + j]
+
+
+@njit(cache=True)
 def max_pool_kernel(x, y, arg, kh, kw, sh, sw, ph, pw):
     """x: (B, H, W) with B = N*C; y, arg: (B, OH, OW); arg is the flat h*W+w of the max."""
     n_b, oh, ow = y.shape
@@ -55,6 +84,36 @@ def max_pool_kernel(x, y, arg, kh, kw, sh, sw, ph, pw):
         for i in range(oh):
             for j in range(ow):
                 y[b, i, j], arg[b, i, j] = _max_pool_window(x, b, i, j, kh, kw, sh, sw, ph, pw)
+
+
+@njit(cache=True)
+def max_pool_2x2_kernel(x, y, arg):
+    """The common 2x2 / stride 2 / no padding pool, unrolled: x (B, H, W); y, arg (B, H//2,
+    W//2). Same result as ``max_pool_kernel`` (first max in row-major order wins, NaN in the
+    first slot stays), 7x faster: the general window's clipping and loops do not vectorise."""
+    n_b, oh, ow = y.shape
+    w = x.shape[2]
+    for b in range(n_b):
+        for i in range(oh):
+            r = 2 * i
+            for j in range(ow):
+                c = 2 * j
+                best = x[b, r, c]
+                pos = r * w + c
+                v = x[b, r, c + 1]
+                if v > best:
+                    best = v
+                    pos = r * w + c + 1
+                v = x[b, r + 1, c]
+                if v > best:
+                    best = v
+                    pos = (r + 1) * w + c
+                v = x[b, r + 1, c + 1]
+                if v > best:
+                    best = v
+                    pos = (r + 1) * w + c + 1
+                y[b, i, j] = best
+                arg[b, i, j] = pos
 
 
 @njit(cache=True)
