@@ -50,7 +50,7 @@ export function cellValue(table, rows, run, id) {
 export function cellText(value, id) {
   if (value === null || value === undefined) return '–';
   if (id === 'start' || id === 'updated') return new Date(value * 1000).toLocaleString();
-  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value.toPrecision(4);
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(4)));
   return String(value);
 }
 
