@@ -39,14 +39,17 @@ __all__ = ["smooth", "group_runs", "group_stats", "GroupSpec", "STATS", "BANDS"]
 
 STATS = ("mean", "median")
 BANDS = ("minmax", "std", "sem")
-_BLOCK = 256  # EMA block length: the block matrix is 256 x 256 doubles (512 KB)
+# EMA block length: b multiply-adds per point, and a Python step per block for the carry.
+# Short series in a stack (a sweep) take small blocks; one long series takes long ones.
+_BLOCK_SHORT, _BLOCK_LONG = 64, 256
+_COLUMN_LOOP = 20_000  # a stack of series at most this long is smoothed column by column
 
 
 def smooth(values: np.ndarray, weight: float) -> np.ndarray:
     """The debiased exponential moving average of ``values`` (the chart's smoothing).
 
     ``last = last*w + (1-w)*v; shown = last / (1 - w**n)``, ``n`` counting finite points
-    only; non-finite points pass through. Vectorized: the EMA of each block of ``_BLOCK``
+    only; non-finite points pass through. Vectorized: the EMA of each block of 64 or 256
     points from a zero start is one matrix product, and the carry from the previous block
     decays by ``w**(k+1)`` into it, so a million points cost a few milliseconds instead of a
     Python loop's second.
@@ -69,7 +72,37 @@ def _ema_rows(matrix: np.ndarray, weight: float) -> np.ndarray:
     if n == 0:
         return matrix.copy()
     w = float(weight)
-    b = min(_BLOCK, n)
+    if rows > 1 and n <= _COLUMN_LOOP:
+        ema = _ema_columns(matrix, w)
+    else:
+        ema = _ema_blocks(matrix, w)
+    if w >= 1.0:
+        return ema
+    with np.errstate(under="ignore"):
+        debias = 1.0 - np.power(w, np.arange(1, n + 1, dtype=np.float64))
+    return ema / debias[None, :]
+
+
+def _ema_columns(matrix: np.ndarray, w: float) -> np.ndarray:
+    """EMA from a zero start, a step at a time over every row at once: for a stack of short
+    series (a sweep's runs) this beats the block products, whose small BLAS calls cost more
+    than their arithmetic."""
+    cols = np.ascontiguousarray(matrix.T)
+    out = np.empty_like(cols)
+    last = np.zeros(cols.shape[1])
+    scaled = cols * (1.0 - w)
+    for j in range(cols.shape[0]):
+        last *= w
+        last += scaled[j]
+        out[j] = last
+    return out.T
+
+
+def _ema_blocks(matrix: np.ndarray, w: float) -> np.ndarray:
+    """EMA from a zero start by blocks: one matrix product per call, a Python step per
+    block for the carry (long series)."""
+    rows, n = matrix.shape
+    b = min(_BLOCK_SHORT if n <= 100_000 else _BLOCK_LONG, n)
     k = np.arange(b)
     # lower-triangular T[i, j] = (1-w) * w**(i-j): one block's EMA from a zero start.
     expo = k[:, None] - k[None, :]
@@ -79,17 +112,13 @@ def _ema_rows(matrix: np.ndarray, weight: float) -> np.ndarray:
     blocks = -(-n // b)
     padded = np.zeros((rows, blocks * b))
     padded[:, :n] = matrix
-    local = padded.reshape(rows, blocks, b) @ tri.T
+    # one 2-D product (a single BLAS call), not a stack of small ones
+    local = (padded.reshape(rows * blocks, b) @ tri.T).reshape(rows, blocks, b)
     carry = np.zeros(rows)
     for i in range(blocks):
         local[:, i, :] += carry[:, None] * decay[None, :]
         carry = local[:, i, -1]
-    ema = local.reshape(rows, blocks * b)[:, :n]
-    if w >= 1.0:
-        return ema
-    with np.errstate(under="ignore"):
-        debias = 1.0 - np.power(w, np.arange(1, n + 1, dtype=np.float64))
-    return ema / debias[None, :]
+    return local.reshape(rows, blocks * b)[:, :n]
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ export const GROUP_BANDS = [
   ['std', '± 1 std'],
   ['sem', '± 1 std. error'],
 ];
-const MAX_LISTED = 12; // members named in a tooltip; the rest are counted
+const MAX_LISTED = 9; // members named in a tooltip, three a line; the rest are counted
 
 /** The current grouping: null, {regex} or {hparams: [...]}, from the URL. */
 export function grouping() {
@@ -71,9 +71,11 @@ function values(list) {
 
 /** Tooltip text of a group's members: the first few names and how many more. */
 export function membersText(members) {
-  const named = members.slice(0, MAX_LISTED).map(plotlyText).join(', ');
-  const more = members.length > MAX_LISTED ? ` … and ${members.length - MAX_LISTED} more` : '';
-  return `${named}${more}`;
+  const named = members.slice(0, MAX_LISTED).map(plotlyText);
+  const lines = [];
+  for (let i = 0; i < named.length; i += 3) lines.push(`  ${named.slice(i, i + 3).join(', ')}`);
+  if (members.length > MAX_LISTED) lines[lines.length - 1] += ` … and ${members.length - MAX_LISTED} more`;
+  return lines.join('<br>');
 }
 
 /**
