@@ -294,6 +294,91 @@ def bench_browser(url: str) -> dict:
             "page to grouped chart (s)": first_grouped, "run rows in the DOM": rows}
 
 
+# -- long runs -----------------------------------------------------------------------------------
+def write_long(root: Path, tags: int, steps: int) -> None:
+    """One run of ``tags`` x ``steps`` points, in records of 10,000 points per tag."""
+    root.mkdir(parents=True)
+    run_dir = root / "long"
+    with LogWriter(logdir=str(run_dir)):
+        pass
+    path = next(p for p in run_dir.iterdir() if "vdlrecords" in p.name)
+    chunk = 10_000
+    with open(path, "ab") as f:
+        for lo in range(0, steps, chunk):
+            hi = min(steps, lo + chunk)
+            s = np.arange(lo, hi, dtype=np.float64)
+            entries = []
+            for k in range(tags):
+                values = np.sin(s / 10_000 + k) + 1e-3 * ((s * 7919 + k) % 1000)
+                flat = np.column_stack([s, 1e9 + s * 0.01, values]).ravel().tolist()
+                entries.append(record_entry(encode_entry(f"tag{k}", flat)))
+            f.write(frame(b"".join(entries)))
+
+
+def bench_long(cache: Path, tags: int, steps: int, mode: str) -> dict:
+    """One server over the long run: ``spill`` (the disk cache and its pyramid) or
+    ``memory`` (every point in RAM, as before)."""
+    target = cache / f"data-long-{tags}x{steps}"
+    if not (target / ".done").exists():
+        if target.exists():
+            shutil.rmtree(target)
+        t = time.perf_counter()
+        write_long(target, tags, steps)
+        (target / ".done").write_text("")
+        print(f"  wrote long data in {time.perf_counter() - t:.1f} s", flush=True)
+    env = dict(os.environ, VISUALDL_CACHE_DIR=str(cache / "scalar-cache"))
+    if mode == "memory":
+        env["VISUALDL_SPILL_POINTS"] = str(10**15)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    s = requests.Session()
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "visualdl", "--logdir", str(target),
+                             "--port", str(port), "--reload-interval", "5"], cwd=str(REPO),
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out: dict = {}
+    try:
+        while True:
+            if time.perf_counter() - started > 1800:
+                raise TimeoutError("long run not loaded within 1800 s")
+            try:
+                if s.get(url + "/api/info", timeout=60).json().get("loaded"):
+                    break
+            except (requests.ConnectionError, ValueError):
+                pass
+            time.sleep(0.05)
+        out["load / cache build (s)"] = time.perf_counter() - started
+        body = s.get(url + "/api/scalars", params={"run": "long", "tag": "tag0",
+                                                   "points": 1000}, timeout=120).json()
+        assert body["total"] == steps, body.get("total")
+        out["first full chart (s)"] = time.perf_counter() - started
+        full = []
+        for k in range(1, min(tags, 6)):
+            t = time.perf_counter()
+            s.get(url + "/api/scalars", params={"run": "long", "tag": f"tag{k}",
+                                                "points": 1000}, timeout=120)
+            full.append(time.perf_counter() - t)
+        out["uncached full view (ms, median)"] = 1000 * statistics.median(full)
+        rng = np.random.default_rng(0)
+        windows = []
+        for _ in range(40):
+            width = int(10 ** rng.uniform(1, math.log10(steps)))
+            lo = int(rng.integers(0, max(1, steps - width)))
+            k = int(rng.integers(0, tags))
+            t = time.perf_counter()
+            r = s.get(url + "/api/scalars", params={"run": "long", "tag": f"tag{k}",
+                                                    "points": 1000, "start_step": lo,
+                                                    "end_step": lo + width}, timeout=120)
+            windows.append(time.perf_counter() - t)
+            assert r.status_code == 200
+        out["window (ms, median)"] = 1000 * statistics.median(windows)
+        out["window (ms, max)"] = 1000 * max(windows)
+        out["RSS (MB)"] = rss_mb(proc.pid)
+    finally:
+        stop(proc)
+    return out
+
+
 # -- TensorBoard ---------------------------------------------------------------------------------
 def bench_tensorboard(logdir: Path, cache: Path, runs: int, steps: int, idle: float) -> dict:
     tb = cache / "venvs" / "tensorboard-2.21.0" / "bin" / "tensorboard"
@@ -356,8 +441,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--tensorboard", action="store_true",
                         help="also run TensorBoard 2.21 --load_fast=true on event files")
+    parser.add_argument("--long", type=int, default=0, metavar="STEPS",
+                        help="instead: one run of --tags tags x STEPS steps, disk cache vs RAM")
     args = parser.parse_args(argv)
     cache = Path(args.cache)
+    if args.long:
+        shape = f"1 run x {args.tags} tags x {args.long:,} steps"
+        print(f"workload: {shape} ({args.tags * args.long / 1e6:.0f}M points)", flush=True)
+        spill = bench_long(cache, args.tags, args.long, "spill")
+        memory = bench_long(cache, args.tags, args.long, "memory") if args.tags * args.long \
+            < 50_000_000 else {}
+        print(f"\n| measure ({shape}) | disk cache + pyramid | all in RAM (before) |")
+        print("|---|---|---|")
+        for key, value in spill.items():
+            print(f"| {key} | {fmt(value)} | {fmt(memory.get(key, 'not run'))} |")
+        return 0
     shape = f"{args.runs:,} runs x {args.tags} tags x {args.steps:,} steps"
     print(f"workload: {shape} ({args.runs * args.tags * args.steps / 1e6:.0f}M points)",
           flush=True)

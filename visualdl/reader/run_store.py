@@ -22,7 +22,7 @@ class _Series:
     reload that added to it. Arrays handed out are never written to again, so readers can
     hold them across reloads.
 
-    A series longer than ``scalar_cache.SPILL_POINTS`` moves to the disk cache (memory-
+    A series longer than ``scalar_cache.SPILL_POINTS`` (500,000) moves to the disk cache (memory-
     mapped columns and a min/max pyramid: see :mod:`visualdl.reader.scalar_cache`); small
     ones never do, so small logdirs keep their speed.
     """

@@ -33,7 +33,7 @@ __all__ = ["SpilledSeries", "SpilledScalars", "SPILL_POINTS", "BASE", "FANOUT", 
 
 #: a series longer than this moves to the disk cache (small logdirs never do); the
 #: environment variable VISUALDL_SPILL_POINTS overrides it (a huge value: never spill)
-SPILL_POINTS = int(os.environ.get("VISUALDL_SPILL_POINTS") or 2_000_000)
+SPILL_POINTS = int(os.environ.get("VISUALDL_SPILL_POINTS") or 500_000)
 BASE = 1024
 FANOUT = 2
 
