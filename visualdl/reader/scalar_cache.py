@@ -41,6 +41,31 @@ _lock = threading.Lock()
 _session: Path | None = None
 _counter = [0]
 _broken: list[str] = []  # why the cache folder could not be made (then never tried again)
+_TRIM_BYTES = 256 << 20
+_since_trim = [0]
+
+
+def _load_trim():  # noqa: ANN202 - a C function or None
+    """glibc's malloc_trim, or None elsewhere. The decoded chunks a spilled series drops are
+    small arrays from the C heap, which glibc keeps after they are freed (measured: 230 of
+    270 MB after loading 20M points); trimming hands those pages back to the system."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_trim = _load_trim()
+
+
+def _note_spilled(nbytes: int) -> None:
+    _since_trim[0] += nbytes
+    if _since_trim[0] >= _TRIM_BYTES:
+        _since_trim[0] = 0
+        if _trim is not None:
+            _trim(0)
 
 
 def cache_root() -> Path:
@@ -122,6 +147,7 @@ class SpilledSeries:
         self._files["values.f64"].write(values.tobytes())
         self._blocks(values)
         self.n += k
+        _note_spilled(24 * k)
 
     def _blocks(self, values: np.ndarray) -> None:
         """Level 0 of the pyramid from the points being appended."""
