@@ -56,6 +56,7 @@ class ScalarsView {
     this.zoom = new Map();
     this.zoomData = new Map();
     this.groupData = new Map(); // key -> {request, version, groups | error}
+    this.groupTimers = new Map(); // key -> timer of a grouped refetch waiting for input to rest
     this.fetchSeries = createBatcher((items) => this.#fetchMany(items));
     this.unsubscribe = [onThemeChange(() => this.redrawVisible())];
     this.#buildSettings();
@@ -632,6 +633,14 @@ class ScalarsView {
       this.draw(key);
       return;
     }
+    // A dragged smoothing slider changes the request many times a second: ask once it
+    // rests (the answer of a superseded request is dropped anyway).
+    clearTimeout(this.groupTimers.get(key));
+    this.groupTimers.set(key, setTimeout(() => this.#fetchGroups(key, entry, body), have ? 150 : 0));
+  }
+
+  #fetchGroups(key, entry, body) {
+    if (this.destroyed || this.groupData.get(key) !== entry) return;
     postJSON('api/scalars/groups', body).then(
       (answer) => {
         entry.groups = answer.groups;
