@@ -27,12 +27,15 @@ class _Series:
     ones never do, so small logdirs keep their speed.
     """
 
-    __slots__ = ("chunks", "n", "spilled")
+    __slots__ = ("chunks", "n", "spilled", "cached")
 
     def __init__(self) -> None:
         self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.n = 0
         self.spilled: scalar_cache.SpilledSeries | None = None
+        # the last view, handed out again until the series grows (a run table asks for
+        # 40,000 series of 2,000 runs: building read-only views was most of its time)
+        self.cached: Scalars | None = None
 
     def extend(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
         k = len(steps)
@@ -41,6 +44,7 @@ class _Series:
         if not k:
             return
         self.n += k
+        self.cached = None
         if self.spilled is not None:
             self.spilled.append(steps, walls, values)
             return
@@ -67,8 +71,10 @@ class _Series:
             return Scalars(*(readonly(np.empty(0, t)) for t in (np.int64, np.float64, np.float64)))
         if len(self.chunks) > 1:
             self.chunks = [tuple(np.concatenate(cols) for cols in zip(*self.chunks))]
-        steps, walls, values = self.chunks[0]
-        return Scalars(readonly(steps), readonly(walls), readonly(values))
+        if self.cached is None:
+            steps, walls, values = self.chunks[0]
+            self.cached = Scalars(readonly(steps), readonly(walls), readonly(values))
+        return self.cached
 
 
 class _Events:
