@@ -151,6 +151,19 @@ def test_route_groups_by_hparam_with_smoothing_and_median(client):
     assert np.allclose(adam["lower"], rows.min(0)) and np.allclose(adam["upper"], rows.max(0))
 
 
+def test_route_as_a_get_query(client):
+    body = client.json("/api/scalars/groups", params={
+        "tag": "loss", "hparam": ["opt"], "run": ["lr0.1_seed0", "lr0.01_seed0", "lr0.1_seed1"],
+        "band": "sem", "smoothing": "0"})
+    groups = {g["name"]: g for g in body["groups"]}
+    assert groups["opt=sgd"]["members"] == ["lr0.1_seed0", "lr0.01_seed0"]
+    rows = np.array([[sweep_value(lr, 0, s) for s in range(SWEEP_STEPS)] for lr in (0.1, 0.01)])
+    sem = rows.std(0) / np.sqrt(2)
+    assert np.allclose(groups["opt=sgd"]["upper"], rows.mean(0) + sem)
+    assert groups["opt=adam"]["members"] == ["lr0.1_seed1"]
+    assert client.get("/api/scalars/groups", tag="loss", regex="x", smoothing="y").status_code == 400
+
+
 def test_route_window(client):
     r = client.post("/api/scalars/groups", json={
         "tag": "loss", "regex": r"^lr0\.1_", "start_step": 10, "end_step": 19})

@@ -133,7 +133,7 @@ def _batch_item(item: Any, points: int, window: tuple[int | None, int | None]) -
         return {"run": item["run"], "tag": item["tag"], "error": err.message}
 
 
-@blueprint.post("/api/scalars/groups")
+@blueprint.route("/api/scalars/groups", methods=["GET", "POST"])
 def scalar_groups() -> Response:
     """One tag over many runs, grouped: each group's centre line and band, computed here
     (see :mod:`visualdl.server.groups` for the smoothing, the common step grid and the
@@ -143,8 +143,10 @@ def scalar_groups() -> Response:
          "regex": "^(.*)_seed\\d+$" | "hparams": ["lr", ...],
          "stat": "mean" | "median", "band": "minmax" | "std" | "sem",
          "smoothing": 0.6, "points": 1000, "start_step": ..., "end_step": ...}
+
+    or the same as a GET query (``run`` and ``hparam`` repeat: ``?tag=loss&hparam=lr``).
     """
-    body = json_body()
+    body = json_body() if request.method == "POST" else _groups_query()
     if not isinstance(body, dict):
         raise ApiError(400, 'body must be a JSON object: {"tag": ..., "regex" or "hparams": ...}')
     tag = arg_str("tag", source=body)
@@ -181,6 +183,24 @@ def scalar_groups() -> Response:
                     "interpolated": result.interpolated})
     return json_response({"tag": tag, "stat": stat, "band": band, "smoothing": smoothing,
                           "groups": out})
+
+
+def _groups_query() -> dict[str, Any]:
+    """A GET's query string as the POST body it stands for."""
+    args = request.args
+    body: dict[str, Any] = {k: args[k] for k in ("tag", "regex", "stat", "band", "points",
+                                                 "start_step", "end_step") if k in args}
+    if args.getlist("hparam"):
+        body["hparams"] = args.getlist("hparam")
+    if args.getlist("run"):
+        body["runs"] = args.getlist("run")
+    if "smoothing" in args:
+        try:
+            body["smoothing"] = float(args["smoothing"])
+        except ValueError:
+            raise ApiError(400, "parameter smoothing must be a number from 0 to below 1") \
+                from None
+    return body
 
 
 def _group_spec(body: dict) -> "groups.GroupSpec":
