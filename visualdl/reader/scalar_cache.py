@@ -19,6 +19,7 @@ restarts, validated against the record files' identity and offsets, is not done 
 from __future__ import annotations
 
 import atexit
+import mmap
 import os
 import shutil
 import tempfile
@@ -107,6 +108,30 @@ class SpilledScalars(Scalars):
     def minmax_window(self, start: int | None, end: int | None,
                       points: int) -> tuple[np.ndarray, int]:
         return self.series.minmax_window(self, start, end, points)
+
+    def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The points at ``idx`` as arrays of their own; then the pages the query touched
+        are let go. (Each touch maps a file page and its neighbours into the process:
+        1,000 scattered points of three columns held 115 MB of a 10M-point series
+        resident until the kernel needed the memory back.)"""
+        out = tuple(np.asarray(col[idx]) for col in self)
+        _release(self)
+        return out  # type: ignore[return-value]
+
+
+def _release(columns) -> None:  # noqa: ANN001 - memory-mapped arrays or views of them
+    """Unmap the resident pages of memory-mapped columns (MADV_DONTNEED: the data stays in
+    the file and the page cache; a later read maps it again)."""
+    for col in columns:
+        base = col
+        while base is not None and not isinstance(base, np.memmap):
+            base = base.base
+        handle = getattr(base, "_mmap", None)
+        if handle is not None and hasattr(handle, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+            try:
+                handle.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):
+                pass
 
 
 class _Level:

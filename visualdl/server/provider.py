@@ -141,10 +141,10 @@ class DataProvider(ABC):
         total = int(data.steps.shape[0])
         window_query = getattr(data, "minmax_window", None)
         if window_query is not None:  # a long series on disk: answered from its pyramid
+            # (``take`` gathers the points and lets go of the file pages it touched)
             idx, in_window = window_query(start_step, end_step, points)
-            return ScalarView(np.asarray(data.steps[idx]), np.asarray(data.wall_times[idx]),
-                              np.asarray(data.values[idx]), total, len(idx) < in_window,
-                              in_window)
+            steps, walls, values = data.take(idx)
+            return ScalarView(steps, walls, values, total, len(idx) < in_window, in_window)
         steps, walls, values = data.steps, data.wall_times, data.values
         if start_step is not None or end_step is not None:
             keep = step_window(steps, start_step, end_step)
