@@ -10,6 +10,7 @@ import numpy as np
 from visualdl.format.record_pb2 import Entry
 from visualdl.format.scalar_codec import DecodedSeries
 from visualdl.kinds import registry
+from visualdl.reader import scalar_cache
 from visualdl.reader.events import BlobRef, Scalars, readonly
 
 
@@ -20,29 +21,60 @@ class _Series:
     once and keeps the result as the single chunk, so a series is copied at most once per
     reload that added to it. Arrays handed out are never written to again, so readers can
     hold them across reloads.
+
+    A series longer than ``scalar_cache.SPILL_POINTS`` (500,000) moves to the disk cache (memory-
+    mapped columns and a min/max pyramid: see :mod:`visualdl.reader.scalar_cache`); small
+    ones never do, so small logdirs keep their speed.
     """
 
-    __slots__ = ("chunks", "n")
+    __slots__ = ("chunks", "n", "spilled", "cached")
 
     def __init__(self) -> None:
         self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.n = 0
+        self.spilled: scalar_cache.SpilledSeries | None = None
+        # the last view, handed out again until the series grows (a run table asks for
+        # 40,000 series of 2,000 runs: building read-only views was most of its time)
+        self.cached: Scalars | None = None
 
     def extend(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
         k = len(steps)
         if len(walls) != k or len(values) != k:
             raise ValueError("scalar series columns differ in length")
-        if k:
-            self.chunks.append((steps, walls, values))
-            self.n += k
+        if not k:
+            return
+        self.n += k
+        self.cached = None
+        if self.spilled is not None:
+            self.spilled.append(steps, walls, values)
+            return
+        self.chunks.append((steps, walls, values))
+        if self.n > scalar_cache.SPILL_POINTS:
+            self._spill()
+
+    def _spill(self) -> None:
+        """Move the columns to the disk cache; on any error (no space, no permission) the
+        series stays in memory, as it would without a cache."""
+        try:
+            spilled = scalar_cache.SpilledSeries()
+            for cols in self.chunks:
+                spilled.append(*cols)
+        except OSError:
+            return
+        self.spilled = spilled
+        self.chunks = []
 
     def view(self) -> Scalars:
+        if self.spilled is not None:
+            return self.spilled.view()
         if not self.chunks:
             return Scalars(*(readonly(np.empty(0, t)) for t in (np.int64, np.float64, np.float64)))
         if len(self.chunks) > 1:
             self.chunks = [tuple(np.concatenate(cols) for cols in zip(*self.chunks))]
-        steps, walls, values = self.chunks[0]
-        return Scalars(readonly(steps), readonly(walls), readonly(values))
+        if self.cached is None:
+            steps, walls, values = self.chunks[0]
+            self.cached = Scalars(readonly(steps), readonly(walls), readonly(values))
+        return self.cached
 
 
 class _Events:

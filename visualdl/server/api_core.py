@@ -14,6 +14,7 @@ from visualdl.kinds import registry
 from visualdl.server.api_common import etag_for, etag_json, provider
 from visualdl.server.errors import ApiError
 from visualdl.server.jsonio import json_response
+from visualdl.server.runtable import build_table
 
 __all__ = ["blueprint"]
 
@@ -60,6 +61,19 @@ def runs() -> Response:
     _note_activity(data)
     etag = etag_for("runs", data.version, data.loaded)
     return etag_json(etag, lambda: {"runs": list(data.runs())})
+
+
+@blueprint.get("/api/runs/table")
+def runs_table() -> Response:
+    """The run table of the sidebar, column by column (compact at thousands of runs):
+    ``?tag=loss&tag=acc`` (the metrics whose last values to show; repeatable). Answers
+    ``{"runs": [...], "start_time": [...], "last_update": [...], "hparams": {name: [value
+    per run]}, "metrics": {tag: [last value per run]}}``; a run without a value has null.
+    Start time and last update are the first and last wall time over the run's scalars."""
+    data = provider()
+    tags = list(dict.fromkeys(t for t in request.args.getlist("tag") if t))
+    etag = etag_for("runs-table", data.version, data.loaded, tags)
+    return etag_json(etag, lambda: build_table(data, tags))
 
 
 @blueprint.get("/api/tags")

@@ -23,7 +23,7 @@ import numpy as np
 from visualdl.reader.events import BlobRef, Scalars
 from visualdl.server.downsample import minmax_indices
 
-__all__ = ["DataProvider", "EmptyProvider", "ScalarView"]
+__all__ = ["DataProvider", "EmptyProvider", "ScalarView", "step_window"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,25 @@ class ScalarView:
     wall_times: np.ndarray
     values: np.ndarray
     total: int          # points in the full series
-    downsampled: bool   # False when every point is here
+    downsampled: bool   # False when every point (of the window, if any) is here
+    window_total: int = -1  # points in the step window asked for (all: ``total``)
+
+
+def step_window(steps: np.ndarray, start: int | None, end: int | None) -> np.ndarray:
+    """Indices of the points whose step lies in ``[start, end]`` (either end open when
+    None), in series order. A slice when the steps are sorted (the usual case: binary
+    search), else a mask, because a resumed run may log a step twice."""
+    n = int(steps.shape[0])
+    if n and (n < 2 or bool(np.all(steps[1:] >= steps[:-1]))):
+        lo = 0 if start is None else int(np.searchsorted(steps, start, side="left"))
+        hi = n if end is None else int(np.searchsorted(steps, end, side="right"))
+        return np.arange(lo, max(lo, hi), dtype=np.int64)
+    mask = np.ones(n, dtype=bool)
+    if start is not None:
+        mask &= steps >= start
+    if end is not None:
+        mask &= steps <= end
+    return np.flatnonzero(mask)
 
 
 class DataProvider(ABC):
@@ -110,15 +128,31 @@ class DataProvider(ABC):
     def scalars(self, run: str, tag: str) -> Scalars:
         """Every point of a scalar tag (read-only arrays)."""
 
-    def scalar_view(self, run: str, tag: str, points: int) -> ScalarView:
+    def scalar_view(self, run: str, tag: str, points: int, start_step: int | None = None,
+                    end_step: int | None = None) -> ScalarView:
         """The series downsampled to at most ``points`` points, keeping each bucket's
-        minimum and maximum so that spikes survive."""
+        minimum and maximum so that spikes survive.
+
+        ``start_step``/``end_step`` (inclusive, either may be None) restrict it to a step
+        window first, so a zoomed chart gets the window at screen resolution: the same
+        min/max buckets over the window, and every point once the window holds no more
+        than ``points``. ``total`` stays the length of the whole series."""
         data = self.scalars(run, tag)
         total = int(data.steps.shape[0])
-        idx = minmax_indices(data.values, points)
-        if idx.shape[0] == total:
-            return ScalarView(data.steps, data.wall_times, data.values, total, False)
-        return ScalarView(data.steps[idx], data.wall_times[idx], data.values[idx], total, True)
+        window_query = getattr(data, "minmax_window", None)
+        if window_query is not None:  # a long series on disk: answered from its pyramid
+            # (``take`` gathers the points and lets go of the file pages it touched)
+            idx, in_window = window_query(start_step, end_step, points)
+            steps, walls, values = data.take(idx)
+            return ScalarView(steps, walls, values, total, len(idx) < in_window, in_window)
+        steps, walls, values = data.steps, data.wall_times, data.values
+        if start_step is not None or end_step is not None:
+            keep = step_window(steps, start_step, end_step)
+            steps, walls, values = steps[keep], walls[keep], values[keep]
+        idx = minmax_indices(values, points)
+        if idx.shape[0] == steps.shape[0]:
+            return ScalarView(steps, walls, values, total, False, int(steps.shape[0]))
+        return ScalarView(steps[idx], walls[idx], values[idx], total, True, int(steps.shape[0]))
 
     @abstractmethod
     def events(self, run: str, kind: str, tag: str) -> list:

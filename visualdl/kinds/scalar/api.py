@@ -25,6 +25,7 @@ from visualdl.server.api_common import (
     provider,
     read_tag,
 )
+from visualdl.server import groups
 from visualdl.server.downsample import MIN_POINTS
 from visualdl.server.errors import ApiError
 from visualdl.server.jsonio import dumps, float_list, json_response
@@ -39,6 +40,7 @@ MAX_BATCH = 2000
 #: points x series one batch may answer: 2,000 series at a million points each would be
 #: gigabytes of JSON. Beyond it, each series gets fewer points (the answer says so).
 MAX_BATCH_POINTS = 1_000_000
+STEP_MIN, STEP_MAX = -(2**63), 2**63 - 1  # steps are int64
 
 blueprint = Blueprint("scalars", __name__)
 
@@ -47,10 +49,13 @@ def _load(run: str, tag: str):
     return read_tag(run, KIND, tag, provider().scalars)
 
 
-def series_json(run: str, tag: str, points: int) -> dict[str, Any]:
-    """The downsampled series of ``run``/``tag`` as a JSON-ready dict."""
-    view = read_tag(run, KIND, tag, lambda r, t: provider().scalar_view(r, t, points))
-    return {
+def series_json(run: str, tag: str, points: int,
+                window: tuple[int | None, int | None] = (None, None)) -> dict[str, Any]:
+    """The downsampled series of ``run``/``tag`` as a JSON-ready dict; ``window`` is an
+    inclusive step range (either end None: open)."""
+    view = read_tag(run, KIND, tag,
+                    lambda r, t: provider().scalar_view(r, t, points, *window))
+    out = {
         "run": run,
         "tag": tag,
         "total": view.total,
@@ -59,20 +64,42 @@ def series_json(run: str, tag: str, points: int) -> dict[str, Any]:
         "wall_times": float_list(view.wall_times),
         "values": float_list(view.values),
     }
+    if window != (None, None):
+        out.update(start_step=window[0], end_step=window[1], window_total=view.window_total)
+    return out
+
+
+def step_range(source: Any = None) -> tuple[int | None, int | None]:
+    """The optional inclusive step window ``start_step``/``end_step`` of a request."""
+    start = _opt_step("start_step", source)
+    end = _opt_step("end_step", source)
+    if start is not None and end is not None and start > end:
+        raise ApiError(400, "parameter start_step must not be greater than end_step")
+    return start, end
+
+
+def _opt_step(name: str, source: Any) -> int | None:
+    args = request.args if source is None else source
+    if args.get(name) in (None, ""):
+        return None
+    return arg_int(name, 0, STEP_MIN, STEP_MAX, source=source)
 
 
 @blueprint.get("/api/scalars")
 def scalars() -> Response:
-    """One series: ``?run=&tag=&points=``."""
+    """One series: ``?run=&tag=&points=`` and optionally ``&start_step=&end_step=`` (an
+    inclusive step window, answered at ``points`` resolution: what a zoomed chart shows)."""
     run, tag = arg_str("run"), arg_str("tag")
     points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS)
-    etag = etag_for("scalars", provider().version, run, tag, points)
-    return etag_json(etag, lambda: series_json(run, tag, points))
+    window = step_range()
+    etag = etag_for("scalars", provider().version, run, tag, points, window)
+    return etag_json(etag, lambda: series_json(run, tag, points, window))
 
 
 @blueprint.post("/api/scalars/batch")
 def scalars_batch() -> Response:
-    """Many series in one request: ``{"series": [{"run", "tag"}, ...], "points": N}``.
+    """Many series in one request: ``{"series": [{"run", "tag"}, ...], "points": N}``, and
+    optionally ``"start_step"``/``"end_step"``: one step window for every series.
 
     An unknown pair yields ``{"run", "tag", "error"}`` in its slot instead of failing the
     whole batch, so one deleted run does not blank a page of charts. The work is bounded:
@@ -87,22 +114,130 @@ def scalars_batch() -> Response:
         raise ApiError(400, f"at most {MAX_BATCH} series per batch")
     asked = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS, source=body)
     points = min(asked, max(MIN_POINTS, MAX_BATCH_POINTS // max(1, len(items))))
-    out = [_batch_item(item, points) for item in items]
+    window = step_range(body)
+    out = [_batch_item(item, points, window) for item in items]
     answer: dict[str, Any] = {"points": points, "series": out}
     if points < asked:
         answer.update(points_requested=asked, reduced=True)
     return json_response(answer)
 
 
-def _batch_item(item: Any, points: int) -> dict[str, Any]:
+def _batch_item(item: Any, points: int, window: tuple[int | None, int | None]) -> dict[str, Any]:
     if not isinstance(item, dict) or not isinstance(item.get("run"), str) or not isinstance(
         item.get("tag"), str
     ):
         return {"error": "each item must be {\"run\": string, \"tag\": string}"}
     try:
-        return series_json(item["run"], item["tag"], points)
+        return series_json(item["run"], item["tag"], points, window)
     except ApiError as err:
         return {"run": item["run"], "tag": item["tag"], "error": err.message}
+
+
+@blueprint.route("/api/scalars/groups", methods=["GET", "POST"])
+def scalar_groups() -> Response:
+    """One tag over many runs, grouped: each group's centre line and band, computed here
+    (see :mod:`visualdl.server.groups` for the smoothing, the common step grid and the
+    statistics). Body::
+
+        {"tag": "loss", "runs": [...] (default: every run with the tag),
+         "regex": "^(.*)_seed\\d+$" | "hparams": ["lr", ...],
+         "stat": "mean" | "median", "band": "minmax" | "std" | "sem",
+         "smoothing": 0.6, "points": 1000, "start_step": ..., "end_step": ...}
+
+    or the same as a GET query (``run`` and ``hparam`` repeat: ``?tag=loss&hparam=lr``).
+    """
+    body = json_body() if request.method == "POST" else _groups_query()
+    if not isinstance(body, dict):
+        raise ApiError(400, 'body must be a JSON object: {"tag": ..., "regex" or "hparams": ...}')
+    tag = arg_str("tag", source=body)
+    spec = _group_spec(body)
+    stat = _body_choice(body, "stat", "mean", groups.STATS)
+    band = _body_choice(body, "band", "minmax", groups.BANDS)
+    smoothing = body.get("smoothing", 0.0)
+    if isinstance(smoothing, bool) or not isinstance(smoothing, (int, float)) or \
+            not 0 <= smoothing < 1:
+        raise ApiError(400, "parameter smoothing must be a number from 0 to below 1")
+    points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS, source=body)
+    window = step_range(body)
+    data = provider()
+    runs = body.get("runs")
+    if runs is None:
+        runs = [r for r in data.runs() if data.has_tag(r, KIND, tag)]
+    elif not isinstance(runs, list) or not all(isinstance(r, str) for r in runs):
+        raise ApiError(400, "parameter runs must be a list of run names")
+    series: dict[str, Any] = {}
+    for run in dict.fromkeys(runs):
+        try:
+            series[run] = data.scalars(run, tag)
+        except KeyError:
+            continue  # a run without the tag (or gone) is left out, as in a chart
+    hparams_of = _hparams_lookup(data) if spec.hparams else (lambda r: None)
+    out = []
+    for name, members in groups.group_runs(series, spec, hparams_of).items():
+        result = groups.group_stats([(series[r].steps, series[r].values) for r in members],
+                                    smoothing=float(smoothing), stat=stat, band=band,
+                                    points=points, window=window)
+        out.append({"name": name, "members": members, "steps": result.steps.tolist(),
+                    "center": float_list(result.center), "lower": float_list(result.lower),
+                    "upper": float_list(result.upper), "count": result.count.tolist(),
+                    "interpolated": result.interpolated})
+    return json_response({"tag": tag, "stat": stat, "band": band, "smoothing": smoothing,
+                          "groups": out})
+
+
+def _groups_query() -> dict[str, Any]:
+    """A GET's query string as the POST body it stands for."""
+    args = request.args
+    body: dict[str, Any] = {k: args[k] for k in ("tag", "regex", "stat", "band", "points",
+                                                 "start_step", "end_step") if k in args}
+    if args.getlist("hparam"):
+        body["hparams"] = args.getlist("hparam")
+    if args.getlist("run"):
+        body["runs"] = args.getlist("run")
+    if "smoothing" in args:
+        try:
+            body["smoothing"] = float(args["smoothing"])
+        except ValueError:
+            raise ApiError(400, "parameter smoothing must be a number from 0 to below 1") \
+                from None
+    return body
+
+
+def _group_spec(body: dict) -> "groups.GroupSpec":
+    regex, names = body.get("regex"), body.get("hparams")
+    if regex not in (None, "") and names not in (None, []):
+        raise ApiError(400, "give either regex or hparams, not both")
+    if regex not in (None, ""):
+        if not isinstance(regex, str):
+            raise ApiError(400, "parameter regex must be a string")
+        try:
+            re.compile(regex)
+        except re.error as err:
+            raise ApiError(400, f"parameter regex is not a valid regular expression: {err}") \
+                from None
+        return groups.GroupSpec(regex=regex)
+    if names not in (None, []):
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise ApiError(400, "parameter hparams must be a list of hparam names")
+        return groups.GroupSpec(hparams=tuple(names))
+    raise ApiError(400, "missing parameter: regex or hparams (how to group the runs)")
+
+
+def _body_choice(body: dict, name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = body.get(name) or default
+    if value not in choices:
+        raise ApiError(400, f"parameter {name} must be one of: {', '.join(choices)}")
+    return value
+
+
+def _hparams_lookup(data: Any):
+    def lookup(run: str) -> dict[str, Any] | None:
+        try:
+            found = data.hparams(run)
+        except KeyError:
+            return None
+        return found.hparams if found is not None else None
+    return lookup
 
 
 @blueprint.get("/api/scalars/download")

@@ -82,3 +82,24 @@ export function onThemeChange(fn) {
   mq.addEventListener('change', fn);
   return () => mq.removeEventListener('change', fn);
 }
+
+/**
+ * Call `fn({start, end})` when the user zooms or pans `plot`'s x axis, and `fn(null)` when
+ * the view is reset (double-click, autoscale): charts refetch the visible window at screen
+ * resolution. Attached once per plot div, whatever the number of redraws.
+ */
+export function onXZoom(plot, fn) {
+  plot.vdlOnXZoom = fn; // the latest callback wins
+  if (plot.vdlZoomHooked) return;
+  plot.vdlZoomHooked = true;
+  plot.on('plotly_relayout', (event) => {
+    if (!event) return;
+    const r0 = event['xaxis.range[0]'] ?? (event['xaxis.range'] || [])[0];
+    const r1 = event['xaxis.range[1]'] ?? (event['xaxis.range'] || [])[1];
+    if (r0 !== undefined && r1 !== undefined) {
+      plot.vdlOnXZoom({ start: Number(r0), end: Number(r1) });
+    } else if (event['xaxis.autorange'] === true) {
+      plot.vdlOnXZoom(null);
+    }
+  });
+}

@@ -12,8 +12,11 @@ import { colorOf } from '../shared/colors.js';
 import { showName } from '../shared/format.js';
 import { el, setChildren, uid, fmtInt } from '../shared/dom.js';
 import { stateCheckbox, stateRadios, stateSelect, validChoice } from '../shared/controls.js';
-import { PLOT_CONFIG, plotlyReady, onThemeChange } from '../shared/plot.js';
+import { PLOT_CONFIG, plotlyReady, onThemeChange, onXZoom } from '../shared/plot.js';
 import { buildChart } from './scalars_chart.js';
+import {
+  GROUP_MODES, GROUP_STATS, GROUP_BANDS, grouping, setGrouping, groupRequest, buildGroupChart,
+} from './scalars_groups.js';
 import {
   chartSpecs, linesOf, exportLayout, sectionLabel, keyOf, parseKey, compilePatterns,
 } from './scalars_layouts.js';
@@ -48,6 +51,12 @@ class ScalarsView {
     this.cache = new Map(); // run\0tag -> {version, series} | {version, error}
     this.inflight = new Map(); // run\0tag -> {version, promise} of the fetch under way
     this.drawn = new Map(); // tag -> key of what is drawn
+    // Zoomed charts: key -> {start, end} step window, and the window's series fetched at
+    // screen resolution (key -> {window, version, series: Map(run\0tag -> series)}).
+    this.zoom = new Map();
+    this.zoomData = new Map();
+    this.groupData = new Map(); // key -> {request, version, groups | error}
+    this.groupTimers = new Map(); // key -> timer of a grouped refetch waiting for input to rest
     this.fetchSeries = createBatcher((items) => this.#fetchMany(items));
     this.unsubscribe = [onThemeChange(() => this.redrawVisible())];
     this.#buildSettings();
@@ -99,6 +108,58 @@ class ScalarsView {
       stateCheckbox('logy', 'Log-scale y-axis', redraw),
       stateCheckbox('outliers', 'Ignore outliers in chart scaling', redraw),
       stateSelect('tips', 'Tooltip order', TIP_ORDERS, redraw, { name: 'tooltip-order' }),
+      this.#groupSettings(),
+    );
+  }
+
+  /** Group runs: by a regex capture on the name or by hparams; centre line and band. */
+  #groupSettings() {
+    const g = grouping();
+    const modeId = uid('group-mode');
+    const mode = el('select', { id: modeId, name: 'group-mode', 'aria-label': 'Group runs by' },
+      ...GROUP_MODES.map(([id, label]) => el('option', { value: id }, label)));
+    mode.value = g ? g.mode : '';
+    const text = el('input', {
+      type: 'text',
+      name: 'group-by',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      'aria-label': 'Group by (regex with capture groups, or hparam names)',
+    });
+    text.value = g ? g.text : '';
+    const error = el('p', { class: 'filter-error', role: 'alert', hidden: true });
+    const placeholder = () => {
+      text.placeholder = mode.value === 'hp' ? 'e.g. lr, optimizer' : 'e.g. ^(.*)_seed\\d+$';
+      text.disabled = !mode.value;
+    };
+    const apply = () => {
+      placeholder();
+      if (mode.value === 're' && text.value.trim()) {
+        try {
+          new RegExp(text.value.trim()); // eslint-disable-line no-new
+        } catch (err) {
+          error.hidden = false;
+          error.textContent = `Invalid regular expression: ${err.message}`;
+          return;
+        }
+      }
+      error.hidden = true;
+      setGrouping(mode.value, text.value);
+      this.redrawVisible();
+    };
+    placeholder();
+    mode.addEventListener('change', apply);
+    text.addEventListener('change', apply);
+    const redraw = () => this.redrawVisible();
+    return el(
+      'fieldset',
+      { class: 'field group-settings' },
+      el('legend', {}, 'Group runs'),
+      mode,
+      text,
+      error,
+      stateSelect('gstat', 'Group line', GROUP_STATS, redraw, { name: 'group-stat' }),
+      stateSelect('gband', 'Group band', GROUP_BANDS, redraw, { name: 'group-band' }),
     );
   }
 
@@ -439,6 +500,10 @@ class ScalarsView {
   ensure(key) {
     if (!this.grid.isVisible(key)) return;
     const version = this.#version();
+    if (this.#grouped(key)) {
+      this.#ensureGroups(key, version);
+      return;
+    }
     const { lines, bands } = this.#linesOf(key);
     const pairs = lines.map((l) => [l.run, l.tag]);
     for (const b of bands) pairs.push([b.run, b.tags.lower], [b.run, b.tags.upper]);
@@ -462,13 +527,16 @@ class ScalarsView {
       waits.push(promise);
     }
     if (!waits.length) {
+      if (this.zoom.has(key)) this.#ensureWindow(key, pairs, version);
       this.draw(key);
       return;
     }
     const card = this.grid.card(key);
     if (card && card.dataset.state === 'idle') card.dataset.state = 'loading';
     Promise.all(waits).then(() => {
-      if (!this.destroyed) this.draw(key);
+      if (this.destroyed) return;
+      if (this.zoom.has(key)) this.#ensureWindow(key, pairs, version);
+      this.draw(key);
     });
   }
 
@@ -480,16 +548,110 @@ class ScalarsView {
       this.cache.set(id, { version, error: result.error, series: old && old.series });
       return;
     }
-    const wall = toNumbers(result.wall_times);
-    const series = {
-      steps: result.steps,
-      wall,
-      values: toNumbers(result.values),
-      total: result.total,
-      downsampled: result.downsampled,
-      start: wall.reduce((m, t) => (Number.isFinite(t) && t < m ? t : m), Infinity),
+    this.cache.set(id, { version, series: toSeries(result) });
+  }
+
+  // ---- zoom: the visible step window, fetched at screen resolution ------------------------
+  #zoomTo(key, range) {
+    if (validChoice('x', X_MODES) !== 'step') return; // windows are in steps
+    if (!range) {
+      if (!this.zoom.has(key)) return;
+      this.zoom.delete(key);
+      this.zoomData.delete(key);
+    } else {
+      const start = Math.floor(Math.min(range.start, range.end));
+      const end = Math.ceil(Math.max(range.start, range.end));
+      if (!Number.isFinite(start) || !Number.isFinite(end)) return;
+      this.zoom.set(key, { start, end });
+    }
+    this.ensure(key);
+  }
+
+  /** Fetch the zoom window of `key`'s series unless held for this version and window. */
+  #ensureWindow(key, pairs, version) {
+    const win = this.zoom.get(key);
+    const have = this.zoomData.get(key);
+    const wanted = JSON.stringify([win, pairs]);
+    if (have && have.version === version && have.wanted === wanted) {
+      if (have.series) this.draw(key);
+      return;
+    }
+    const entry = { version, wanted, window: win, series: null };
+    this.zoomData.set(key, entry);
+    const body = {
+      series: pairs.map(([run, tag]) => ({ run, tag })),
+      points: this.#points(),
+      start_step: win.start,
+      end_step: win.end,
     };
-    this.cache.set(id, { version, series });
+    postJSON('api/scalars/batch', body).then(
+      (answer) => {
+        if (this.destroyed || this.zoomData.get(key) !== entry) return;
+        entry.series = new Map();
+        for (const item of answer.series) {
+          if (!item.error) entry.series.set(`${item.run}\u0000${item.tag}`, toSeries(item));
+        }
+        this.draw(key);
+      },
+      () => {
+        if (this.zoomData.get(key) === entry) this.zoomData.delete(key);
+      },
+    );
+  }
+
+  // ---- groups: one line and band per group, computed by the server ------------------------
+  #grouped(key) {
+    const spec = this.specs.get(key);
+    return Boolean(spec && spec.kind === 'tag' && grouping());
+  }
+
+  #groupBody(key) {
+    const spec = this.specs.get(key);
+    const tag = spec.tags[0];
+    const runs = this.#chartRuns(key).filter((r) => this.#has(r, tag));
+    return groupRequest(tag, runs, grouping(), {
+      smoothing: state.get('smoothing'),
+      points: this.#points(),
+      window: this.zoom.get(key),
+    });
+  }
+
+  #ensureGroups(key, version) {
+    const body = this.#groupBody(key);
+    const request = JSON.stringify(body);
+    const have = this.groupData.get(key);
+    if (have && have.version === version && have.request === request) {
+      if (have.groups || have.error) this.draw(key);
+      return;
+    }
+    const entry = { version, request, groups: null, error: null };
+    this.groupData.set(key, entry);
+    const card = this.grid.card(key);
+    if (card && card.dataset.state === 'idle') card.dataset.state = 'loading';
+    if (!body.runs.length) {
+      entry.groups = [];
+      this.draw(key);
+      return;
+    }
+    // A dragged smoothing slider changes the request many times a second: ask once it
+    // rests (the answer of a superseded request is dropped anyway).
+    clearTimeout(this.groupTimers.get(key));
+    this.groupTimers.set(key, setTimeout(() => this.#fetchGroups(key, entry, body), have ? 150 : 0));
+  }
+
+  #fetchGroups(key, entry, body) {
+    if (this.destroyed || this.groupData.get(key) !== entry) return;
+    postJSON('api/scalars/groups', body).then(
+      (answer) => {
+        entry.groups = answer.groups;
+        entry.answer = answer;
+      },
+      (err) => {
+        entry.error = err.message;
+      },
+    ).then(() => {
+      if (!this.destroyed && this.groupData.get(key) === entry) this.draw(key);
+    });
   }
 
   // ---- drawing ---------------------------------------------------------------------------
@@ -509,7 +671,19 @@ class ScalarsView {
     if (!card || !this.grid.isVisible(key)) return;
     const spec = this.specs.get(key);
     const opts = this.#options();
-    const entry = (run, tag) => this.cache.get(`${run}\u0000${tag}`);
+    if (this.#grouped(key)) {
+      this.#drawGroups(key, card, opts);
+      return;
+    }
+    // A zoomed chart draws its window's series where it has them (the full ones meanwhile).
+    const zoomed = this.zoom.has(key) ? this.zoomData.get(key) : null;
+    const windowed = zoomed && zoomed.series ? zoomed : null;
+    const entry = (run, tag) => {
+      const id = `${run}\u0000${tag}`;
+      const base = this.cache.get(id);
+      const part = windowed && windowed.series.get(id);
+      return part && base ? { ...base, series: part } : base;
+    };
     const found = this.#linesOf(key);
     const lines = found.lines
       .map((line) => ({ ...line, entry: entry(line.run, line.tag) }))
@@ -520,7 +694,7 @@ class ScalarsView {
       .filter((b) => b.lower && b.lower.series && b.upper && b.upper.series)
       .map((b) => ({ ...b, color: colorOf(b.run), name: `${b.run}/${spec.margin[0]}`, versions: [b.lower.version, b.upper.version], lower: b.lower.series, upper: b.upper.series }));
     const dark = window.matchMedia('(prefers-color-scheme: dark)').matches;
-    const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.version]), bands.map((b) => [b.run, b.versions]), found.error]);
+    const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.version]), bands.map((b) => [b.run, b.versions]), found.error, windowed ? windowed.wanted : null]);
     if (this.drawn.get(key) === drawKey) return;
     this.drawn.set(key, drawKey);
     const plot = card.querySelector('.plot');
@@ -534,7 +708,43 @@ class ScalarsView {
     opts.bands = bands;
     const { traces, layout, nonFinite } = buildChart(lines, opts);
     Plotly.react(plot, traces, layout, PLOT_CONFIG);
+    onXZoom(plot, (range) => this.#zoomTo(key, range));
     this.#annotate(card, spec, lines, bands, nonFinite, found.error);
+    const win = windowed ? windowed.window : null;
+    card.dataset.window = win ? `${win.start}:${win.end}` : '';
+    if (win) {
+      const note = card.querySelector('.card-note');
+      note.textContent += ` · steps ${fmtInt(win.start)}–${fmtInt(win.end)} (double-click to reset)`;
+    }
+  }
+
+  #drawGroups(key, card, opts) {
+    const data = this.groupData.get(key);
+    if (!data || (!data.groups && !data.error)) return;
+    const dark = window.matchMedia('(prefers-color-scheme: dark)').matches;
+    const drawKey = JSON.stringify(['groups', data.request, data.version, dark, opts.logY, opts.tipOrder, Boolean(data.error)]);
+    if (this.drawn.get(key) === drawKey) return;
+    this.drawn.set(key, drawKey);
+    const plot = card.querySelector('.plot');
+    if (!plotlyReady()) return;
+    const groups = (data.groups || []).map((g) => ({ ...g, color: colorOf(g.name) }));
+    const body = JSON.parse(data.request);
+    const { traces, layout } = buildGroupChart(groups, {
+      stat: body.stat, band: body.band, logY: opts.logY, tipOrder: opts.tipOrder,
+      uirevision: `groups|${opts.logY}`,
+    });
+    Plotly.react(plot, traces, layout, PLOT_CONFIG);
+    onXZoom(plot, (range) => this.#zoomTo(key, range));
+    const runs = groups.reduce((n, g) => n + g.members.length, 0);
+    let note = data.error || `${groups.length} group${groups.length === 1 ? '' : 's'} of ${fmtInt(runs)} run${runs === 1 ? '' : 's'} · ${body.stat}, ${body.band} band, smoothed before grouping`;
+    if (!data.error && groups.some((g) => g.interpolated)) note += ' · runs on other step grids interpolated';
+    const win = this.zoom.get(key);
+    if (win) note += ` · steps ${fmtInt(win.start)}–${fmtInt(win.end)} (double-click to reset)`;
+    card.querySelector('.card-note').textContent = note;
+    card.dataset.state = data.error ? 'error' : groups.length ? 'ready' : 'empty';
+    card.dataset.traces = String(traces.length);
+    card.dataset.groups = String(groups.length);
+    card.dataset.window = win ? `${win.start}:${win.end}` : '';
   }
 
   #annotate(card, spec, lines, bands, nonFinite, error) {
@@ -563,7 +773,9 @@ class ScalarsView {
   }
 
   redrawVisible() {
-    for (const key of this.grid.visibleKeys()) this.draw(key);
+    // ensure: draws from what is held, and refetches what a setting changed (grouped
+    // charts are smoothed and grouped on the server)
+    for (const key of this.grid.visibleKeys()) this.ensure(key);
   }
 
   // ---- view protocol ---------------------------------------------------------------------
@@ -583,6 +795,19 @@ class ScalarsView {
     if (this.exportDialog) this.exportDialog.remove();
     this.grid.destroy();
   }
+}
+
+/** A series as the API sends it, with numbers parsed and its first wall time. */
+function toSeries(result) {
+  const wall = toNumbers(result.wall_times);
+  return {
+    steps: result.steps,
+    wall,
+    values: toNumbers(result.values),
+    total: result.total,
+    downsampled: result.downsampled,
+    start: wall.reduce((m, t) => (Number.isFinite(t) && t < m ? t : m), Infinity),
+  };
 }
 
 registerView(classView({

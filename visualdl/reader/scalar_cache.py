@@ -1,0 +1,283 @@
+"""Long scalar series kept on disk, memory-mapped, with a min/max pyramid.
+
+A run of 20 tags x 10M steps is 200M points: about 5 GB as numpy columns, more than a
+server should hold. Beyond ``SPILL_POINTS`` points, a series' columns are appended to three
+files in a cache folder (``steps.i64``, ``walls.f64``, ``values.f64``) and read back through
+``numpy.memmap``: the kernel pages in only what a query touches. So that a chart of the
+whole series does not touch every page, each series keeps a pyramid of min/max per block
+(level 0: blocks of ``BASE`` points, each level above: ``FANOUT`` blocks of the one below),
+built from the points as they are appended (never by reading the files back). A window of
+any size is answered from the level whose blocks fit the chart's width, plus the partial
+blocks at the window's two ends read from the files: a few thousand stored values.
+
+The cache is this process's own (a folder under ``$VISUALDL_CACHE_DIR``, else
+``$XDG_CACHE_HOME/visualdl``, else ``~/.cache/visualdl``, removed at exit): it is written
+from the records as they are read, so it can never disagree with them. (Reusing it across
+restarts, validated against the record files' identity and offsets, is not done yet.)
+"""
+
+from __future__ import annotations
+
+import atexit
+import mmap
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from visualdl.reader.events import Scalars, readonly
+
+__all__ = ["SpilledSeries", "SpilledScalars", "SPILL_POINTS", "BASE", "FANOUT", "cache_root"]
+
+#: a series longer than this moves to the disk cache (small logdirs never do); the
+#: environment variable VISUALDL_SPILL_POINTS overrides it (a huge value: never spill)
+SPILL_POINTS = int(os.environ.get("VISUALDL_SPILL_POINTS") or 500_000)
+BASE = 1024
+FANOUT = 2
+
+_lock = threading.Lock()
+_session: Path | None = None
+_counter = [0]
+_broken: list[str] = []  # why the cache folder could not be made (then never tried again)
+_TRIM_BYTES = 256 << 20
+_since_trim = [0]
+
+
+def _load_trim():  # noqa: ANN202 - a C function or None
+    """glibc's malloc_trim, or None elsewhere. The decoded chunks a spilled series drops are
+    small arrays from the C heap, which glibc keeps after they are freed (measured: 230 of
+    270 MB after loading 20M points); trimming hands those pages back to the system."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_trim = _load_trim()
+
+
+def _note_spilled(nbytes: int) -> None:
+    _since_trim[0] += nbytes
+    if _since_trim[0] >= _TRIM_BYTES:
+        _since_trim[0] = 0
+        if _trim is not None:
+            _trim(0)
+
+
+def cache_root() -> Path:
+    """Where the cache folders live (the user's cache directory, as XDG says)."""
+    env = os.environ.get("VISUALDL_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "visualdl" if xdg else Path.home() / ".cache" / "visualdl"
+
+
+def _new_dir() -> Path:
+    """A fresh folder for one series inside this process's session folder."""
+    global _session
+    with _lock:
+        if _broken and _session is None:
+            raise OSError(_broken[0])
+        if _session is None:
+            root = cache_root()
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+                _session = Path(tempfile.mkdtemp(prefix=f"scalars-{os.getpid()}-", dir=root))
+            except OSError as exc:
+                _broken.append(f"{root}: {exc}")
+                raise
+            atexit.register(shutil.rmtree, _session, True)
+        _counter[0] += 1
+        path = _session / f"s{_counter[0]}"
+    path.mkdir()
+    return path
+
+
+class SpilledScalars(Scalars):
+    """``Scalars`` over memory-mapped columns that can also answer a downsampled window
+    from the pyramid (``minmax_window``) without reading the whole series."""
+
+    series: "SpilledSeries"
+
+    def minmax_window(self, start: int | None, end: int | None,
+                      points: int) -> tuple[np.ndarray, int]:
+        return self.series.minmax_window(self, start, end, points)
+
+    def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The points at ``idx`` as arrays of their own; then the pages the query touched
+        are let go. (Each touch maps a file page and its neighbours into the process:
+        1,000 scattered points of three columns held 115 MB of a 10M-point series
+        resident until the kernel needed the memory back.)"""
+        out = tuple(np.asarray(col[idx]) for col in self)
+        _release(self)
+        return out  # type: ignore[return-value]
+
+
+def _release(columns) -> None:  # noqa: ANN001 - memory-mapped arrays or views of them
+    """Unmap the resident pages of memory-mapped columns (MADV_DONTNEED: the data stays in
+    the file and the page cache; a later read maps it again)."""
+    for col in columns:
+        base = col
+        while base is not None and not isinstance(base, np.memmap):
+            base = base.base
+        handle = getattr(base, "_mmap", None)
+        if handle is not None and hasattr(handle, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+            try:
+                handle.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):
+                pass
+
+
+class _Level:
+    __slots__ = ("min_idx", "max_idx", "min_val", "max_val")
+
+    def __init__(self, min_idx, max_idx, min_val, max_val) -> None:
+        self.min_idx, self.max_idx, self.min_val, self.max_val = min_idx, max_idx, min_val, max_val
+
+
+class SpilledSeries:
+    """One series' columns in files, appended to; the min/max of every full block of BASE
+    points kept in RAM (16 bytes a point / 1024: 160 KB for 10M points)."""
+
+    def __init__(self) -> None:
+        self.dir = _new_dir()
+        self.n = 0
+        self._files = {name: open(self.dir / name, "ab") for name in
+                       ("steps.i64", "walls.f64", "values.f64")}
+        self._view: tuple[int, SpilledScalars] | None = None
+        self._tail = np.empty(0)  # values after the last full block
+        self._l0: list[tuple[np.ndarray, ...]] = []
+        self._levels: tuple[int, list[_Level]] | None = None
+        self.sorted = True
+        self._last_step: int | None = None
+
+    def append(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
+        k = len(steps)
+        if not k:
+            return
+        steps = np.ascontiguousarray(steps, dtype="<i8")
+        if self.sorted and (bool(np.any(steps[1:] < steps[:-1])) or (
+                self._last_step is not None and int(steps[0]) < self._last_step)):
+            self.sorted = False
+        self._last_step = int(steps[-1])
+        self._files["steps.i64"].write(steps.tobytes())
+        self._files["walls.f64"].write(np.ascontiguousarray(walls, dtype="<f8").tobytes())
+        values = np.ascontiguousarray(values, dtype="<f8")
+        self._files["values.f64"].write(values.tobytes())
+        self._blocks(values)
+        self.n += k
+        _note_spilled(24 * k)
+
+    def _blocks(self, values: np.ndarray) -> None:
+        """Level 0 of the pyramid from the points being appended."""
+        first = self.n - len(self._tail)  # index of the tail's first point
+        pending = np.concatenate((self._tail, values)) if len(self._tail) else values
+        full = len(pending) // BASE
+        if full:
+            block = pending[: full * BASE].reshape(full, BASE)
+            nan = np.isnan(block)
+            lo = np.where(nan, np.inf, block).argmin(axis=1)
+            hi = np.where(nan, -np.inf, block).argmax(axis=1)
+            rows = np.arange(full)
+            base = first + rows * BASE
+            self._l0.append((base + lo, base + hi, block[rows, lo], block[rows, hi]))
+        self._tail = pending[full * BASE:].copy()
+
+    def view(self) -> SpilledScalars:
+        """Read-only memory maps of every point appended so far."""
+        if self._view is not None and self._view[0] == self.n:
+            return self._view[1]
+        for f in self._files.values():
+            f.flush()
+        cols = [np.memmap(self.dir / name, dtype=dtype, mode="r", shape=(self.n,))
+                for name, dtype in (("steps.i64", "<i8"), ("walls.f64", "<f8"),
+                                    ("values.f64", "<f8"))]
+        out = SpilledScalars(*(readonly(c) for c in cols))
+        out.series = self
+        self._view = (self.n, out)
+        return out
+
+    def levels(self) -> list[_Level]:
+        """Level 0 joined, and each level above from the one below."""
+        blocks = sum(len(c[0]) for c in self._l0)
+        if self._levels is not None and self._levels[0] == blocks:
+            return self._levels[1]
+        if len(self._l0) > 1:
+            self._l0 = [tuple(np.concatenate(cols) for cols in zip(*self._l0))]
+        out: list[_Level] = []
+        if self._l0:
+            level = _Level(*self._l0[0])
+            out.append(level)
+            while len(level.min_idx) >= 2 * FANOUT:
+                m = len(level.min_idx) // FANOUT
+                rows = np.arange(m)
+                lo = level.min_val[: m * FANOUT].reshape(m, FANOUT)
+                hi = level.max_val[: m * FANOUT].reshape(m, FANOUT)
+                lo_at = np.where(np.isnan(lo), np.inf, lo).argmin(axis=1)
+                hi_at = np.where(np.isnan(hi), -np.inf, hi).argmax(axis=1)
+                pick_lo = rows * FANOUT + lo_at
+                pick_hi = rows * FANOUT + hi_at
+                level = _Level(level.min_idx[pick_lo], level.max_idx[pick_hi],
+                               level.min_val[pick_lo], level.max_val[pick_hi])
+                out.append(level)
+        self._levels = (blocks, out)
+        return out
+
+    def minmax_window(self, data: SpilledScalars, start: int | None, end: int | None,
+                      points: int) -> tuple[np.ndarray, int]:
+        """Indices of at most about ``points`` points of the step window (every point when
+        it holds no more than ``points``), and the window's length."""
+        n = len(data.steps)
+        if self.sorted:
+            i0 = 0 if start is None else int(np.searchsorted(data.steps, start, "left"))
+            i1 = n if end is None else int(np.searchsorted(data.steps, end, "right"))
+        else:  # a resumed run logged steps twice: find the window by a scan
+            from visualdl.server.downsample import minmax_indices  # noqa: PLC0415
+
+            mask = np.ones(n, dtype=bool)
+            if start is not None:
+                mask &= data.steps >= start
+            if end is not None:
+                mask &= data.steps <= end
+            idx = np.flatnonzero(mask)
+            return idx[minmax_indices(np.asarray(data.values[idx]), points)], len(idx)
+        span = max(0, i1 - i0)
+        if span <= points:
+            return np.arange(i0, i0 + span, dtype=np.int64), span
+        budget = max(1, (points - 6) // 2)  # blocks; the two partial ends add 4 points
+        chosen, size = None, BASE
+        for level in self.levels():
+            if (span // size) <= budget:
+                chosen = level
+                break
+            size *= FANOUT
+        if chosen is None:  # only when no level exists yet (fewer than BASE points)
+            from visualdl.server.downsample import minmax_indices  # noqa: PLC0415
+
+            return i0 + minmax_indices(np.asarray(data.values[i0:i1]), points), span
+        b0 = -(-i0 // size)  # first block wholly inside
+        b1 = min(i1 // size, len(chosen.min_idx))  # end of the last block wholly inside
+        parts = [np.array([i0, i1 - 1], dtype=np.int64)]
+        if b1 > b0:
+            parts += [chosen.min_idx[b0:b1], chosen.max_idx[b0:b1]]
+            edges = ((i0, b0 * size), (b1 * size, i1))
+        else:
+            edges = ((i0, i1),)
+        for lo, hi in edges:
+            if hi > lo:
+                vals = np.asarray(data.values[lo:hi])
+                nan = np.isnan(vals)
+                parts.append(np.array([lo + np.where(nan, np.inf, vals).argmin(),
+                                       lo + np.where(nan, -np.inf, vals).argmax()]))
+        picked = np.unique(np.concatenate(parts))
+        return picked, span
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()

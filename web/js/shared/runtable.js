@@ -1,0 +1,156 @@
+// The run table's data and logic, no DOM: columns from /api/runs/table, the value filter
+// ("lr<0.01 opt=adam loss<=0.3"), and sorting by any column. Thousands of runs: everything
+// here is a pass over arrays, no per-keystroke allocation beyond the filtered index list.
+
+/** Columns of a table answer: run, each hparam, each metric, start time, last update. */
+export function columnsOf(table) {
+  const cols = [{ id: 'run', label: 'Run' }];
+  if (!table) return cols;
+  for (const name of Object.keys(table.hparams || {})) cols.push({ id: `hp:${name}`, label: name, kind: 'hparam' });
+  for (const tag of Object.keys(table.metrics || {})) cols.push({ id: `m:${tag}`, label: tag, kind: 'metric' });
+  cols.push({ id: 'start', label: 'Started', kind: 'time' }, { id: 'updated', label: 'Updated', kind: 'time' });
+  return cols;
+}
+
+/** Index the table by run so a row's cells are O(1) lookups. */
+export function indexTable(table) {
+  const rows = new Map();
+  if (!table) return rows;
+  table.runs.forEach((run, i) => rows.set(run, i));
+  return rows;
+}
+
+function num(v) {
+  if (typeof v === 'number') return v;
+  if (v === 'NaN') return NaN;
+  if (v === 'Infinity') return Infinity;
+  if (v === '-Infinity') return -Infinity;
+  return v;
+}
+
+/** The value of column `id` for `run` (null when the run has none). */
+export function cellValue(table, rows, run, id) {
+  if (id === 'run') return run;
+  const i = rows.get(run);
+  if (i === undefined || !table) return null;
+  if (id === 'start') return table.start_time[i];
+  if (id === 'updated') return table.last_update[i];
+  if (id.startsWith('hp:')) {
+    const column = table.hparams[id.slice(3)];
+    return column ? column[i] ?? null : null;
+  }
+  if (id.startsWith('m:')) {
+    const column = table.metrics[id.slice(2)];
+    return column ? num(column[i] ?? null) : null;
+  }
+  return null;
+}
+
+/** Text of one cell. */
+export function cellText(value, id) {
+  if (value === null || value === undefined) return '–';
+  if (id === 'start' || id === 'updated') return new Date(value * 1000).toLocaleString();
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(4)));
+  return String(value);
+}
+
+function compare(a, b) {
+  const na = a === null || a === undefined || (typeof a === 'number' && Number.isNaN(a));
+  const nb = b === null || b === undefined || (typeof b === 'number' && Number.isNaN(b));
+  if (na || nb) return na === nb ? 0 : na ? 1 : -1; // missing values last, either order
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return String(a).localeCompare(String(b), undefined, { numeric: true });
+}
+
+/** Sort `runs` in place by column `key` ("-" prefix: descending); ties by run name. */
+export function sortRuns(runs, key, table, rows) {
+  const desc = key.startsWith('-');
+  const id = desc ? key.slice(1) : key;
+  if (id === 'run') {
+    runs.sort((a, b) => (desc ? -1 : 1) * (a < b ? -1 : a > b ? 1 : 0));
+    return runs;
+  }
+  const values = new Map(runs.map((r) => [r, cellValue(table, rows, r, id)]));
+  runs.sort((a, b) => {
+    const va = values.get(a);
+    const vb = values.get(b);
+    const missing = (v) => v === null || v === undefined || (typeof v === 'number' && Number.isNaN(v));
+    if (missing(va) || missing(vb)) return compare(va, vb) || (a < b ? -1 : 1);
+    return (desc ? -1 : 1) * compare(va, vb) || (a < b ? -1 : a > b ? 1 : 0);
+  });
+  return runs;
+}
+
+const OPS = ['>=', '<=', '!=', '==', '=', '>', '<', '~'];
+
+/**
+ * Parse a value filter: conditions separated by spaces or commas, all must hold.
+ * `name op value`, op one of >= <= != = == > < ~ (regex). `name` is an hparam or a scalar
+ * tag (its last value). Returns {ok, error, conditions: [{name, op, value, re?}], tags}.
+ */
+export function parseWhere(text) {
+  const conditions = [];
+  const tags = [];
+  const parts = (text || '').split(/[\s,]+/).filter(Boolean);
+  for (const part of parts) {
+    const op = OPS.map((o) => [o, part.indexOf(o)]).filter(([, at]) => at > 0)
+      .sort((x, y) => x[1] - y[1] || y[0].length - x[0].length)[0];
+    if (!op) return { ok: false, error: `"${part}" is not name<op>value (ops: ${OPS.join(' ')})`, conditions: [], tags: [] };
+    const name = part.slice(0, op[1]);
+    const raw = part.slice(op[1] + op[0].length);
+    if (raw === '') return { ok: false, error: `"${part}" has no value`, conditions: [], tags: [] };
+    const cond = { name, op: op[0], raw, value: Number(raw) };
+    if (op[0] === '~') {
+      try {
+        cond.re = new RegExp(raw, 'i');
+      } catch (err) {
+        return { ok: false, error: `"${part}": ${err.message}`, conditions: [], tags: [] };
+      }
+    }
+    conditions.push(cond);
+    tags.push(name);
+  }
+  return { ok: true, error: null, conditions, tags };
+}
+
+function holds(cond, v) {
+  if (v === null || v === undefined) return cond.op === '!=';
+  if (cond.op === '~') return cond.re.test(String(v));
+  const numeric = typeof v === 'number' && rawIsNumber(cond.raw);
+  if (typeof v === 'boolean') v = String(v);
+  if (!numeric) {
+    const a = String(v).toLowerCase();
+    const b = cond.raw.toLowerCase();
+    if (cond.op === '=' || cond.op === '==') return a === b;
+    if (cond.op === '!=') return a !== b;
+    const c = a.localeCompare(b, undefined, { numeric: true });
+    return { '>': c > 0, '<': c < 0, '>=': c >= 0, '<=': c <= 0 }[cond.op];
+  }
+  const x = cond.value;
+  switch (cond.op) {
+    case '=':
+    case '==': return v === x;
+    case '!=': return v !== x;
+    case '>': return v > x;
+    case '<': return v < x;
+    case '>=': return v >= x;
+    case '<=': return v <= x;
+    default: return false;
+  }
+}
+
+function rawIsNumber(raw) {
+  return raw.trim() !== '' && Number.isFinite(Number(raw));
+}
+
+/** A predicate run -> bool for parsed conditions (hparam first, else metric of that name). */
+export function whereTest(parsed, table, rows) {
+  if (!parsed.ok || !parsed.conditions.length) return () => true;
+  return (run) => parsed.conditions.every((cond) => {
+    let v = cellValue(table, rows, run, `hp:${cond.name}`);
+    if ((v === null || v === undefined) && !(table && table.hparams && cond.name in table.hparams)) {
+      v = cellValue(table, rows, run, `m:${cond.name}`);
+    }
+    return holds(cond, v);
+  });
+}
