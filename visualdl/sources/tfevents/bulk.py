@@ -1,0 +1,356 @@
+"""A chunk of an event file at once: framing, CRCs and scalar events with numpy.
+
+A training log is mostly one-value scalar events of 40-60 bytes (torch and tensorboardX
+write one ``Event`` per ``add_scalar``): a million of them take seconds when each record is
+framed, CRC-checked and parsed on its own, however cheap each step is. Here a whole chunk
+(a couple of megabytes) is handled as arrays:
+
+1. record boundaries are walked with one ``struct`` call per record (the only per-record
+   Python work; the next start depends on the length just read);
+2. both CRCs of every record are computed together with a table-driven CRC32C over a
+   (records x bytes) matrix per record length (a chunk holds few distinct lengths);
+3. events laid out as ``add_scalar`` writes them (wall time, step, one value of a tag and
+   a ``simple_value``, or the tensor form of the scalars plugin) are recognised and
+   decoded by looking at the same byte offsets of every record at once.
+
+Anything else (other kinds, damage, a record cut by the chunk's end) is left to the
+careful per-record path (:func:`visualdl.format.framing.scan_file` and
+:class:`~visualdl.sources.tfevents.decode.FileDecoder`): :func:`scan_chunk` stops before the
+first record it cannot vouch for, and returns the events it did not decode as payloads.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Iterator
+
+import numpy as np
+
+import google_crc32c
+
+from visualdl.format.framing import (CHUNK, FOOTER_SIZE, HEADER_SIZE, MAX_RECORD_SIZE,
+                                     _crc_tables, masked_crc, scan_file)
+from visualdl.format.scalar_codec import DecodedSeries
+
+_LEN = struct.Struct("<Q")
+_T0 = _crc_tables()[0]
+_MASK_DELTA = np.uint32(0xA282EAD8)
+_MAX_STEP_BYTES = 9  # varints of up to 63 bits: every non-negative int64 step
+# The tensor form's value after the tag: tensor (8) of 10 bytes: dtype float (08 01), an
+# empty shape (12 00), one packed float_val (2a 04 + 4 bytes).
+_TENSOR_SCALAR = np.frombuffer(b"\x42\x0a\x08\x01\x12\x00\x2a\x04", np.uint8)
+
+
+@dataclass
+class Chunk:
+    """What :func:`scan_chunk` made of a buffer.
+
+    ``records``: ``(offset, payload)`` of the events left to the per-record decoder, in file
+    order; ``series``: the decoded ``simple_value`` scalars, one per tag; ``tensor_scalars``:
+    tensor-form scalars, to be taken only for tags whose plugin is ``scalars`` (the caller
+    knows, having decoded the tag's first value), with each point's payload for the others;
+    ``end``: the file offset after the last record used (where the next read starts)."""
+
+    records: list = field(default_factory=list)
+    series: list = field(default_factory=list)
+    tensor_scalars: list = field(default_factory=list)
+    end: int = 0
+    errors: list = field(default_factory=list)  # always empty: damage is not handled here
+    tail: str = ""  # likewise: a torn tail stops the chunk before it
+
+
+def _walk(view: memoryview, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and lengths of the records that fit wholly in ``view[:n]``, by their
+    declared lengths (not checked yet), one record after the other."""
+    starts: list[int] = []
+    lengths: list[int] = []
+    unpack = _LEN.unpack_from
+    pos, frame = 0, HEADER_SIZE + FOOTER_SIZE
+    add_start, add_length = starts.append, lengths.append
+    while n - pos >= frame:
+        (length,) = unpack(view, pos)
+        end = pos + frame + length
+        if length >= MAX_RECORD_SIZE or end > n:
+            break
+        add_start(pos)
+        add_length(length)
+        pos = end
+    return np.asarray(starts, np.int64), np.asarray(lengths, np.int64)
+
+
+def _boundaries(arr: np.ndarray, view: memoryview) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and lengths of the complete records at the head of the buffer whose length
+    CRC checks (data CRCs are not checked yet).
+
+    Every position that could frame a record (a length under 2**31 has its top four bytes
+    zero) has its length CRC checked at once; when each survivor's declared end is the
+    next survivor, those are the records. Otherwise (a payload that happens to hold a
+    well-framed header, or damage) the records are walked one by one."""
+    n = len(arr)
+    m = n - HEADER_SIZE + 1
+    if m <= 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    z = arr == 0
+    plausible = z[4:m + 4] & z[5:m + 5] & z[6:m + 6] & z[7:m + 7] & (arr[3:m + 3] < 0x80)
+    cand = np.flatnonzero(plausible)
+    cand = cand[_crc(arr, cand, 8) == _u32_at(arr, cand + 8)]
+    lengths = _u32_at(arr, cand).astype(np.int64)
+    ends = cand + lengths + (HEADER_SIZE + FOOTER_SIZE)
+    whole = ends <= n
+    if len(cand) and cand[0] == 0 and (ends[:-1] == cand[1:]).all():
+        return cand[whole], lengths[whole]
+    starts, lengths = _walk(view, n)
+    if len(starts):
+        ok = _crc(arr, starts, 8) == _u32_at(arr, starts + 8)
+        if not ok.all():
+            keep = int(np.argmin(ok))
+            starts, lengths = starts[:keep], lengths[:keep]
+    return starts, lengths
+
+
+def _u32_at(arr: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    w = arr[pos[:, None] + np.arange(4)].astype(np.uint32)
+    return w[:, 0] | (w[:, 1] << 8) | (w[:, 2] << 16) | (w[:, 3] << 24)
+
+
+def _masked(crc: np.ndarray) -> np.ndarray:
+    return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + _MASK_DELTA
+
+
+_TABLE_MAX = 512  # longer records are checked one by one with google_crc32c (C)
+_tables: dict[int, tuple[np.ndarray, np.uint32]] = {}
+
+
+def _position_tables(length: int) -> tuple[np.ndarray, np.uint32]:
+    """CRC32C is affine in the message bits: ``crc(x) = crc(0...0) ^ XOR_j T[j][x_j]``,
+    where ``T[j][b]`` is byte ``b``'s contribution at position ``j`` (its table entry
+    carried through the zero bytes after it). So the CRCs of many messages of one length
+    are one gather and one XOR-reduce, with no loop over bytes."""
+    got = _tables.get(length)
+    if got is None:
+        rows = np.empty((length, 256), np.uint32)
+        r = _T0.copy()
+        eight, low = np.uint32(8), np.uint32(0xFF)
+        for k in range(length):
+            rows[length - 1 - k] = r
+            r = _T0[r & low] ^ (r >> eight)
+        got = _tables[length] = (rows, np.uint32(google_crc32c.value(bytes(length))))
+    return got
+
+
+def _crc(arr: np.ndarray, pos: np.ndarray, length: int) -> np.ndarray:
+    """Masked CRC32C of ``arr[p:p + length]`` for each ``p`` in ``pos``."""
+    if not len(pos):
+        return np.zeros(0, np.uint32)
+    if length > _TABLE_MAX:
+        return np.array([masked_crc(arr[p:p + length].tobytes()) for p in pos.tolist()],
+                        np.uint32)
+    table, zero = _position_tables(length)
+    rows = arr[pos[:, None] + np.arange(length)]
+    crc = np.bitwise_xor.reduce(table[np.arange(length), rows], axis=1) ^ zero
+    return _masked(crc)
+
+
+def _first_bad(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> int:
+    """Index of the first record whose data CRC fails (len(starts) if none)."""
+    bad = len(starts)
+    for length in np.unique(lengths).tolist():
+        idx = np.flatnonzero(lengths == length)
+        data = starts[idx] + HEADER_SIZE
+        good = _crc(arr, data, length) == _u32_at(arr, data + length)
+        if not good.all():
+            bad = min(bad, int(idx[np.argmin(good)]))
+    return bad
+
+
+def _steps(arr: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The varints at ``at``: (values, sizes, ok); ok is False past 9 bytes."""
+    value = np.zeros(len(at), np.int64)
+    size = np.zeros(len(at), np.int64)
+    going = np.ones(len(at), bool)
+    for k in range(_MAX_STEP_BYTES):
+        byte = arr[at + k].astype(np.int64)
+        value |= np.where(going, (byte & 0x7F) << (7 * k), 0)
+        size += going
+        going &= byte >= 0x80
+        if not going.any():
+            break
+    return value, size, ~going
+
+
+def _tag_groups(arr: np.ndarray, tag_at: np.ndarray, tag_len: np.ndarray
+                ) -> tuple[list[str], np.ndarray]:
+    """The distinct tags (in order of first appearance) and each record's index into them.
+
+    Rows of tag bytes are told apart by a 64-bit hash (np.unique of integers is fast; of
+    byte rows it is not), and every row is then compared with its group's first row, so a
+    collision is caught and settled by comparing the bytes themselves."""
+    which = np.empty(len(tag_at), np.int64)
+    names: list[str] = []
+    firsts: list[int] = []
+    for length in np.unique(tag_len).tolist():
+        idx = np.flatnonzero(tag_len == length)
+        rows = arr[tag_at[idx][:, None] + np.arange(length)]
+        h = np.full(len(rows), length, np.uint64)
+        with np.errstate(over="ignore"):
+            for col in rows.T:
+                h = h * np.uint64(1099511628211) + col
+        _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        if not (rows == rows[first[inverse]]).all():
+            _, first, inverse = np.unique(rows, axis=0, return_index=True,
+                                          return_inverse=True)
+            inverse = inverse.reshape(-1)
+        base = len(names)
+        for f in first.tolist():
+            names.append(rows[f].tobytes().decode("utf-8", "replace"))
+            firsts.append(int(idx[f]))
+        which[idx] = base + inverse
+    # renumber in order of first appearance, so series come out in file order
+    order = np.argsort(np.asarray(firsts, np.int64), kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return [names[i] for i in order], rank[which]
+
+
+def _series(names: list[str], which: np.ndarray, steps: np.ndarray, walls: np.ndarray,
+            values: np.ndarray) -> list[DecodedSeries]:
+    order = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[order], np.arange(len(names) + 1))
+    out = []
+    for t, name in enumerate(names):
+        sel = order[bounds[t]:bounds[t + 1]]
+        out.append(DecodedSeries(name, steps[sel], walls[sel], values[sel]))
+    return out
+
+
+def _scalars(arr: np.ndarray, data: np.ndarray, lengths: np.ndarray
+             ) -> tuple[np.ndarray, list, list]:
+    """Recognise the one-value scalar layout in the events at ``data`` (payload starts):
+    ``09 <wall> 10 <step> 2a S 0a V 0a T <tag> (15 <f32> | <tensor form>)``.
+
+    Returns (mask of the simple_value events, their series, tensor-form candidates as
+    ``(tag, step, wall, value, index)`` groups per tag)."""
+    none = np.zeros(len(data), bool)
+    if not len(data):
+        return none, [], []
+    big = lengths >= 20
+    d = np.where(big, data, 0)
+    ok = big & (arr[d] == 0x09) & (arr[d + 9] == 0x10)
+    step, k, ok_step = _steps(arr, np.minimum(d + 10, len(arr) - _MAX_STEP_BYTES))
+    ok &= ok_step
+    p = np.where(ok, d + 10 + k, 0)
+    p = np.minimum(p, len(arr) - 6)
+    n_tag = arr[p + 5].astype(np.int64)
+    ok &= (arr[p] == 0x2A) & (arr[p + 2] == 0x0A) & (arr[p + 4] == 0x0A) & (n_tag < 0x80)
+    ok &= (arr[p + 1] < 0x80) & (arr[p + 3] < 0x80)
+    n_value = arr[p + 3].astype(np.int64)
+    n_summary = arr[p + 1].astype(np.int64)
+    after = p + 6 + n_tag  # first byte after the tag
+    end = data + lengths
+    ok &= n_summary == n_value + 2
+    simple = ok & (n_value == n_tag + 7) & (after + 5 == end)
+    simple &= arr[np.where(simple, after, 0)] == 0x15
+    tensor = ok & (n_value == n_tag + 14) & (after + 12 == end)
+    if tensor.any():
+        t_at = np.where(tensor, after, 0)
+        tensor &= (arr[t_at[:, None] + np.arange(8)] == _TENSOR_SCALAR).all(axis=1)
+    out: list = []
+    if simple.any():
+        idx = np.flatnonzero(simple)
+        names, which = _tag_groups(arr, p[idx] + 6, n_tag[idx])
+        walls = arr[(d[idx] + 1)[:, None] + np.arange(8)].copy().view("<f8").reshape(-1)
+        vals = arr[(after[idx] + 1)[:, None] + np.arange(4)].copy().view("<f4").reshape(-1)
+        out = _series(names, which, step[idx], walls, vals.astype(np.float64))
+    cand: list = []
+    if tensor.any():
+        idx = np.flatnonzero(tensor)
+        names, which = _tag_groups(arr, p[idx] + 6, n_tag[idx])
+        walls = arr[(d[idx] + 1)[:, None] + np.arange(8)].copy().view("<f8").reshape(-1)
+        vals = arr[(after[idx] + 8)[:, None] + np.arange(4)].copy().view("<f4").reshape(-1)
+        for s in _series(names, which, step[idx], walls, vals.astype(np.float64)):
+            cand.append(s)
+        order = np.argsort(which, kind="stable")
+        bounds = np.searchsorted(which[order], np.arange(len(names) + 1))
+        cand = [(s, idx[order[bounds[t]:bounds[t + 1]]]) for t, s in enumerate(cand)]
+    return simple, out, cand
+
+
+def scan_chunk(view: memoryview, base: int, first: bool = False) -> Chunk:
+    """Frame, check and decode what ``view`` (file bytes from offset ``base``) holds, up to
+    the first record that is incomplete or fails a CRC (``end`` stops there). With
+    ``first``, the first record (the file_version event) is always left to the caller."""
+    arr = np.frombuffer(view, np.uint8)
+    starts, lengths = _boundaries(arr, view)
+    chunk = Chunk(end=base)
+    if not len(starts):
+        return chunk
+    good = _first_bad(arr, starts, lengths)
+    starts, lengths = starts[:good], lengths[:good]
+    if not good:
+        return chunk
+    chunk.end = base + int(starts[-1] + lengths[-1]) + HEADER_SIZE + FOOTER_SIZE
+    data = starts + HEADER_SIZE
+    skip = 1 if first else 0  # the file_version event, checked by the caller
+    simple, chunk.series, cand = _scalars(arr, data[skip:], lengths[skip:])
+    rest = np.concatenate([np.ones(skip, bool), ~simple])
+    for _series_, idx in cand:
+        rest[idx + skip] = False
+    chunk.tensor_scalars = [
+        (s, [(base + int(starts[i]), view[int(data[i]):int(data[i] + lengths[i])])
+             for i in (idx + skip).tolist()]) for s, idx in cand]
+    for i in np.flatnonzero(rest).tolist():
+        a = int(data[i])
+        chunk.records.append((base + int(starts[i]), view[a:a + int(lengths[i])]))
+    return chunk
+
+
+def settle(decoder: Any, result: Any, decoded: list) -> tuple[list[DecodedSeries], int]:
+    """The scalar series of a chunk and how many events they came from, once its other
+    events are in ``decoded`` (``(offset, decoder.decode(payload))`` pairs; so the plugin of
+    every tag is known). Tensor-form candidates of a tag that is not a scalar are decoded by
+    the decoder after all, and appended to ``decoded``."""
+    if not isinstance(result, Chunk):
+        return [], 0
+    out = list(result.series)
+    count = sum(len(s.steps) for s in out)
+    for series, items in result.tensor_scalars:
+        if decoder.plugins.get(series.tag, "") in ("scalars", ""):
+            out.append(series)
+            count += len(items)
+        else:
+            decoded.extend((offset, decoder.decode(payload)) for offset, payload in items)
+    return out, count
+
+
+def scan_events(f: BinaryIO, offset: int = 0, size: int | None = None,
+                chunk: int = CHUNK) -> Iterator[Any]:
+    """:func:`visualdl.format.framing.scan_file` for event files: each chunk goes through
+    :func:`scan_chunk` (yielding a :class:`Chunk`); where that cannot go on (damage, a
+    torn tail, a record larger than the buffer) one chunk of ``scan_file`` (yielding its
+    ``ScanResult``) takes over, then the fast path resumes."""
+    if size is None:
+        size = os.fstat(f.fileno()).st_size
+    buffer = bytearray(max(HEADER_SIZE, min(chunk, size - offset)))
+    while offset < size:
+        f.seek(offset)
+        view = memoryview(buffer)[:min(len(buffer), size - offset)]
+        got = f.readinto(view) or 0
+        if not got:
+            return  # the file shrank under us
+        part = scan_chunk(view[:got], offset, first=offset == 0)
+        if part.end > offset:
+            yield part
+            offset = part.end
+            continue
+        careful = scan_file(f, offset, size, chunk)
+        result = next(careful, None)
+        careful.close()
+        if result is None:
+            return
+        yield result
+        if result.tail or result.end <= offset:
+            return
+        offset = result.end
