@@ -221,6 +221,10 @@ def _histogram_entry(tag: str, step: int, wall: float, h: Any) -> list:
         raise ValueError(f"histogram has {len(limits)} bucket limits for {len(counts)} buckets")
     edges = np.concatenate([[min(h.min, limits[0])], limits])
     edges[-1] = max(min(edges[-1], h.max), edges[-2])
+    if len(counts) > 1 and counts[0] == 0 and edges[0] == edges[1]:
+        # torch and tensorboardX put an empty bucket first whose right limit is the first
+        # left edge ("TensorBoard only includes the right bin limits"): not a bucket
+        edges, counts = edges[1:], counts[1:]
     return [record_pb2.Entry(histogram=record_pb2.Histogram(
         tag=tag, step=step, wall_time=wall, edges=edges, counts=counts, min=h.min,
         max=h.max, sum=h.sum, sum_squares=h.sum_squares, count=h.num))]
