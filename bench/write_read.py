@@ -321,7 +321,7 @@ def measure_w4_only(repeat: int, sizes: dict, cells: dict, workdir: str,
                     systems: list) -> None:
     """W4 without the other workloads: tensorboardX writes W1's files (not measured)."""
     tbx = next((s for s in systems if s.key == "tensorboardx" and not s.missing_write), None)
-    logdir = RUNS_DIR / f"tfevents-W4-{repeat}"
+    logdir = RUNS_DIR / f"w4-{repeat}"  # not "tfevents": TensorBoard takes such a path for a file
     shutil.rmtree(logdir, ignore_errors=True)
     logdir.mkdir(parents=True)
     try:
@@ -365,7 +365,7 @@ def write_tfevents(logdir: Path, sizes: dict) -> None:
 def measure_tfevents_fallback(repeat: int, sizes: dict, cells: dict, workdir: str,
                               systems: list | None = None) -> None:
     """W4 without tensorboardX: our own encoder writes the event files."""
-    logdir = RUNS_DIR / f"tfevents-W4-{repeat}"
+    logdir = RUNS_DIR / f"w4-{repeat}"  # not "tfevents": TensorBoard takes such a path for a file
     shutil.rmtree(logdir, ignore_errors=True)
     logdir.mkdir(parents=True)
     try:

@@ -111,8 +111,9 @@ def _boundaries(arr: np.ndarray, view: memoryview) -> tuple[np.ndarray, np.ndarr
 
 
 def _u32_at(arr: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    w = arr[pos[:, None] + np.arange(4)].astype(np.uint32)
-    return w[:, 0] | (w[:, 1] << 8) | (w[:, 2] << 16) | (w[:, 3] << 24)
+    """The little-endian uint32 at each position."""
+    w = arr[np.arange(4)[:, None] + pos].astype(np.uint32)
+    return w[0] | (w[1] << 8) | (w[2] << 16) | (w[3] << 24)
 
 
 def _masked(crc: np.ndarray) -> np.ndarray:
@@ -148,8 +149,10 @@ def _crc(arr: np.ndarray, pos: np.ndarray, length: int) -> np.ndarray:
         return np.array([masked_crc(arr[p:p + length].tobytes()) for p in pos.tolist()],
                         np.uint32)
     table, zero = _position_tables(length)
-    rows = arr[pos[:, None] + np.arange(length)]
-    crc = np.bitwise_xor.reduce(table[np.arange(length), rows], axis=1) ^ zero
+    # (length, n) layouts: each step of the XOR-reduce is one contiguous vector of n
+    cols = arr[np.arange(length)[:, None] + pos].astype(np.int32)
+    cols += (np.arange(length, dtype=np.int32) * 256)[:, None]
+    crc = np.bitwise_xor.reduce(table.reshape(-1).take(cols), axis=0) ^ zero
     return _masked(crc)
 
 
