@@ -153,3 +153,14 @@ def test_position_tables_agree_with_google_crc32c():
         flat = rows.reshape(-1)
         got = bulk._crc(flat, np.arange(20) * length, length)
         assert got.tolist() == [masked_crc(r.tobytes()) for r in rows]
+
+
+def test_length_crcs_many_distinct_lengths():
+    import struct
+
+    from visualdl.format.framing import masked_crc
+
+    lengths = np.arange(0, 3000 * 37, 37, dtype=np.int64)  # > 256 distinct: the table path
+    for values in (lengths, lengths[:10]):
+        assert bulk._length_crcs(values).tolist() == [
+            masked_crc(struct.pack("<Q", int(v))) for v in values]

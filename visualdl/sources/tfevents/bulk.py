@@ -95,15 +95,22 @@ def _boundaries(arr: np.ndarray, view: memoryview) -> tuple[np.ndarray, np.ndarr
     z = arr == 0
     plausible = z[4:m + 4] & z[5:m + 5] & z[6:m + 6] & z[7:m + 7] & (arr[3:m + 3] < 0x80)
     cand = np.flatnonzero(plausible)
-    cand = cand[_crc(arr, cand, 8) == _u32_at(arr, cand + 8)]
-    lengths = _u32_at(arr, cand).astype(np.int64)
+    lengths = _u32_at(arr, cand).astype(np.int64)  # the top four bytes are zero
     ends = cand + lengths + (HEADER_SIZE + FOOTER_SIZE)
-    whole = ends <= n
+    whole = ends <= n  # (also rules out nearly every position that is no record start)
+    cand, lengths, ends = cand[whole], lengths[whole], ends[whole]
+    # a record is followed by another (or by the end of the buffer): most positions that
+    # only look like a header are not, and need no CRC
+    at = np.minimum(np.searchsorted(cand, ends), max(len(cand) - 1, 0))
+    linked = (ends > n - HEADER_SIZE) | (cand[at] == ends) if len(cand) else whole[:0]
+    cand, lengths, ends = cand[linked], lengths[linked], ends[linked]
+    good = _length_crcs(lengths) == _u32_at(arr, cand + 8)
+    cand, lengths, ends = cand[good], lengths[good], ends[good]
     if len(cand) and cand[0] == 0 and (ends[:-1] == cand[1:]).all():
-        return cand[whole], lengths[whole]
+        return cand, lengths
     starts, lengths = _walk(view, n)
     if len(starts):
-        ok = _crc(arr, starts, 8) == _u32_at(arr, starts + 8)
+        ok = _length_crcs(lengths) == _u32_at(arr, starts + 8)
         if not ok.all():
             keep = int(np.argmin(ok))
             starts, lengths = starts[:keep], lengths[:keep]
@@ -112,8 +119,27 @@ def _boundaries(arr: np.ndarray, view: memoryview) -> tuple[np.ndarray, np.ndarr
 
 def _u32_at(arr: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """The little-endian uint32 at each position."""
-    w = arr[np.arange(4)[:, None] + pos].astype(np.uint32)
-    return w[0] | (w[1] << 8) | (w[2] << 16) | (w[3] << 24)
+    return _windows(arr, 4)[pos].copy().view("<u4").reshape(-1)
+
+
+def _windows(arr: np.ndarray, length: int) -> np.ndarray:
+    """Every ``length``-byte window of ``arr`` as rows (a view: indexing it by positions
+    copies just those bytes, with no index matrix)."""
+    return np.lib.stride_tricks.sliding_window_view(arr, length)
+
+
+def _windows8(lengths: np.ndarray) -> np.ndarray:
+    return lengths.astype("<u8").view(np.uint8)
+
+
+def _length_crcs(lengths: np.ndarray) -> np.ndarray:
+    """Masked CRC32C of each 8-byte little-endian length: a chunk holds few distinct
+    lengths, so each is computed once (in C) and looked up."""
+    uniq, inverse = np.unique(lengths, return_inverse=True)
+    if len(uniq) > 256:  # many distinct lengths (large records): all at once, by table
+        return _crc(_windows8(lengths), np.arange(len(lengths)) * 8, 8)
+    crcs = np.array([masked_crc(_LEN.pack(int(v))) for v in uniq.tolist()], np.uint32)
+    return crcs[inverse.reshape(-1)]
 
 
 def _masked(crc: np.ndarray) -> np.ndarray:
@@ -149,9 +175,18 @@ def _crc(arr: np.ndarray, pos: np.ndarray, length: int) -> np.ndarray:
         return np.array([masked_crc(arr[p:p + length].tobytes()) for p in pos.tolist()],
                         np.uint32)
     table, zero = _position_tables(length)
-    # (length, n) layouts: each step of the XOR-reduce is one contiguous vector of n
-    cols = arr[np.arange(length)[:, None] + pos].astype(np.int32)
-    cols += (np.arange(length, dtype=np.int32) * 256)[:, None]
+    rows = _windows(arr, length)[pos]
+    # Bytes that are the same in every message (field keys, a tag, the high bytes of a
+    # wall time) contribute the same term to each CRC: looked up once, not per message.
+    same = (rows == rows[0]).all(axis=0)
+    for j in np.flatnonzero(same).tolist():
+        zero ^= table[j, rows[0, j]]
+    varying = np.flatnonzero(~same)
+    if not len(varying):
+        return _masked(np.full(len(pos), zero, np.uint32))
+    # (columns, n) layout: each step of the XOR-reduce is one contiguous vector of n
+    cols = rows[:, varying].T.astype(np.int32)
+    cols += (varying.astype(np.int32) * 256)[:, None]
     crc = np.bitwise_xor.reduce(table.reshape(-1).take(cols), axis=0) ^ zero
     return _masked(crc)
 
