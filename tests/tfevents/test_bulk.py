@@ -164,3 +164,22 @@ def test_length_crcs_many_distinct_lengths():
     for values in (lengths, lengths[:10]):
         assert bulk._length_crcs(values).tolist() == [
             masked_crc(struct.pack("<Q", int(v))) for v in values]
+
+
+def test_a_tag_that_is_not_utf8_is_left_to_protobuf(tmp_path):
+    """The careful path counts such an event as undecodable; the bulk path must agree."""
+    w = EventWriter(str(tmp_path))
+    for step in range(30):
+        w.add_scalar("loss", float(step), step, 1e9 + step)
+    w.close()
+    with open(w.path, "rb") as f:
+        data = f.read()
+    from visualdl.format.framing import frame
+
+    event = b"\x09" + bytes(8) + b"\x10\x05" + b"\x2a\x0b\x0a\x09\x0a\x02\xff\xfe\x15" + bytes(4)
+    with open(w.path, "ab") as f:
+        f.write(frame(event))
+    got, errors = _read(tmp_path)
+    assert got["loss"][0] == list(range(30))
+    assert list(got) == ["loss"]
+    assert errors == 1

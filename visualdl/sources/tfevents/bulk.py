@@ -219,14 +219,15 @@ def _steps(arr: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def _tag_groups(arr: np.ndarray, tag_at: np.ndarray, tag_len: np.ndarray
-                ) -> tuple[list[str], np.ndarray]:
-    """The distinct tags (in order of first appearance) and each record's index into them.
+                ) -> tuple[list, np.ndarray]:
+    """The distinct tags (in order of first appearance; None for bytes that are not UTF-8)
+    and each record's index into them.
 
     Rows of tag bytes are told apart by a 64-bit hash (np.unique of integers is fast; of
     byte rows it is not), and every row is then compared with its group's first row, so a
     collision is caught and settled by comparing the bytes themselves."""
     which = np.empty(len(tag_at), np.int64)
-    names: list[str] = []
+    names: list = []
     firsts: list[int] = []
     for length in np.unique(tag_len).tolist():
         idx = np.flatnonzero(tag_len == length)
@@ -243,7 +244,10 @@ def _tag_groups(arr: np.ndarray, tag_at: np.ndarray, tag_len: np.ndarray
             inverse = inverse.reshape(-1)
         base = len(names)
         for f in first.tolist():
-            names.append(rows[f].tobytes().decode("utf-8", "replace"))
+            try:
+                names.append(rows[f].tobytes().decode("utf-8"))
+            except UnicodeDecodeError:
+                names.append(None)
             firsts.append(int(idx[f]))
         which[idx] = base + inverse
     # renumber in order of first appearance, so series come out in file order
@@ -253,15 +257,11 @@ def _tag_groups(arr: np.ndarray, tag_at: np.ndarray, tag_len: np.ndarray
     return [names[i] for i in order], rank[which]
 
 
-def _series(names: list[str], which: np.ndarray, steps: np.ndarray, walls: np.ndarray,
-            values: np.ndarray) -> list[DecodedSeries]:
+def _members(which: np.ndarray, count: int) -> list[np.ndarray]:
+    """For each of ``count`` groups, the indices whose ``which`` is that group, in order."""
     order = np.argsort(which, kind="stable")
-    bounds = np.searchsorted(which[order], np.arange(len(names) + 1))
-    out = []
-    for t, name in enumerate(names):
-        sel = order[bounds[t]:bounds[t + 1]]
-        out.append(DecodedSeries(name, steps[sel], walls[sel], values[sel]))
-    return out
+    bounds = np.searchsorted(which[order], np.arange(count + 1))
+    return [order[bounds[t]:bounds[t + 1]] for t in range(count)]
 
 
 def _scalars(arr: np.ndarray, data: np.ndarray, lengths: np.ndarray
@@ -269,51 +269,48 @@ def _scalars(arr: np.ndarray, data: np.ndarray, lengths: np.ndarray
     """Recognise the one-value scalar layout in the events at ``data`` (payload starts):
     ``09 <wall> 10 <step> 2a S 0a V 0a T <tag> (15 <f32> | <tensor form>)``.
 
-    Returns (mask of the simple_value events, their series, tensor-form candidates as
-    ``(tag, step, wall, value, index)`` groups per tag)."""
-    none = np.zeros(len(data), bool)
+    Returns (mask of the simple_value events decoded, their series, and the tensor-form
+    candidates as ``(series, indices)`` per tag)."""
     if not len(data):
-        return none, [], []
+        return np.zeros(0, bool), [], []
     big = lengths >= 20
     d = np.where(big, data, 0)
     ok = big & (arr[d] == 0x09) & (arr[d + 9] == 0x10)
     step, k, ok_step = _steps(arr, np.minimum(d + 10, len(arr) - _MAX_STEP_BYTES))
     ok &= ok_step
-    p = np.where(ok, d + 10 + k, 0)
-    p = np.minimum(p, len(arr) - 6)
+    p = np.minimum(np.where(ok, d + 10 + k, 0), len(arr) - 6)
     n_tag = arr[p + 5].astype(np.int64)
     ok &= (arr[p] == 0x2A) & (arr[p + 2] == 0x0A) & (arr[p + 4] == 0x0A) & (n_tag < 0x80)
     ok &= (arr[p + 1] < 0x80) & (arr[p + 3] < 0x80)
     n_value = arr[p + 3].astype(np.int64)
-    n_summary = arr[p + 1].astype(np.int64)
-    after = p + 6 + n_tag  # first byte after the tag
+    ok &= arr[p + 1].astype(np.int64) == n_value + 2
+    after = p + 6 + n_tag  # the first byte after the tag
     end = data + lengths
-    ok &= n_summary == n_value + 2
     simple = ok & (n_value == n_tag + 7) & (after + 5 == end)
     simple &= arr[np.where(simple, after, 0)] == 0x15
     tensor = ok & (n_value == n_tag + 14) & (after + 12 == end)
     if tensor.any():
         t_at = np.where(tensor, after, 0)
-        tensor &= (arr[t_at[:, None] + np.arange(8)] == _TENSOR_SCALAR).all(axis=1)
-    out: list = []
-    if simple.any():
-        idx = np.flatnonzero(simple)
+        tensor &= (_windows(arr, 8)[t_at] == _TENSOR_SCALAR).all(axis=1)
+    found: list = []
+    for mask, value_at in ((simple, after + 1), (tensor, after + 8)):
+        if not mask.any():
+            found.append([])
+            continue
+        idx = np.flatnonzero(mask)
         names, which = _tag_groups(arr, p[idx] + 6, n_tag[idx])
-        walls = arr[(d[idx] + 1)[:, None] + np.arange(8)].copy().view("<f8").reshape(-1)
-        vals = arr[(after[idx] + 1)[:, None] + np.arange(4)].copy().view("<f4").reshape(-1)
-        out = _series(names, which, step[idx], walls, vals.astype(np.float64))
-    cand: list = []
-    if tensor.any():
-        idx = np.flatnonzero(tensor)
-        names, which = _tag_groups(arr, p[idx] + 6, n_tag[idx])
-        walls = arr[(d[idx] + 1)[:, None] + np.arange(8)].copy().view("<f8").reshape(-1)
-        vals = arr[(after[idx] + 8)[:, None] + np.arange(4)].copy().view("<f4").reshape(-1)
-        for s in _series(names, which, step[idx], walls, vals.astype(np.float64)):
-            cand.append(s)
-        order = np.argsort(which, kind="stable")
-        bounds = np.searchsorted(which[order], np.arange(len(names) + 1))
-        cand = [(s, idx[order[bounds[t]:bounds[t + 1]]]) for t, s in enumerate(cand)]
-    return simple, out, cand
+        walls = _windows(arr, 8)[d[idx] + 1].copy().view("<f8").reshape(-1)
+        values = _windows(arr, 4)[value_at[idx]].copy().view("<f4").reshape(-1)
+        values = values.astype(np.float64)
+        groups = []
+        for name, sel in zip(names, _members(which, len(names))):
+            if name is None:  # not UTF-8: protobuf refuses it, so the careful path decides
+                mask[idx[sel]] = False
+                continue
+            groups.append((DecodedSeries(name, step[idx][sel], walls[sel], values[sel]),
+                           idx[sel]))
+        found.append(groups)
+    return simple, [series for series, _ in found[0]], found[1]
 
 
 def scan_chunk(view: memoryview, base: int, first: bool = False) -> Chunk:
@@ -334,7 +331,7 @@ def scan_chunk(view: memoryview, base: int, first: bool = False) -> Chunk:
     skip = 1 if first else 0  # the file_version event, checked by the caller
     simple, chunk.series, cand = _scalars(arr, data[skip:], lengths[skip:])
     rest = np.concatenate([np.ones(skip, bool), ~simple])
-    for _series_, idx in cand:
+    for _, idx in cand:
         rest[idx + skip] = False
     chunk.tensor_scalars = [
         (s, [(base + int(starts[i]), view[int(data[i]):int(data[i] + lengths[i])])

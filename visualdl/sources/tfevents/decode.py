@@ -339,7 +339,10 @@ def fast_scalars(payload: bytes | memoryview) -> list | None:
     each tag (1, string) and simple_value (2, float)."""
     buf = memoryview(payload)
     end = len(buf)
-    common = _one_value(buf, end)
+    try:
+        common = _one_value(buf, end)
+    except ValueError:  # a tag that is not UTF-8: protobuf decides (and refuses it)
+        return None
     if common is not None:
         return [common]
     pos, wall, step, summary = 0, 0.0, 0, None
