@@ -101,8 +101,9 @@ def _boundaries(arr: np.ndarray, view: memoryview) -> tuple[np.ndarray, np.ndarr
     cand, lengths, ends = cand[whole], lengths[whole], ends[whole]
     # a record is followed by another (or by the end of the buffer): most positions that
     # only look like a header are not, and need no CRC
-    at = np.minimum(np.searchsorted(cand, ends), max(len(cand) - 1, 0))
-    linked = (ends > n - HEADER_SIZE) | (cand[at] == ends) if len(cand) else whole[:0]
+    starts_here = np.zeros(n + 1, bool)
+    starts_here[cand] = True
+    linked = starts_here[ends] | (ends > n - HEADER_SIZE)
     cand, lengths, ends = cand[linked], lengths[linked], ends[linked]
     good = _length_crcs(lengths) == _u32_at(arr, cand + 8)
     cand, lengths, ends = cand[good], lengths[good], ends[good]
@@ -119,7 +120,10 @@ def _boundaries(arr: np.ndarray, view: memoryview) -> tuple[np.ndarray, np.ndarr
 
 def _u32_at(arr: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """The little-endian uint32 at each position."""
-    return _windows(arr, 4)[pos].copy().view("<u4").reshape(-1)
+    out = arr[pos].astype(np.uint32)
+    for k in (1, 2, 3):
+        out |= arr[pos + k].astype(np.uint32) << np.uint32(8 * k)
+    return out
 
 
 def _windows(arr: np.ndarray, length: int) -> np.ndarray:
