@@ -223,6 +223,9 @@ def test_served_over_http(written):
                 groups = client.get("/api/graph/hierarchy",
                                     params={"model": logged["id"]}).text
                 assert "Linear[fc1]" in groups and "Linear[fc2]" in groups
+                view = client.get("/api/graph/view", params={"model": logged["id"]}).json()
+                titles = " ".join(str(n.get("title", "")) for n in view["nodes"])
+                assert "Linear[fc1]" in titles
             info = client.get("/api/info").json()
             assert info["errors"] == 0
         finally:
