@@ -36,7 +36,8 @@ import numpy as np
 import google_crc32c
 
 from visualdl.format.framing import (CHUNK, FOOTER_SIZE, HEADER_SIZE, MAX_RECORD_SIZE,
-                                     _crc_tables, masked_crc, scan_file)
+                                     _crc_tables, _masked_length_crcs, masked_crc,
+                                     scan_file)
 from visualdl.format.scalar_codec import DecodedSeries
 
 _LEN = struct.Struct("<Q")
@@ -137,22 +138,30 @@ def _windows(arr: np.ndarray, length: int) -> np.ndarray:
     return np.lib.stride_tricks.sliding_window_view(arr, length)
 
 
-def _windows8(lengths: np.ndarray) -> np.ndarray:
-    return lengths.astype("<u8").view(np.uint8)
-
-
 def _length_crcs(lengths: np.ndarray) -> np.ndarray:
-    """Masked CRC32C of each 8-byte little-endian length: a chunk holds few distinct
-    lengths, so each is computed once (in C) and looked up."""
-    uniq, inverse = np.unique(lengths, return_inverse=True)
-    if len(uniq) > 256:  # many distinct lengths (large records): all at once, by table
-        return _crc(_windows8(lengths), np.arange(len(lengths)) * 8, 8)
-    crcs = np.array([masked_crc(_LEN.pack(int(v))) for v in uniq.tolist()], np.uint32)
-    return crcs[inverse.reshape(-1)]
+    """Masked CRC32C of each 8-byte little-endian length (all under 2**31, so four
+    table lookups each: framing's vectorised search computes them the same way)."""
+    return _masked_length_crcs(lengths.astype(np.uint32))
 
 
 def _masked(crc: np.ndarray) -> np.ndarray:
     return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + _MASK_DELTA
+
+
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(values, return_index=True, return_inverse=True)`` for arrays that hold
+    few distinct values (tags, record lengths): the distinct values are taken from the
+    first rows and everything is matched against them with a binary search; only when
+    some value is not among them is the whole array sorted."""
+    head = values[:256]
+    uniq = np.unique(head)
+    at = np.minimum(np.searchsorted(uniq, values), len(uniq) - 1)
+    if len(values) > len(head) and (uniq[at] == values).all():
+        first = np.full(len(uniq), len(values), np.int64)
+        np.minimum.at(first, at[:len(head)], np.arange(len(head)))
+        return uniq, first, at
+    uniq, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    return uniq, first, inverse.reshape(-1)
 
 
 _TABLE_MAX = 512  # longer records are checked one by one with google_crc32c (C)
@@ -184,17 +193,18 @@ def _crc(arr: np.ndarray, pos: np.ndarray, length: int) -> np.ndarray:
         return np.array([masked_crc(arr[p:p + length].tobytes()) for p in pos.tolist()],
                         np.uint32)
     table, zero = _position_tables(length)
-    rows = _windows(arr, length)[pos]
+    # (bytes, messages) layout: every step below runs over one contiguous vector
+    cols = np.ascontiguousarray(_windows(arr, length)[pos].T)
     # Bytes that are the same in every message (field keys, a tag, the high bytes of a
     # wall time) contribute the same term to each CRC: looked up once, not per message.
-    same = (rows == rows[0]).all(axis=0)
+    same = (cols == cols[:, :1]).all(axis=1)
+    first = cols[:, 0]
     for j in np.flatnonzero(same).tolist():
-        zero ^= table[j, rows[0, j]]
+        zero ^= table[j, first[j]]
     varying = np.flatnonzero(~same)
     if not len(varying):
         return _masked(np.full(len(pos), zero, np.uint32))
-    # (columns, n) layout: each step of the XOR-reduce is one contiguous vector of n
-    cols = rows[:, varying].T.astype(np.int32)
+    cols = cols[varying].astype(np.int32)
     cols += (varying.astype(np.int32) * 256)[:, None]
     crc = np.bitwise_xor.reduce(table.reshape(-1).take(cols), axis=0) ^ zero
     return _masked(crc)
@@ -203,8 +213,9 @@ def _crc(arr: np.ndarray, pos: np.ndarray, length: int) -> np.ndarray:
 def _first_bad(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> int:
     """Index of the first record whose data CRC fails (len(starts) if none)."""
     bad = len(starts)
-    for length in np.unique(lengths).tolist():
-        idx = np.flatnonzero(lengths == length)
+    uniq, _, which = _distinct(lengths)
+    for k, length in enumerate(uniq.tolist()):
+        idx = np.flatnonzero(which == k)
         data = starts[idx] + HEADER_SIZE
         good = _crc(arr, data, length) == _u32_at(arr, data + length)
         if not good.all():
@@ -238,15 +249,15 @@ def _tag_groups(arr: np.ndarray, tag_at: np.ndarray, tag_len: np.ndarray
     which = np.empty(len(tag_at), np.int64)
     names: list = []
     firsts: list[int] = []
-    for length in np.unique(tag_len).tolist():
-        idx = np.flatnonzero(tag_len == length)
+    lens, _, by_len = _distinct(tag_len)
+    for k, length in enumerate(lens.tolist()):
+        idx = np.flatnonzero(by_len == k)
         rows = arr[tag_at[idx][:, None] + np.arange(length)]
         h = np.full(len(rows), length, np.uint64)
         with np.errstate(over="ignore"):
             for col in rows.T:
                 h = h * np.uint64(1099511628211) + col
-        _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        _, first, inverse = _distinct(h)
         if not (rows == rows[first[inverse]]).all():
             _, first, inverse = np.unique(rows, axis=0, return_index=True,
                                           return_inverse=True)
@@ -268,6 +279,8 @@ def _tag_groups(arr: np.ndarray, tag_at: np.ndarray, tag_len: np.ndarray
 
 def _members(which: np.ndarray, count: int) -> list[np.ndarray]:
     """For each of ``count`` groups, the indices whose ``which`` is that group, in order."""
+    if count <= 32:  # a pass per group beats a sort
+        return [np.flatnonzero(which == t) for t in range(count)]
     order = np.argsort(which, kind="stable")
     bounds = np.searchsorted(which[order], np.arange(count + 1))
     return [order[bounds[t]:bounds[t + 1]] for t in range(count)]
