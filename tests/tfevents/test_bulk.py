@@ -183,3 +183,23 @@ def test_a_tag_that_is_not_utf8_is_left_to_protobuf(tmp_path):
     assert got["loss"][0] == list(range(30))
     assert list(got) == ["loss"]
     assert errors == 1
+
+
+@pytest.mark.parametrize("every", [1, 97])
+def test_events_without_a_wall_time_are_found_too(tmp_path, every):
+    """A wall time of 0 is not serialized, so such an event does not start with the wall
+    time's key, which the boundary search tries first: it must search again, not lose it."""
+    w = EventWriter(str(tmp_path))
+    for step in range(5000):
+        w.add_scalar("loss", float(step), step, 0.0 if step % every == 0 else 1e9 + step)
+    w.close()
+    got, errors = _read(tmp_path)
+    want, _ = _careful(w.path)
+    assert errors == 0
+    # (a series is ordered by wall time: the points without one come first)
+    assert sorted(zip(*got["loss"])) == sorted(zip(*want["loss"]))
+    assert sorted(got["loss"][0]) == list(range(5000))
+    with open(w.path, "rb") as f:
+        data = f.read(1 << 16)
+    starts, _ = bulk._boundaries(np.frombuffer(data, np.uint8), memoryview(data))
+    assert len(starts) > 1000  # found in bulk, not given up at the first such event
