@@ -404,17 +404,27 @@ def scan_events(f: BinaryIO, offset: int = 0, size: int | None = None,
     ``ScanResult``) takes over, then the fast path resumes."""
     if size is None:
         size = os.fstat(f.fileno()).st_size
-    buffer = bytearray(max(HEADER_SIZE, min(chunk, size - offset)))
+    buffer = bytearray(max(HEADER_SIZE, min(max(chunk, _READ), size - offset)))
     while offset < size:
         f.seek(offset)
         view = memoryview(buffer)[:min(len(buffer), size - offset)]
         got = f.readinto(view) or 0
         if not got:
             return  # the file shrank under us
-        part = scan_chunk(view[:got], offset, first=offset == 0)
-        if part.end > offset:
-            yield part
-            offset = part.end
+        # Numpy's temporaries grow with what one call handles: ``chunk`` bytes at a time,
+        # gathered into one result per read (so a reader adds, and a server re-sorts, a
+        # tag's points once per read rather than once per chunk).
+        parts, pos = [], 0
+        while pos < got:
+            part = scan_chunk(view[pos:min(got, pos + chunk)], offset + pos,
+                              first=offset + pos == 0)
+            if part.end == offset + pos:
+                break
+            parts.append(part)
+            pos = part.end - offset
+        if parts:
+            yield _merged(parts)
+            offset += pos
             continue
         careful = scan_file(f, offset, size, chunk)
         result = next(careful, None)
@@ -425,3 +435,24 @@ def scan_events(f: BinaryIO, offset: int = 0, size: int | None = None,
         if result.tail or result.end <= offset:
             return
         offset = result.end
+
+
+_READ = 8 << 20  # bytes per read of an event file (its chunks are scanned one by one)
+
+
+def _merged(parts: list[Chunk]) -> Chunk:
+    """One :class:`Chunk` of consecutive ones: one series per tag, records in order."""
+    if len(parts) == 1:
+        return parts[0]
+    out = Chunk(end=parts[-1].end)
+    by_tag: dict[str, list] = {}
+    for part in parts:
+        out.records.extend(part.records)
+        out.tensor_scalars.extend(part.tensor_scalars)
+        for series in part.series:
+            by_tag.setdefault(series.tag, []).append(series)
+    out.series = [group[0] if len(group) == 1 else DecodedSeries(
+        tag, *(np.concatenate([getattr(g, name) for g in group])
+               for name in ("steps", "wall_times", "values")))
+        for tag, group in by_tag.items()]
+    return out
