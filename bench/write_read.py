@@ -2,6 +2,7 @@
 
     python bench/write_read.py            # the issue's workloads, 3 repeats, medians
     python bench/write_read.py --quick    # smaller sizes, 1 repeat: a smoke run
+    python bench/write_read.py --workloads W4   # only the TensorBoard event-file read
 
 Workloads (issue 2, "Benchmark"):
   W1  1,000,000 add_scalar calls (10 tags x 100,000 steps), write including close();
@@ -9,10 +10,12 @@ Workloads (issue 2, "Benchmark"):
   W2  5,000 add_histogram calls of 10,000 float32 values each.
   W3  400 add_image calls of 64x64x3 uint8, with the caller thread's cost per call.
   W4  W1's 1,000,000 points as TensorBoard event files (``events.out.tfevents.*``), read
-      back by our LogReader in a fresh process; the peer row is TensorBoard's own
-      EventAccumulator on the same files. The files are tensorboardX's W1 output; when
-      tensorboardX is missing, this script writes the same events (one ``simple_value``
-      per Event, as tensorboardX and torch write ``add_scalar``) with our event_pb2.
+      back completely by our LogReader in a fresh process; the peers read the same files:
+      TensorBoard 2.21's ``EventAccumulator`` (size guidance 0 = keep everything) and
+      ``tbparse`` (a pandas DataFrame of every scalar, on the same EventAccumulator). The
+      files are tensorboardX's W1 output; when tensorboardX is missing, this script writes
+      the same events (one ``simple_value`` per Event, as tensorboardX and torch write
+      ``add_scalar``) with our event_pb2.
 
 Ours runs in this interpreter. Each peer runs in a venv of its own that this script
 creates once and caches under ``<repo>/.bench/venvs/``: PyPI's ``visualdl`` has our
@@ -81,6 +84,8 @@ VISUALDL = VenvSpec("visualdl-2.5.3", ("visualdl==2.5.3",), "visualdl")
 TENSORBOARDX = VenvSpec("tensorboardx-2.6", ("tensorboardX==2.6", "numpy<2.4", "pillow"),
                         "tensorboardX")
 TENSORBOARD = VenvSpec("tensorboard-2.21.0", ("tensorboard==2.21.0",), "tensorboard")
+# tbparse reads through TensorBoard's EventAccumulator (and builds a pandas DataFrame).
+TBPARSE = VenvSpec("tbparse-0.0.9", ("tbparse==0.0.9", "tensorboard==2.21.0"), "tbparse")
 
 
 @dataclass
@@ -198,6 +203,10 @@ def make_systems(names: list[str], workdir: str) -> list[System]:
         systems.append(System("tensorboardx", "tensorboardX 2.6", writer, reader,
                               "tensorboardx", "tensorboard", missing_write=why_w,
                               missing_read=why_r))
+    if "tbparse" in names:  # a reader only: W4's event files
+        python, why = ensure_venv(TBPARSE, workdir)
+        systems.append(System("tbparse", "tbparse 0.0.9", None, python, "", "tbparse",
+                              missing_write="reads event files only (W4)", missing_read=why))
     return systems
 
 
@@ -230,9 +239,12 @@ def bytes_on_disk(logdir: Path) -> int:
 
 
 def measure_workload(system: System, workload: str, repeat: int, sizes: dict,
-                     cells: dict, workdir: str) -> None:
+                     cells: dict, workdir: str, systems: list | None = None,
+                     with_w4: bool = True) -> None:
     """Write (and for W1 read back) once, into a fresh logdir that is removed after."""
     write_cell = cells[workload, "write", system.key]
+    if system.key == "tbparse":
+        return  # a W4 reader only
     if system.missing_write:
         write_cell.failure = system.missing_write
         return
@@ -251,8 +263,8 @@ def measure_workload(system: System, workload: str, repeat: int, sizes: dict,
         log(f"  {workload} write {system.label}: {result['wall_s']:.2f} s")
         if workload == "W1":
             measure_read(system, logdir, sizes, cells, workdir)
-            if system.key == "tensorboardx":
-                measure_tfevents_read(logdir, sizes, cells, workdir)
+            if system.key == "tensorboardx" and with_w4:
+                measure_tfevents_read(logdir, sizes, cells, workdir, systems)
     finally:
         shutil.rmtree(logdir, ignore_errors=True)
 
@@ -282,15 +294,46 @@ def read_into(cell, system: System, name: str, logdir: Path, sizes: dict,
     return True
 
 
-def measure_tfevents_read(logdir: Path, sizes: dict, cells: dict, workdir: str) -> None:
-    """W4: ours reads event files (TensorBoard's reading of the same files is its W1 read)."""
+def measure_tfevents_read(logdir: Path, sizes: dict, cells: dict, workdir: str,
+                          systems: list | None = None) -> None:
+    """W4: ours reads event files; TensorBoard's EventAccumulator (its W1 read, when that
+    ran on these files) and tbparse read the same files."""
     ours = System("ours", "visualdl (ours)", sys.executable, sys.executable, "ours", "ours",
                   isolated=False)
     if not read_into(cells["W4", "read", "ours"], ours, "W4", logdir, sizes, workdir):
         return
-    peer = cells.get(("W1", "read", "tensorboardx"))
-    if peer and peer.runs and peer.runs[-1] not in cells["W4", "read", "tensorboardx"].runs:
-        cells["W4", "read", "tensorboardx"].runs.append(peer.runs[-1])
+    for system in systems or []:
+        if system.key not in ("tensorboardx", "tbparse"):
+            continue
+        cell = cells["W4", "read", system.key]
+        if system.missing_read:
+            cell.failure = system.missing_read
+            continue
+        peer = cells.get(("W1", "read", system.key))
+        if system.key == "tensorboardx" and peer and peer.runs and \
+                peer.runs[-1] not in cell.runs and (logdir.name.startswith("tensorboardx")):
+            cell.runs.append(peer.runs[-1])  # EventAccumulator already read these files
+            continue
+        read_into(cell, system, "W4", logdir, sizes, workdir)
+
+
+def measure_w4_only(repeat: int, sizes: dict, cells: dict, workdir: str,
+                    systems: list) -> None:
+    """W4 without the other workloads: tensorboardX writes W1's files (not measured)."""
+    tbx = next((s for s in systems if s.key == "tensorboardx" and not s.missing_write), None)
+    logdir = RUNS_DIR / f"w4-{repeat}"  # not "tfevents": TensorBoard takes such a path for a file
+    shutil.rmtree(logdir, ignore_errors=True)
+    logdir.mkdir(parents=True)
+    try:
+        if tbx is not None:
+            log("  W4: tensorboardX writes the event files ...")
+            run_worker(tbx, "write", "W1", logdir, sizes, workdir)
+        else:
+            log("  W4: tensorboardX missing; event files written by our encoder")
+            write_tfevents(logdir, sizes)
+        measure_tfevents_read(logdir, sizes, cells, workdir, systems)
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
 
 
 def write_tfevents(logdir: Path, sizes: dict) -> None:
@@ -319,14 +362,15 @@ def write_tfevents(logdir: Path, sizes: dict) -> None:
             f.write(b"".join(chunk))
 
 
-def measure_tfevents_fallback(repeat: int, sizes: dict, cells: dict, workdir: str) -> None:
+def measure_tfevents_fallback(repeat: int, sizes: dict, cells: dict, workdir: str,
+                              systems: list | None = None) -> None:
     """W4 without tensorboardX: our own encoder writes the event files."""
-    logdir = RUNS_DIR / f"tfevents-W4-{repeat}"
+    logdir = RUNS_DIR / f"w4-{repeat}"  # not "tfevents": TensorBoard takes such a path for a file
     shutil.rmtree(logdir, ignore_errors=True)
     logdir.mkdir(parents=True)
     try:
         write_tfevents(logdir, sizes)
-        measure_tfevents_read(logdir, sizes, cells, workdir)
+        measure_tfevents_read(logdir, sizes, cells, workdir, systems)
     finally:
         shutil.rmtree(logdir, ignore_errors=True)
 
@@ -373,20 +417,28 @@ def row_cells(cell: Cell, workload: str, phase: str, sizes: dict) -> list[str]:
             f"{median_of(cell, 'bytes') / 2**20:,.2f}", f"{median_of(cell, 'rss_mb'):,.0f}"]
 
 
-def print_table(systems: list[System], cells: dict, sizes: dict) -> None:
+def print_table(systems: list[System], cells: dict, sizes: dict,
+                workloads: set | None = None) -> None:
     header = ["workload", "system", "wall s", "range", "calls/s", "caller µs/call",
               "disk MB", "peak RSS MB", "ours/peer"]
     rows = []
     for workload, phase in PHASES:
+        if workloads and workload not in workloads:
+            continue
         ours = cells[workload, phase, "ours"]
         for system in systems:
+            if system.key == "tbparse" and workload != "W4":
+                continue  # a W4 reader only
             cell = cells[workload, phase, system.key]
+            label = system.label
+            if workload == "W4" and system.key == "tensorboardx":
+                label = "TensorBoard EventAccumulator"
             if system.key == "ours":
                 versus = ""
             else:
                 value = ratio(ours, cell, phase)
                 versus = f"{value:.1f}x" if value else "-"
-            rows.append([f"{workload} {phase}", system.label,
+            rows.append([f"{workload} {phase}", label,
                          *row_cells(cell, workload, phase, sizes), versus])
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
     lines = ["  ".join(str(c).rjust(w) if i > 1 else str(c).ljust(w)
@@ -402,6 +454,8 @@ def print_failures(systems: list[System], cells: dict) -> None:
     for workload, phase in PHASES:
         for system in systems:
             failure = cells[workload, phase, system.key].failure
+            if system.key == "tbparse" and workload != "W4":
+                continue
             if failure and (system.key, failure) not in seen:
                 seen.add((system.key, failure))
                 print(f"  {system.label} {workload} {phase}: missing: {failure}")
@@ -411,10 +465,10 @@ def target_line(name: str, value: float | None, unit: str, target: str,
                 passed: bool | None, missing: str = "") -> str:
     shown = f"{value:,.1f}{unit}" if value is not None else "n/a"
     verdict = "PASS" if passed else "MISS" if passed is not None else f"n/a {missing}"
-    return f"  {name:<42} {shown:>10}   target {target:<10} {verdict}"
+    return f"  {name:<54} {shown:>10}   target {target:<10} {verdict}"
 
 
-def print_targets(cells: dict) -> None:
+def print_targets(cells: dict, workloads: set | None = None) -> None:
     """Issue 2's targets, each computed from this run's medians."""
     def cell(workload: str, phase: str, key: str) -> Cell:
         return cells.get((workload, phase, key), Cell())  # a peer left out (--peers)
@@ -438,6 +492,18 @@ def print_targets(cells: dict) -> None:
         target_line("W3: ours caller-thread cost per image", w3_us, " µs", "<= 50 µs",
                     None if w3_us is None else w3_us <= 50, "(ours failed)"),
     ]
+    w4 = cell("W4", "read", "ours")
+    for key, name in (("tensorboardx", "EventAccumulator"), ("tbparse", "tbparse")):
+        r = ratio(w4, cell("W4", "read", key), "read")
+        lines.append(target_line(f"W4 read-all: {name} time / ours (issue 12)", r, "x",
+                                 ">= 10x", None if r is None else r >= 10,
+                                 f"({name} missing)"))
+    rss4 = median_of(w4, "rss_mb")
+    lines.append(target_line("W4 read-all: ours peak RSS (issue 12)", rss4, " MB",
+                             "<= 150 MB", None if rss4 is None else rss4 <= 150,
+                             "(ours failed)"))
+    if workloads:  # only the targets of the workloads that ran
+        lines = [line for line in lines if line.split()[0] in workloads]
     print("\n".join(lines))
 
 
@@ -462,7 +528,7 @@ def describe(system: System, cells: dict) -> str:
 
 
 def print_report(systems: list[System], cells: dict, sizes: dict, repeats: int,
-                 quick: bool, started: float) -> None:
+                 quick: bool, started: float, workloads: set | None = None) -> None:
     print()
     kind = "QUICK smoke run (reduced sizes; not the issue's workload)" if quick else "full run"
     print(f"visualdl write/read benchmark: {kind}, median of {repeats} repeat(s), "
@@ -473,7 +539,7 @@ def print_report(systems: list[System], cells: dict, sizes: dict, repeats: int,
     for system in systems:
         print(f"  {system.label}: {describe(system, cells)}")
     print()
-    print_table(systems, cells, sizes)
+    print_table(systems, cells, sizes, workloads)
     print()
     print("range = (max-min)/2 of the repeats' wall times, as % of the median. Read rows: "
           "calls/s = points/s.\nWrite rows: wall includes the writer's creation and close(); "
@@ -483,8 +549,8 @@ def print_report(systems: list[System], cells: dict, sizes: dict, repeats: int,
     print_failures(systems, cells)
     check_same_inputs(systems, cells)
     print()
-    print("Targets (issue 2), from this run:")
-    print_targets(cells)
+    print("Targets (issues 2 and 12), from this run:")
+    print_targets(cells, workloads)
     print()
     print(f"total runtime: {time.perf_counter() - started:,.0f} s")
 
@@ -495,8 +561,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="1 repeat and smaller sizes: a smoke run")
     parser.add_argument("--repeats", type=int, default=None,
                         help="repeats per measurement (default 3, or 1 with --quick)")
-    parser.add_argument("--peers", default="visualdl,tensorboardx",
-                        help="comma-separated peers to run: visualdl,tensorboardx (or none)")
+    parser.add_argument("--peers", default="visualdl,tensorboardx,tbparse",
+                        help="comma-separated peers to run: visualdl,tensorboardx,tbparse "
+                             "(or none)")
+    parser.add_argument("--workloads", default="W1,W2,W3,W4",
+                        help="comma-separated workloads to run (default: all)")
     return parser.parse_args(argv)
 
 
@@ -508,16 +577,22 @@ def main(argv: list[str] | None = None) -> None:
     workdir = tempfile.mkdtemp(prefix="visualdl-bench-")  # cwd outside the repository
     try:
         systems = make_systems([p for p in args.peers.split(",") if p], workdir)
+        workloads = {w.strip().upper() for w in args.workloads.split(",") if w.strip()}
         cells = {(w, p, s.key): Cell() for w, p in PHASES for s in systems}
         for repeat in range(1, repeats + 1):
             log(f"repeat {repeat}/{repeats}")
             for workload in ("W1", "W2", "W3"):
+                if workload not in workloads:
+                    continue
                 for system in systems:  # interleaved, so drifting load hits all alike
-                    measure_workload(system, workload, repeat, sizes, cells, workdir)
-            if not cells["W4", "read", "ours"].runs[repeat - 1:]:
+                    measure_workload(system, workload, repeat, sizes, cells, workdir,
+                                     systems, with_w4="W4" in workloads)
+            if "W4" in workloads and "W1" not in workloads:
+                measure_w4_only(repeat, sizes, cells, workdir, systems)
+            elif "W4" in workloads and not cells["W4", "read", "ours"].runs[repeat - 1:]:
                 log("  W4: tensorboardX missing; event files written by our encoder")
-                measure_tfevents_fallback(repeat, sizes, cells, workdir)
-        print_report(systems, cells, sizes, repeats, args.quick, started)
+                measure_tfevents_fallback(repeat, sizes, cells, workdir, systems)
+        print_report(systems, cells, sizes, repeats, args.quick, started, workloads)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(RUNS_DIR, ignore_errors=True)

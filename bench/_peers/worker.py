@@ -71,6 +71,8 @@ def library_info(system: str) -> dict[str, str]:
     """Which package actually ran: the parent checks it is the one we meant."""
     if system == "tensorboardx":
         import tensorboardX as module
+    elif system == "tbparse":
+        import tbparse as module
     elif system == "tensorboard":
         import tensorboard as module
     else:
@@ -164,8 +166,16 @@ def read_tensorboard(logdir: str) -> int:
     return sum(len(accumulator.Scalars(tag)) for tag in accumulator.Tags()["scalars"])
 
 
+def read_tbparse(logdir: str) -> int:
+    """tbparse: every scalar as rows of a pandas DataFrame (it keeps everything)."""
+    from tbparse import SummaryReader
+
+    return len(SummaryReader(logdir, pivot=False).scalars)
+
+
 READERS: dict[str, Callable[[str], int]] = {
     "ours": read_ours, "visualdl": read_visualdl, "tensorboard": read_tensorboard,
+    "tbparse": read_tbparse,
 }
 
 
@@ -174,6 +184,8 @@ def read_scalars(system: str, logdir: str) -> dict:
     reader = READERS[system]
     if system == "tensorboard":
         from tensorboard.backend.event_processing import event_accumulator  # noqa: F401
+    elif system == "tbparse":
+        import tbparse  # noqa: F401
     else:
         import visualdl
 

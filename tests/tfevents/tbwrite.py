@@ -1,7 +1,8 @@
 """Event files as TensorBoard writers lay them out, for the tests.
 
-Neither ``tensorboard`` (which ``torch.utils.tensorboard`` needs) nor ``tensorboardX`` is
-installed here, so this writes the same events with our ``event_pb2``, following what
+Byte-exact events written with our ``event_pb2`` (test_real_writers.py uses torch's and
+tensorboardX's own writers): this can also write what those writers never do (TensorFlow's
+tensor forms, damaged or unusual events), and it needs neither package. It follows what
 torch's ``SummaryWriter`` writes: a ``brain.Event:2`` event first; ``add_scalar`` as a
 ``simple_value``; ``add_scalars`` keys and ``add_hparams`` calls in sub-directories;
 histograms as ``HistogramProto``; images as PNG in ``Summary.Image``; text as a string

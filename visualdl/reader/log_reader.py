@@ -39,7 +39,7 @@ from visualdl.format.version import FORMAT_MAJOR
 from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.format.scalar_codec import DecodedSeries, decode_scalar_record
 from visualdl.sources import vdl2
-from visualdl.sources.tfevents import is_tfevents_file
+from visualdl.sources.tfevents import bulk, is_tfevents_file
 from visualdl.storage.remote import RangeFile, Stats
 from visualdl.writer.segments import segment_key
 from visualdl.sources.tfevents.decode import HEADER, FileDecoder, ScalarPoint, gather
@@ -178,7 +178,10 @@ class LogReader:
         # objects of their own (protobuf copies, numpy copies) before the next chunk. Each
         # read starts at the first byte not yet used, so a record cut by the previous read
         # is read again whole (from the page cache) instead of being glued to the next.
-        scan = vdl2.scan_file if vdl2.is_vdl2(state) else scan_file
+        if vdl2.is_vdl2(state):
+            scan = vdl2.scan_file
+        else:
+            scan = bulk.scan_events if state.decoder is not None else scan_file
         for result in scan(f, state.offset, size, _CHUNK):
             if state.decoder is not None:
                 added = self._add_events(state, result)
@@ -238,6 +241,7 @@ class LogReader:
         decoder = state.decoder
         assert decoder is not None
         decoded = [(offset, decoder.decode(payload)) for offset, payload in result.records]
+        fast, n_fast = bulk.settle(decoder, result, decoded)  # scalars decoded in bulk
         added = 0
         with self._lock:
             for message in result.errors:
@@ -264,7 +268,9 @@ class LogReader:
                 points.extend(item for item in items if isinstance(item, tuple))
                 self._add_entries(state, [item for item in items
                                           if not isinstance(item, tuple)], offset)
-            self._add_entries(state, gather(points) if points else [], 0)
+            state.records += n_fast
+            added += n_fast
+            self._add_entries(state, (gather(points) if points else []) + fast, 0)
             if added:
                 self.version += 1
         return added

@@ -106,7 +106,10 @@ class ModelStore:
     @staticmethod
     def _log_source(data: Any, run: str, tag: str, ref: Any) -> ModelSource:
         def load(ref: Any = ref) -> tuple[Any, str | None]:
-            message = data.load_blob(ref)
+            try:  # the file may have changed, or hold a graph_def that is not a GraphDef
+                message = data.load_blob(ref)
+            except (ValueError, OSError) as exc:
+                raise ModelError(f"cannot read the logged graph: {exc}") from None
             model, _ = _load(bytes(message.onnx))
             return model, None
 

@@ -22,12 +22,14 @@ from google.protobuf.message import DecodeError
 
 from visualdl.format import record_pb2
 from visualdl.format.scalar_codec import DecodedSeries, read_varint
-from visualdl.sources.tfevents import event_pb2
+from visualdl.sources.tfevents import event_pb2, graphdef
 
 #: What one event decodes to: entries (``ScalarPoint`` or ``Entry``; possibly none),
 #: ``HEADER`` for the file-version event that opens every file, or the reason it cannot be
 #: decoded.
 HEADER = "header"
+#: The tag under which a run's ``graph_def`` (TensorBoard's "Graphs" tab) is shown.
+GRAPH_TAG = "graph_def"
 Decoded = Union[list, str]
 
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 4, 6: 4}  # PNG colour type -> channels shown
@@ -58,8 +60,13 @@ class FileDecoder:
         if what == "file_version":
             self.file_version = event.file_version
             return HEADER
+        if what == "graph_def":
+            # indexed with the GraphDef's bytes; converted to ONNX when opened (entry_at)
+            return [record_pb2.Entry(graph=record_pb2.Graph(
+                tag=GRAPH_TAG, step=event.step, wall_time=event.wall_time,
+                onnx=event.graph_def))] if event.graph_def else []
         if what != "summary":
-            return []  # graphs, session logs, run metadata: not shown
+            return []  # session logs, run metadata: not shown
         entries: list = []
         for value in event.summary.value:
             try:
@@ -70,9 +77,15 @@ class FileDecoder:
         return entries
 
     def entry_at(self, payload: bytes, kind: str, tag: str, step: int) -> Any:
-        """The message of one blob (``Image`` or ``Audio``) rebuilt from its event, for
-        ``LogReader.load``; None when the event holds no such value."""
+        """The message of one blob (``Image``, ``Audio``, or ``Graph``: a ``graph_def``
+        converted to ONNX here) rebuilt from its event, for ``LogReader.load``; None when
+        the event holds no such value."""
         event = event_pb2.Event.FromString(payload)
+        if kind == "graph" and event.WhichOneof("what") == "graph_def":
+            if tag != GRAPH_TAG or event.step != step:
+                return None
+            return record_pb2.Graph(tag=tag, step=step, wall_time=event.wall_time,
+                                    onnx=graphdef.to_onnx(event.graph_def))
         for value in event.summary.value:
             for entry in self._value(event, value, remember=False):
                 if not isinstance(entry, tuple) and entry.WhichOneof("kind") == kind:
@@ -208,6 +221,10 @@ def _histogram_entry(tag: str, step: int, wall: float, h: Any) -> list:
         raise ValueError(f"histogram has {len(limits)} bucket limits for {len(counts)} buckets")
     edges = np.concatenate([[min(h.min, limits[0])], limits])
     edges[-1] = max(min(edges[-1], h.max), edges[-2])
+    if len(counts) > 1 and counts[0] == 0 and edges[0] == edges[1]:
+        # torch and tensorboardX put an empty bucket first whose right limit is the first
+        # left edge ("TensorBoard only includes the right bin limits"): not a bucket
+        edges, counts = edges[1:], counts[1:]
     return [record_pb2.Entry(histogram=record_pb2.Histogram(
         tag=tag, step=step, wall_time=wall, edges=edges, counts=counts, min=h.min,
         max=h.max, sum=h.sum, sum_squares=h.sum_squares, count=h.num))]
@@ -322,7 +339,10 @@ def fast_scalars(payload: bytes | memoryview) -> list | None:
     each tag (1, string) and simple_value (2, float)."""
     buf = memoryview(payload)
     end = len(buf)
-    common = _one_value(buf, end)
+    try:
+        common = _one_value(buf, end)
+    except ValueError:  # a tag that is not UTF-8: protobuf decides (and refuses it)
+        return None
     if common is not None:
         return [common]
     pos, wall, step, summary = 0, 0.0, 0, None
