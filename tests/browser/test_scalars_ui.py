@@ -289,7 +289,11 @@ def _tooltip_runs(page, tag: str) -> list[str]:
     """Run names in the unified tooltip, top to bottom, with the value each shows."""
     plot = page.locator(f'.card[data-tag="{tag}"] .plot .nsewdrag').first
     box = plot.bounding_box()
-    page.mouse.move(box["x"] + 5, box["y"] + 5)  # away, so the next hover redraws the tooltip
+    # off the plot first, until its tooltip is gone: a tooltip still drawn for an earlier
+    # position (a unified tooltip shows wherever the pointer is over the plot) would be read
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] - 40)
+    page.wait_for_selector(f'.card[data-tag="{tag}"] .hoverlayer .legend .traces',
+                           state="detached", timeout=5000)
     page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
     page.wait_for_selector(f'.card[data-tag="{tag}"] .hoverlayer .legend .traces', timeout=5000)
     rows = page.eval_on_selector_all(
