@@ -13,6 +13,9 @@ clock) and the writer's (empty) ``vdlrecords`` file. ``graph.json`` beside it ho
 the tests expect, taken from Paddle and from VisualDL's file: the model's layers by
 VisualDL's scope names (``Net[model]/Sequential[features]/Conv2D[0]``), every operator's
 name, type and scope, and the shapes of the input and output.
+
+``pdmodel/net.pdmodel`` is the same model saved by ``paddle.jit.save`` (a static program, as
+VisualDL 2.x also shows it); ``pdmodel.json`` lists its operators' types as Paddle loads them.
 """
 
 from __future__ import annotations
@@ -86,8 +89,37 @@ def main() -> int:
     }
     with open(os.path.join(OUT, "graph.json"), "w", encoding="utf-8") as f:
         json.dump(expected, f, indent=1)
+    _pdmodel()
     print(f"wrote {OUT}: {len(ops)} ops, {len(layers)} layers")
     return 0
+
+
+def _pdmodel() -> None:
+    """A fresh model (no VisualDL hooks, so no name scopes) saved as a static program."""
+    out = os.path.join(HERE, "fixtures", "pdmodel")
+    shutil.rmtree(out, ignore_errors=True)
+    paddle.seed(1)
+    net = Net()
+    net.eval()
+    spec = [paddle.static.InputSpec([-1, 1, 8, 8], "float32", name="image")]
+    paddle.jit.save(paddle.jit.to_static(net, spec), os.path.join(out, "net"))
+    for name in os.listdir(out):
+        if not name.endswith(".pdmodel"):
+            os.remove(os.path.join(out, name))  # the weights (.pdiparams) are not read
+    paddle.enable_static()
+    try:
+        with open(os.path.join(out, "net.pdmodel"), "rb") as f:
+            program = paddle.static.Program.parse_from_string(f.read())
+    finally:
+        paddle.disable_static()
+    block = program.global_block()
+    expected = {
+        "writer": f"paddlepaddle {paddle.__version__} paddle.jit.save",
+        "ops": [op.type for op in block.ops],
+        "input": {"name": "image", "shape": list(block.var("image").shape)},
+    }
+    with open(os.path.join(HERE, "fixtures", "pdmodel.json"), "w", encoding="utf-8") as f:
+        json.dump(expected, f, indent=1)
 
 
 def _chain(net: nn.Layer, dotted: str) -> list:

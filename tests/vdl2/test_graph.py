@@ -194,3 +194,57 @@ def test_graph_view_draws_it_in_chromium(browser, served, tmp_path):
         assert errors == []
     finally:
         context.close()
+
+
+# -- Paddle programs (.pdmodel), which VisualDL 2.x shows too -------------------------------
+PDMODEL = FIXTURES / "pdmodel" / "net.pdmodel"
+PD_EXPECTED = json.loads((FIXTURES / "pdmodel.json").read_text(encoding="utf-8"))
+PD_OPS = [t for t in PD_EXPECTED["ops"] if t not in ("feed", "fetch")]
+
+
+def test_pdmodel_schema_is_current(tmp_path):
+    pytest.importorskip("grpc_tools")
+    from tests.helpers.protos import assert_pb2_current
+    from visualdl.sources.vdl2 import paddle_program_pb2
+
+    proto = Path(paddle_program_pb2.__file__).with_name("paddle_program.proto")
+    assert_pb2_current(proto, paddle_program_pb2, tmp_path)
+
+
+def test_a_pdmodel_in_a_logdir_is_a_graph_of_its_run(tmp_path):
+    (tmp_path / "export").mkdir()
+    shutil.copy(PDMODEL, tmp_path / "export")
+    reader = LogReader(str(tmp_path))
+    assert reader.tags("export") == {"graph": ["net.pdmodel"]}
+    (ref,) = reader.graphs("export", "net.pdmodel")
+    model = onnx.load_model_from_string(reader.load(ref).onnx)
+    assert [n.op_type for n in model.graph.node] == PD_OPS
+    assert [n.name for n in model.graph.node][:2] == ["conv2d_0", "reshape2_0"]
+    (inp,) = model.graph.input
+    assert inp.name == "image" and inp.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    assert {t.name: list(t.dims) for t in model.graph.initializer}["linear_1.w_0"] == [64, 10]
+
+
+def test_pdmodel_with_model_flag_and_upload(tmp_path):
+    bad = tmp_path / "broken.pdmodel"
+    bad.write_bytes(PDMODEL.read_bytes()[:777])
+    with serving([], models=[str(PDMODEL), str(bad)]) as handle:
+        client = Client(handle.url)
+        try:
+            listed = client.get("/api/graph/models").json()["models"]
+            assert [m["name"] for m in listed] == ["net.pdmodel", "broken.pdmodel"]
+            summary = client.get("/api/graph/summary", params={"model": "file:0"}).json()
+            assert summary["op_types"] == dict(Counter(PD_OPS))
+            assert summary["inputs"][0]["shape"] == ["?", 1, 8, 8]
+            assert summary["counts"]["parameters"] == EXPECTED["parameters"]
+            answer = client.get("/api/graph/summary", params={"model": "file:1"})
+            assert answer.status_code == 422
+            assert "not a Paddle program (.pdmodel)" in answer.json()["error"]
+            up = client.post("/api/graph/upload", files={"file": ("net.pdmodel",
+                                                                  PDMODEL.read_bytes())})
+            assert up.status_code == 201, up.text
+            assert up.json()["summary"]["counts"]["nodes"] == len(PD_OPS)
+            junk = client.post("/api/graph/upload", files={"file": ("x.pdmodel", b"\xff" * 9)})
+            assert junk.status_code == 400 and "not a Paddle program" in junk.json()["error"]
+        finally:
+            client.close()

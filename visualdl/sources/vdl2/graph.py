@@ -32,6 +32,8 @@ from typing import Any
 GRAPH_MARK = "vdlgraph"
 #: The tag a run's VisualDL graph is listed under.
 GRAPH_TAG = "vdlgraph"
+#: Paddle's static program files (see :mod:`.pdmodel`).
+PDMODEL_SUFFIX = ".pdmodel"
 #: The ONNX domain of the converted ops (not an ONNX operator set).
 DOMAIN = "paddle"
 #: A file that does not parse yet is taken as still being written until it is this old.
@@ -54,8 +56,14 @@ _DTYPES = {
 
 def is_graph_file(name: str) -> bool:
     """A VisualDL 2.x graph file's name (``vdlgraph.1700000000.log``, as VisualDL's writer
-    names it: the name starts with the mark)."""
-    return name.startswith(GRAPH_MARK + ".")
+    names it: the name starts with the mark), or a Paddle program (``*.pdmodel``), which
+    VisualDL 2.x also shows when it finds one in a logdir."""
+    return name.startswith(GRAPH_MARK + ".") or is_pdmodel(name)
+
+
+def is_pdmodel(name: str) -> bool:
+    """A Paddle static program file (``inference.pdmodel``)."""
+    return name.endswith(PDMODEL_SUFFIX) and not name.startswith(".")
 
 
 @dataclass(frozen=True)
@@ -83,14 +91,24 @@ def scan(path: str, now: float | None = None) -> GraphInfo | None:
         with open(path, "rb") as f:
             data = f.read()
         try:
-            parse(data)
+            _document(os.path.basename(path), data)
         except ValueError as exc:
             error = str(exc)
     if error and not settled:
         return None
-    match = _TIME.search(os.path.basename(path))
+    name = os.path.basename(path)
+    match = _TIME.search(name)
     wall = float(match.group(1)) if match else st.st_mtime
-    return GraphInfo(GRAPH_TAG, wall, st.st_size, error)
+    return GraphInfo(name if is_pdmodel(name) else GRAPH_TAG, wall, st.st_size, error)
+
+
+def _document(name: str, data: bytes) -> dict[str, Any]:
+    """The graph JSON of a file's bytes: VisualDL's own, or made from a ``.pdmodel``."""
+    if is_pdmodel(name):
+        from visualdl.sources.vdl2.pdmodel import program_doc
+
+        return program_doc(data)
+    return parse(data)
 
 
 def parse(data: bytes) -> dict[str, Any]:
@@ -161,9 +179,21 @@ def _attribute(helper: Any, key: str, value: Any) -> Any:
 def to_onnx(data: bytes) -> bytes:
     """The serialized ONNX ``ModelProto`` of a VisualDL graph file's bytes; ValueError (saying
     what is wrong) when they are not one."""
+    return doc_to_onnx(parse(data))
+
+
+def pdmodel_to_onnx(data: bytes) -> bytes:
+    """The serialized ONNX ``ModelProto`` of a Paddle program's bytes (a ``.pdmodel``)."""
+    from visualdl.sources.vdl2.pdmodel import program_doc
+
+    return doc_to_onnx(program_doc(data), producer="PaddlePaddle program (.pdmodel)")
+
+
+def doc_to_onnx(doc: dict[str, Any], producer: str = "VisualDL 2.x add_graph") -> bytes:
+    """The serialized ONNX ``ModelProto`` of a graph JSON (checked by :func:`parse`, or
+    made by :func:`.pdmodel.program_doc`)."""
     from onnx import TensorProto, helper
 
-    doc = parse(data)
     variables = {v["name"]: v for v in doc.get("vars", [])
                  if isinstance(v, dict) and isinstance(v.get("name"), str)}
     current: dict[str, str] = {}  # variable -> the tensor name of its latest write
@@ -212,7 +242,7 @@ def to_onnx(data: bytes) -> bytes:
                 made.attribute.append(attr)
         nodes.append(made)
     if not nodes:
-        raise ValueError("not a VisualDL graph file: it holds no operators but feed and fetch")
+        raise ValueError("the graph holds no operators but feed and fetch")
 
     def info(tensor: str) -> Any:
         var = variables.get(tensor.split("@", 1)[0], {})
@@ -238,7 +268,7 @@ def to_onnx(data: bytes) -> bytes:
     graph = helper.make_graph(nodes, "vdlgraph", [info(t) for t in graph_inputs],
                               [info(t) for t in graph_outputs], initializer=weights,
                               value_info=value_info)
-    model = helper.make_model(graph, producer_name="VisualDL 2.x add_graph",
+    model = helper.make_model(graph, producer_name=producer,
                               producer_version=str(doc.get("version", "")),
                               opset_imports=[helper.make_opsetid(DOMAIN, 1),
                                              helper.make_opsetid("", 17)])
@@ -246,20 +276,20 @@ def to_onnx(data: bytes) -> bytes:
 
 
 def _weight(name: str, dtype: int, dims: list) -> Any:
-    """A parameter as an ONNX initializer with its shape and dtype but no values: VisualDL
-    stores none, so its data is "external" at a location that says so (the graph view
-    answers a request for its values with that)."""
+    """A parameter as an ONNX initializer with its shape and dtype but no values: VisualDL's
+    JSON holds none (a ``.pdmodel``'s are in its ``.pdiparams``), so its data is "external"
+    at a location that says so (the graph view answers a request for its values with that)."""
     from onnx import TensorProto
 
     tensor = TensorProto(name=name, data_type=dtype, dims=dims)
     tensor.data_location = TensorProto.EXTERNAL
     entry = tensor.external_data.add()
-    entry.key, entry.value = "location", "(values not stored by VisualDL's add_graph)"
+    entry.key, entry.value = "location", "(weights not stored in the graph file)"
     return tensor
 
 
 def load(path: str, tag: str, step: int, wall_time: float) -> Any:
-    """The ``Graph`` message of one graph file (its JSON converted now), for
+    """The ``Graph`` message of one graph file (its JSON or program converted now), for
     ``LogReader.load``; ValueError when the file is not a VisualDL graph."""
     from visualdl.format.record_pb2 import Graph
 
@@ -268,7 +298,7 @@ def load(path: str, tag: str, step: int, wall_time: float) -> Any:
     with open(path, "rb") as f:
         data = f.read()
     try:
-        onnx = to_onnx(data)
+        onnx = pdmodel_to_onnx(data) if is_pdmodel(os.path.basename(path)) else to_onnx(data)
     except ValueError as exc:
         raise ValueError(f"{os.path.basename(path)}: {exc}") from None
     return Graph(tag=tag, step=step, wall_time=wall_time, onnx=onnx)
