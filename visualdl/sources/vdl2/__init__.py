@@ -21,7 +21,8 @@ from visualdl.sources.vdl2.decode import FileDecoder
 from visualdl.sources.vdl2 import graph
 from visualdl.sources.vdl2.framing import looks_like_vdl2, read_payload_at, scan_file, sniff
 
-__all__ = ["FileDecoder", "graph", "looks_like_vdl2", "sniff", "scan_file", "adopt", "is_vdl2", "load"]
+__all__ = ["FileDecoder", "graph", "looks_like_vdl2", "sniff", "scan_file", "adopt", "is_vdl2",
+           "load"]
 
 #: The writer_version given to a VisualDL 2.x file's header (its files have none).
 WRITER = "VisualDL 2.x"

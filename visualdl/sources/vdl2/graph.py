@@ -15,8 +15,10 @@ a domain of their own (``paddle``), so ONNX's checker and shape inference leave 
 Paddle's ``feed``/``fetch`` ops become the graph's inputs and outputs, variables written in
 place (batch norm's running mean) are renamed per write so the graph stays single-assignment,
 and each variable's shape and dtype become the shape of its edge. Weights become
-initializers with their shapes and dtypes but no values (VisualDL's JSON holds none). Only ``json`` and ``onnx.helper`` are used:
-no Paddle, no VisualDL.
+initializers with their shapes and dtypes but no values (VisualDL's JSON holds none; the
+ONNX checker then notes, in the view's warnings, that their data is not stored). Paddle's
+``.pdmodel`` programs are read into the same JSON by :mod:`.pdmodel`. Only ``json``,
+protobuf and ``onnx.helper`` are used: no Paddle, no VisualDL.
 """
 
 from __future__ import annotations
