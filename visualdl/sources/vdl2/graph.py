@@ -210,6 +210,9 @@ def doc_to_onnx(doc: dict[str, Any], producer: str = "VisualDL 2.x add_graph") -
         op_type = str(node.get("type") or "Unknown")
         ins = [v for slot in sorted(node.get("input_vars", {}))
                for v in node["input_vars"][slot]]
+        # data before weights, as ONNX ops list them (Paddle's slots come sorted by name)
+        ins.sort(key=lambda v: v not in current and v not in graph_inputs
+                 and bool(variables.get(v, {}).get("persistable")))
         outs = [v for slot in sorted(node.get("output_vars", {}))
                 for v in node["output_vars"][slot]]
         if op_type == "feed":  # the program's inputs: their variables enter the graph
