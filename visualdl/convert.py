@@ -15,8 +15,9 @@ are skipped and counted, files that are not logs are refused, a torn tail (a rec
 being written) is left out; the summary says what was copied and what was not.
 
 Images, audio and other blobs are copied as they are (the PNG and WAV bytes are not
-re-encoded). Model graphs written as TensorBoard ``graph_def`` and VisualDL's
-``vdlgraph`` files are not copied: our graph view reads ONNX.
+re-encoded). Model graphs are copied as our graph kind (ONNX): a TensorBoard ``graph_def``
+and a VisualDL 2.x ``vdlgraph`` file (Paddle operators, see :mod:`visualdl.sources.vdl2.graph`)
+are converted as the graph view converts them.
 """
 
 from __future__ import annotations
@@ -151,6 +152,23 @@ class _Copier(LogReader):
             records.insert(0, Record(entries=small).SerializeToString())
         writer.write(records)
 
+    def _index_vdl2_graph(self, state: FileState) -> int:
+        """A VisualDL 2.x graph file becomes one graph entry (ONNX) of its own file; one
+        that is not a graph is refused with the reason (convert takes files as they are)."""
+        if state.records:
+            return 0
+        try:
+            info = vdl2.graph.scan(state.path, now=float("inf"))
+            if info is None or info.error:
+                raise ValueError(info.error if info is not None else "not readable")
+            graph = vdl2.graph.load(state.path, info.tag, 0, info.wall_time)
+        except (OSError, ValueError) as exc:
+            self._refuse(state, str(exc))
+            return 0
+        self._add_entries(state, [Entry(graph=graph)], 0)
+        state.records, state.offset = 1, info.size
+        return 1
+
     def _writer(self, state: FileState) -> tuple[RecordFileWriter, FileSummary]:
         found = self._out.get(state.path)
         if found is not None:
@@ -206,6 +224,8 @@ class _Copier(LogReader):
 
 
 def _format(state: FileState) -> str:
+    if state.vdl2_graph:
+        return "VisualDL 2.x graph"
     if vdl2.is_vdl2(state):
         return "VisualDL 2.x"
     if state.decoder is not None:
@@ -219,7 +239,8 @@ def _target_name(source: str) -> str:
     for mark in (TFEVENTS_MARK + ".", discovery.RECORD_MARK + "."):
         if stem.startswith(mark):
             stem = stem[len(mark):]
-    stem = stem.replace(TFEVENTS_MARK, "tfevents").replace(discovery.RECORD_MARK, "records")
+    stem = stem.replace(TFEVENTS_MARK, "tfevents").replace(discovery.RECORD_MARK, "records") \
+        .replace(vdl2.graph.GRAPH_MARK, "graph")
     if stem.endswith(".log"):
         stem = stem[:-4]
     return f"{discovery.RECORD_MARK}.{stem or 'converted'}.log"
@@ -249,19 +270,7 @@ def convert(src: str | os.PathLike, dst: str | os.PathLike) -> ConvertSummary:
         copier.reload()
     finally:
         copier.finish()
-    summary.messages.extend(_graphs_left(root if os.path.isdir(src) else src))
     return summary
-
-
-def _graphs_left(root: str) -> list[str]:
-    """Say which VisualDL model graph files (``vdlgraph.*``, Paddle programs) stay behind."""
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        found += [os.path.relpath(os.path.join(dirpath, f), root)
-                  for f in sorted(filenames) if f.startswith("vdlgraph")]
-    return [f"{path}: a VisualDL (Paddle) model graph, not converted: export the model to "
-            "ONNX (paddle2onnx) and open it with visualdl --model" for path in found]
 
 
 class _CallableModule(types.ModuleType):

@@ -1,12 +1,13 @@
 """Run discovery: the one place that knows which directories are runs and how they're named.
 
 A run is a directory holding one or more record files (names containing
-``vdlrecords``, TensorBoard's ``events.out.tfevents``, or PyTorch profiler traces
-``*.pt.trace.json[.gz]``; tensorboardX and torch write each
-key of ``add_scalars`` and each ``add_hparams`` call to a sub-directory, which is then a run
-of its own, as TensorBoard shows it); the logdir itself may be a run. Runs are found
-recursively, following symbolic links but never entering the same directory twice. A path to
-a record file means its directory is the run (that directory only, not below it).
+``vdlrecords``, TensorBoard's ``events.out.tfevents``, VisualDL 2.x's model graphs
+``vdlgraph.*.log`` and Paddle programs ``*.pdmodel``, or PyTorch profiler traces
+``*.pt.trace.json[.gz]``; tensorboardX and torch write each key of ``add_scalars`` and each
+``add_hparams`` call to a sub-directory, which is then a run of its own, as TensorBoard shows
+it); the logdir itself may be a run. Runs are found recursively, following symbolic links
+but never entering the same directory twice. A path to a record file means its directory is
+the run (that directory only, not below it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Mapping
 from visualdl import storage
 from visualdl.sources.tfevents import TFEVENTS_MARK
 from visualdl.sources.torchtrace import is_torch_trace_file
+from visualdl.sources.vdl2.graph import is_graph_file
 
 RECORD_MARK = "vdlrecords"
 #: Directories deeper than this below a logdir are not searched for runs.
@@ -26,11 +28,12 @@ MAX_DEPTH = 64
 
 
 def is_record_file(name: str) -> bool:
-    """Ours, TensorBoard's (see :func:`visualdl.sources.tfevents.is_tfevents_file`) or a
-    PyTorch profiler trace (``*.pt.trace.json[.gz]``, a profile of the run: see
-    :mod:`visualdl.sources.torchtrace`)."""
+    """Ours, TensorBoard's (see :func:`visualdl.sources.tfevents.is_tfevents_file`), a
+    VisualDL 2.x model graph (``vdlgraph.*.log`` or a Paddle ``*.pdmodel``, see
+    :mod:`visualdl.sources.vdl2.graph`) or a PyTorch profiler trace
+    (``*.pt.trace.json[.gz]``, a profile of the run: see :mod:`visualdl.sources.torchtrace`)."""
     return ((RECORD_MARK in name or TFEVENTS_MARK in name) and not name.startswith(".")) \
-        or is_torch_trace_file(name)
+        or is_graph_file(name) or is_torch_trace_file(name)
 
 
 @dataclass(frozen=True)

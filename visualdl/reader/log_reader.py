@@ -63,6 +63,7 @@ class FileState:
     remote: Any = None     # the RemoteFS of a file in object storage, None when local
     seen: tuple = ()       # (size, etag) of the remote object last read
     torch_trace: bool = False  # a PyTorch profiler trace: indexed whole, loaded on demand
+    vdl2_graph: bool = False   # a VisualDL 2.x model graph (JSON): likewise
 
 
 class LogReader:
@@ -132,6 +133,7 @@ class LogReader:
                 if is_tfevents_file(os.path.basename(path)):
                     state.decoder = FileDecoder()
                 state.torch_trace = torchtrace.is_torch_trace_file(os.path.basename(path))
+                state.vdl2_graph = vdl2.graph.is_graph_file(os.path.basename(path))
                 self._files[path] = state
             return state
 
@@ -140,6 +142,8 @@ class LogReader:
             return 0
         if state.torch_trace:
             return self._index_torch_trace(state)
+        if state.vdl2_graph:
+            return self._index_vdl2_graph(state)
         if state.remote is not None:
             return self._read_remote(state)
         try:
@@ -230,6 +234,33 @@ class LogReader:
             if store is None:
                 store = self._runs[state.run] = RunStore()
             store.add_event("profile", info.tag, state.file_id, ref)
+            state.records = 1
+            state.offset = info.size
+            self.version += 1
+        return 1
+
+    def _index_vdl2_graph(self, state: FileState) -> int:
+        """Index a VisualDL 2.x graph file once it parses (or settled while broken, so that
+        the graph view says why): one graph ``BlobRef``, converted when opened."""
+        if state.records or state.remote is not None:
+            return 0  # written whole, never appended to; not read from object storage
+        try:
+            info = vdl2.graph.scan(state.path)
+        except OSError as exc:
+            self._error(f"{state.path}: cannot read: {exc}")
+            return 0
+        if info is None:
+            return 0  # still being written
+        ref = BlobRef("graph", info.tag, 0, info.wall_time, info.size, state.path, 0,
+                      {"source": "VisualDL 2.x", "error": info.error})
+        with self._lock:
+            if info.error:
+                state.errors += 1
+                self._error(f"{state.path}: {info.error}")
+            store = self._runs.get(state.run)
+            if store is None:
+                store = self._runs[state.run] = RunStore()
+            store.add_event("graph", info.tag, state.file_id, ref)
             state.records = 1
             state.offset = info.size
             self.version += 1
@@ -423,6 +454,8 @@ class LogReader:
         field = registry.get(ref.kind).message
         with self._lock:
             vdl2_state = self._files.get(ref.path)
+        if vdl2_state is not None and vdl2_state.vdl2_graph:
+            return vdl2.graph.load(ref.path, ref.tag, ref.step, ref.wall_time)
         if vdl2_state is not None and vdl2.is_vdl2(vdl2_state):
             return vdl2.load(vdl2_state, ref, field)
         if is_tfevents_file(os.path.basename(ref.path)):

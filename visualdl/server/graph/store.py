@@ -133,11 +133,11 @@ class ModelStore:
     # -- uploads ------------------------------------------------------------------------------
     def add_upload(self, name: str, raw: bytes) -> ModelSource:
         """Validate and parse an uploaded model now, so a bad file is refused at once."""
-        model, _ = _load(raw)  # raises ModelError with a clear message
+        model, _ = _load(raw, name)  # raises ModelError with a clear message
         doc = _document(model, None)
         digest = hashlib.blake2b(raw, digest_size=8).hexdigest()
         src = ModelSource(f"upload:{digest}", "upload", _clean_name(name), len(raw),
-                          lambda raw=raw: _load(raw))
+                          lambda raw=raw, name=name: _load(raw, name))
         with self._lock:
             self._uploads[src.id] = src
             self._uploads.move_to_end(src.id)
@@ -186,9 +186,20 @@ def _clean_name(name: str) -> str:
 
 # onnx and igraph are imported on first use, not when the server starts: most sessions
 # never open a graph, and the first chart should not wait for them.
-def _load(source: Any) -> tuple[Any, str | None]:
+def _load(source: Any, name: str = "") -> tuple[Any, str | None]:
     from visualdl.server.graph.parse import load_model
 
+    if (source if isinstance(source, str) else name).endswith(".pdmodel"):
+        # a Paddle program (VisualDL 2.x shows these): converted as its logged graphs are
+        from visualdl.sources.vdl2.graph import pdmodel_to_onnx
+
+        try:
+            if isinstance(source, str):
+                with open(source, "rb") as f:
+                    source = f.read()
+            return load_model(pdmodel_to_onnx(bytes(source)))[0], None
+        except (OSError, ValueError) as exc:
+            raise ModelError(str(exc)) from None
     return load_model(source)
 
 

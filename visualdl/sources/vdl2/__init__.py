@@ -8,8 +8,8 @@ checks for our framing first and hands a file here when :func:`sniff` says so.
 file of a run is read and merged (VisualDL itself shows only the newest).
 
 VisualDL's model graphs (``vdlgraph.*.log``, written by ``add_graph`` from a Paddle program)
-are a JSON description of Paddle operators, not ONNX, and are not shown; Paddle models can
-be exported to ONNX with ``paddle2onnx`` and opened with ``visualdl --model``.
+are a JSON description of Paddle operators: :mod:`.graph` indexes each file as a ``graph``
+blob of its run (tag ``vdlgraph``) and converts it to ONNX when the graph view opens it.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from typing import Any
 
 from visualdl.format.record_pb2 import FileHeader
 from visualdl.sources.vdl2.decode import FileDecoder
+from visualdl.sources.vdl2 import graph
 from visualdl.sources.vdl2.framing import looks_like_vdl2, read_payload_at, scan_file, sniff
 
-__all__ = ["FileDecoder", "looks_like_vdl2", "sniff", "scan_file", "adopt", "is_vdl2", "load"]
+__all__ = ["FileDecoder", "graph", "looks_like_vdl2", "sniff", "scan_file", "adopt", "is_vdl2",
+           "load"]
 
 #: The writer_version given to a VisualDL 2.x file's header (its files have none).
 WRITER = "VisualDL 2.x"
