@@ -94,9 +94,31 @@ def _infer(model: ModelProto, warnings: list[str]) -> ModelProto:
 
 def _check(model: ModelProto, warnings: list[str]) -> None:
     try:
-        onnx.checker.check_model(model)
+        onnx.checker.check_model(_without_external_weights(model))
     except Exception as err:  # noqa: BLE001 - show what we can, say what is wrong
         warnings.append(f"onnx.checker: {_first_line(err)}")
+
+
+def _without_external_weights(model: ModelProto) -> ModelProto:
+    """The model as the checker should see it: weights kept outside the file (a model
+    saved with external data, or converted from a graph file that holds shapes but no
+    values: VisualDL's, Paddle's .pdmodel) become typed graph inputs. The view draws a
+    model's structure; whether a weight file sits beside an upload is not its concern."""
+    external = [t for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+    if not external:
+        return model
+    copy = ModelProto()
+    copy.CopyFrom(model)
+    names = {t.name for t in external}
+    kept = [t for t in copy.graph.initializer if t.name not in names]
+    del copy.graph.initializer[:]
+    copy.graph.initializer.extend(kept)
+    inputs = {i.name for i in copy.graph.input}
+    for t in external:
+        if t.name not in inputs:
+            copy.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type,
+                                                                       list(t.dims)))
+    return copy
 
 
 def _first_line(err: Exception) -> str:
