@@ -31,8 +31,11 @@ def _loop(app_ref: weakref.ref, load: Callable[[Any], Any]) -> None:
     from visualdl.server.api_common import provider
 
     seen = None
+    first = True
     while True:
-        time.sleep(INTERVAL)
+        if not first:  # the first look at once: a trace found at start-up is parsed now
+            time.sleep(INTERVAL)
+        first = False
         app = app_ref()
         if app is None:
             return
