@@ -117,15 +117,16 @@ def sweep(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):
     if found is None:
         return stack_sweep(ts, end, want_segments)
     parent, depth, clipped = found
+    if not want_segments:  # self time: an event's clipped span less its children's
+        span = clipped - ts
+        has = parent >= 0
+        self_time = span - np.bincount(parent[has], weights=span[has], minlength=len(ts))
+        empty = np.zeros(0, np.float64)
+        return parent, depth, self_time, empty, empty, np.zeros(0, np.int64)
     s, e, ev = _gaps(ts, clipped, parent)
-    self_time = np.bincount(ev, weights=e - s, minlength=len(ts)) if len(ts) else \
-        np.zeros(0, np.float64)
-    if want_segments:
-        order = np.argsort(s, kind="stable")
-        s, e, ev = s[order], e[order], ev[order]
-    else:
-        s, e, ev = s[:0], e[:0], ev[:0]
-    return parent, depth, self_time, s, e, ev
+    self_time = np.bincount(ev, weights=e - s, minlength=len(ts))
+    order = np.argsort(s, kind="stable")
+    return parent, depth, self_time, s[order], e[order], ev[order]
 
 
 def stack_sweep(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):
