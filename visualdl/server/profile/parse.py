@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -102,15 +103,35 @@ if msgspec is not None:
     _decode_any = msgspec.json.Decoder().decode
 
 
+class _Interner(dict):
+    """``interner[key]``: the key's id, a new one (its rank of arrival) when unseen. Looked
+    up through ``map(interner.__getitem__, ...)``, so a hit runs no Python code."""
+
+    def __missing__(self, key: Any) -> int:
+        value = self[key] = len(self)
+        return value
+
+
+class _PhCodes(dict):
+    def __missing__(self, key: Any) -> int:
+        return _SLOW
+
+
+_SLOW = 9  # a phase code for events added one by one (metadata, B/E, flows...)
+_PH_CODE = _PhCodes(_FAST_PH)
+_get_ph, _get_ts, _get_dur, _get_name, _get_cat, _get_pid, _get_tid, _get_args = (
+    attrgetter(k) for k in ("ph", "ts", "dur", "name", "cat", "pid", "tid", "args"))
+
+
 class _Builder:
     """Accumulates columns batch by batch, interning names, categories and tracks."""
 
     def __init__(self) -> None:
-        self.names: dict[str, int] = {}
-        self.cats: dict[str, int] = {}
+        self.names: dict[str, int] = _Interner()
+        self.cats: dict[str, int] = _Interner()
         self.tracks: dict[tuple[Any, Any], int] = {}
-        self.pids: dict[Any, int] = {}
-        self.tids: dict[Any, int] = {}
+        self.pids: dict[Any, int] = _Interner()
+        self.tids: dict[Any, int] = _Interner()
         self.cols: dict[str, list] = {k: [] for k in ("ts", "dur", "name", "cat", "track", "ph",
                                                       "args_len")}
         self.args: list[bytes] = []
@@ -166,22 +187,25 @@ class _Builder:
 
     def add_batch(self, events: list) -> None:
         """Typed events (``_Event``): complete, instant and counter events go into the
-        columns with list comprehensions; the rare others (M, B/E, odd values) one by one."""
-        phs = [_FAST_PH.get(e.ph, 9) for e in events]
-        slow = [i for i, code in enumerate(phs) if code == 9]
-        if slow:
+        columns through ``map`` and interning dicts (no Python code per event); the rare
+        others (M, B/E, odd values) one by one."""
+        phs = np.fromiter(map(_PH_CODE.__getitem__, map(_get_ph, events)), np.uint8,
+                          len(events))
+        slow = np.flatnonzero(phs == _SLOW)
+        if len(slow):
             for i in slow:
                 e = events[i]
                 self.add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
-            fast = [e for e, code in zip(events, phs) if code != 9]
-            phs = [code for code in phs if code != 9]
+            keep = np.flatnonzero(phs != _SLOW)
+            fast = [events[i] for i in keep]
+            code = phs[keep]
         else:
-            fast = events
+            fast, code = events, phs
         if not fast:
             return
-        ts = np.fromiter((e.ts for e in fast), np.float64, len(fast))
-        dur = np.fromiter((e.dur for e in fast), np.float64, len(fast))
-        code = np.array(phs, np.uint8)
+        n = len(fast)
+        ts = np.fromiter(map(_get_ts, fast), np.float64, n)
+        dur = np.fromiter(map(_get_dur, fast), np.float64, n)
         good = ~np.isnan(ts)
         complete = code == 0
         missing = complete & (dur < 0) & good
@@ -192,27 +216,26 @@ class _Builder:
             keep = np.flatnonzero(good)
             fast = [fast[i] for i in keep]
             ts, dur, code = ts[keep], dur[keep], code[keep]
-        names, cats = self.names, self.cats
+            n = len(fast)
         cols = self.cols
-        n = len(fast)
         cols["ts"].append(ts)
         cols["dur"].append(dur)
         cols["ph"].append(code)
-        cols["name"].append(np.fromiter((names.setdefault(e.name, len(names)) for e in fast),
+        cols["name"].append(np.fromiter(map(self.names.__getitem__, map(_get_name, fast)),
                                         np.int32, n))
-        cols["cat"].append(np.fromiter((cats.setdefault(e.cat, len(cats)) for e in fast),
+        cols["cat"].append(np.fromiter(map(self.cats.__getitem__, map(_get_cat, fast)),
                                        np.int32, n))
         # threads: pid and tid interned apart, paired with numpy (no tuple per event)
         pids, tids = self.pids, self.tids
-        pid = np.fromiter((pids.setdefault(e.pid, len(pids)) for e in fast), np.int64, n)
-        tid = np.fromiter((tids.setdefault(e.tid, len(tids)) for e in fast), np.int64, n)
+        pid = np.fromiter(map(pids.__getitem__, map(_get_pid, fast)), np.int64, n)
+        tid = np.fromiter(map(tids.__getitem__, map(_get_tid, fast)), np.int64, n)
         pairs, inverse = np.unique(pid << 32 | tid, return_inverse=True)
         pid_of, tid_of = list(pids), list(tids)
         local = np.array([self.tracks.setdefault((pid_of[int(k) >> 32], tid_of[int(k) & 0xFFFFFFFF]),
                                                  len(self.tracks)) for k in pairs], np.int32)
         cols["track"].append(local[inverse.ravel()])
-        raws = [e.args for e in fast]
-        cols["args_len"].append(np.fromiter((len(a) for a in raws), np.int32, n))
+        raws = list(map(_get_args, fast))
+        cols["args_len"].append(np.fromiter(map(len, raws), np.int32, n))
         self.args.append(b"".join(raws))
 
     def _metadata(self, name: Any, pid: Any, tid: Any, args: bytes) -> None:

@@ -12,10 +12,12 @@ import time
 import weakref
 from typing import Any, Callable
 
-__all__ = ["start", "WARM_COUNT", "INTERVAL"]
+__all__ = ["start", "WARM_COUNT", "INTERVAL", "FIRST_INTERVAL"]
 
 WARM_COUNT = 1    # newest profiles kept parsed ahead of the first request
 INTERVAL = 1.0    # seconds between looks at the provider's version
+FIRST_INTERVAL = 0.1  # the same, until the first profile is found...
+EAGER_SECONDS = 30.0  # ...for at most this long after start-up
 
 
 def start(app: Any, load: Callable[[Any], Any]) -> threading.Thread:
@@ -31,8 +33,13 @@ def _loop(app_ref: weakref.ref, load: Callable[[Any], Any]) -> None:
     from visualdl.server.api_common import provider
 
     seen = None
+    warmed = False
+    began = time.monotonic()
     while True:
-        time.sleep(INTERVAL)
+        # until a profile has been found (in the first half minute), look often: a trace
+        # found at start-up is parsed while the browser is still loading the page
+        eager = not warmed and time.monotonic() - began < EAGER_SECONDS
+        time.sleep(FIRST_INTERVAL if eager else INTERVAL)
         app = app_ref()
         if app is None:
             return
@@ -43,6 +50,7 @@ def _loop(app_ref: weakref.ref, load: Callable[[Any], Any]) -> None:
                 continue
             seen = version
             newest = _newest(data)
+            warmed = warmed or bool(newest)
             with app.app_context():
                 for blob in newest:
                     try:
