@@ -1,7 +1,7 @@
 """The visualdl demo: train a small CNN on scikit-learn's bundled 8x8 digits with
 ``vf.Model.fit`` and the ``VisualDL`` callback, then a short hyper-parameter sweep, all into
-one logdir -- curves, histograms, sample images, activation statistics, the model graph and
-an hparams table to explore with ``visualdl --logdir demo_logs``.
+one logdir -- curves, histograms, sample images, activation statistics, the model graph, a
+profile of train steps 5-9 and an hparams table to explore with ``visualdl --logdir demo_logs``.
 
     python examples/train_demo.py --logdir demo_logs && visualdl --logdir demo_logs
 
@@ -62,7 +62,8 @@ def make_optimizer(kind: str, net: vf.nn.Layer, lr: float, total_steps: int) -> 
 
 
 def train_run(logdir: str, name: str, factory, opt_kind: str, lr: float, batch_size: int,
-              epochs: int, data, seed: int, verbose: int, activations: list[str] | None = None) -> dict:
+              epochs: int, data, seed: int, verbose: int, activations: list[str] | None = None,
+              profile_steps: tuple[int, int] | None = None) -> dict:
     x_train, y_train, x_test, y_test = data
     vf.seed(seed)
     net = factory()
@@ -76,7 +77,8 @@ def train_run(logdir: str, name: str, factory, opt_kind: str, lr: float, batch_s
         shutil.rmtree(run_dir)  # a re-run replaces this demo's own run, nothing else
     callback = vf.callbacks.VisualDL(run_dir, histogram_freq=10,
                                      hparams={"model": factory.__name__.replace("make_", "")},
-                                     activation_layers=activations)
+                                     activation_layers=activations,
+                                     profile_steps=profile_steps)
     start = time.perf_counter()
     result = model.fit(train_set, vf.data.TensorDataset(x_test, y_test), batch_size=batch_size,
                        epochs=epochs, verbose=verbose, callbacks=[callback])
@@ -118,8 +120,10 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     data = load_digits_split(args.seed)
     print(f"digits: {len(data[1])} train / {len(data[3])} test images -> {args.logdir}")
     results = {"cnn": train_run(args.logdir, "cnn", make_cnn, "AdamW", 3e-3, 64, args.epochs,
-                                data, args.seed, args.verbose, activations=["features.block1.relu", "features.block2.relu",
-                                             "classifier.relu"])}
+                                data, args.seed, args.verbose,
+                                activations=["features.block1.relu", "features.block2.relu",
+                                             "classifier.relu"],
+                                profile_steps=(5, 10))}
     if not args.no_sweep:
         for name, factory, opt_kind, lr, batch_size, epochs in SWEEP:
             results[name] = train_run(args.logdir, name, factory, opt_kind, lr, batch_size,

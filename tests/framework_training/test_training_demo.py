@@ -26,7 +26,7 @@ def test_train_demo_writes_curves_histograms_images_graph_and_hparams(tmp_path):
     runs = reader.runs()
     assert "cnn" in runs and len([r for r in runs if r.startswith("sweep/")]) == 3
     tags = reader.tags("cnn")
-    assert {"scalar", "histogram", "image", "graph", "hparams"} <= set(tags)
+    assert {"scalar", "histogram", "image", "graph", "hparams", "profile"} <= set(tags)
     assert "train/loss" in tags["scalar"] and "eval/loss" in tags["scalar"]
     assert any(t.startswith("weights/features.block1.conv") for t in tags["histogram"])
     loss = reader.scalars("cnn", "train/loss").values
