@@ -10,10 +10,12 @@ built from the points as they are appended (never by reading the files back). A 
 any size is answered from the level whose blocks fit the chart's width, plus the partial
 blocks at the window's two ends read from the files: a few thousand stored values.
 
-The cache is this process's own (a folder under ``$VISUALDL_CACHE_DIR``, else
-``$XDG_CACHE_HOME/visualdl``, else ``~/.cache/visualdl``, removed at exit): it is written
-from the records as they are read, so it can never disagree with them. (Reusing it across
-restarts, validated against the record files' identity and offsets, is not done yet.)
+A series starts in this process's own folder (under ``visualdl --cache-dir``, else
+``$VISUALDL_CACHE_DIR``, else ``$XDG_CACHE_HOME/visualdl``, else ``~/.cache/visualdl``,
+removed at exit). Once its record file is read, :mod:`visualdl.reader.scalar_persist`
+moves it into that file's persistent folder, so a restarted server maps it again instead of
+decoding the records (validated against the file's identity and offsets; never trusted
+over the records). ``--no-cache`` (``VISUALDL_NO_CACHE=1``) keeps only the private folders.
 """
 
 from __future__ import annotations
@@ -69,8 +71,32 @@ def _note_spilled(nbytes: int) -> None:
             _trim(0)
 
 
+_config: dict = {"dir": None, "persist": None}
+
+
+def configure(cache_dir: str | os.PathLike | None = None, persist: bool | None = None) -> None:
+    """Set the cache folder and whether series are kept across restarts (``visualdl
+    --cache-dir DIR`` / ``--no-cache``); None leaves the environment's choice."""
+    global _session
+    with _lock:
+        _config["dir"] = Path(cache_dir).expanduser() if cache_dir is not None else None
+        _config["persist"] = persist
+        _session = None
+        _broken.clear()
+
+
+def persist_enabled() -> bool:
+    """Whether long series are kept for the next start (off with ``--no-cache`` or
+    ``VISUALDL_NO_CACHE=1``)."""
+    if _config["persist"] is not None:
+        return bool(_config["persist"])
+    return os.environ.get("VISUALDL_NO_CACHE", "").strip().lower() in ("", "0", "false", "no")
+
+
 def cache_root() -> Path:
     """Where the cache folders live (the user's cache directory, as XDG says)."""
+    if _config["dir"] is not None:
+        return _config["dir"]
     env = os.environ.get("VISUALDL_CACHE_DIR")
     if env:
         return Path(env)
@@ -145,10 +171,12 @@ class SpilledSeries:
     """One series' columns in files, appended to; the min/max of every full block of BASE
     points kept in RAM (16 bytes a point / 1024: 160 KB for 10M points)."""
 
-    def __init__(self) -> None:
-        self.dir = _new_dir()
+    def __init__(self, where: Path | None = None) -> None:
+        self.dir = where if where is not None else _new_dir()
         self.n = 0
-        self._files = {name: open(self.dir / name, "ab") for name in
+        # read + append: the maps are made from these handles, not from the paths, so a
+        # cache folder removed while the server runs ("clean the cache") breaks nothing
+        self._files = {name: open(self.dir / name, "a+b") for name in
                        ("steps.i64", "walls.f64", "values.f64")}
         self._view: tuple[int, SpilledScalars] | None = None
         self._tail = np.empty(0)  # values after the last full block
@@ -195,7 +223,8 @@ class SpilledSeries:
             return self._view[1]
         for f in self._files.values():
             f.flush()
-        cols = [np.memmap(self.dir / name, dtype=dtype, mode="r", shape=(self.n,))
+        cols = [np.memmap(self._files[name], dtype=dtype, mode="r", shape=(self.n,))
+                if self.n else np.empty(0, dtype)
                 for name, dtype in (("steps.i64", "<i8"), ("walls.f64", "<f8"),
                                     ("values.f64", "<f8"))]
         out = SpilledScalars(*(readonly(c) for c in cols))
@@ -281,3 +310,49 @@ class SpilledSeries:
     def close(self) -> None:
         for f in self._files.values():
             f.close()
+
+    # -- kept across restarts (see visualdl.reader.scalar_persist) -----------------------
+    @classmethod
+    def attach(cls, where: Path, n: int, l0: tuple[np.ndarray, ...], sorted_: bool,
+               last_step: int | None) -> "SpilledSeries":
+        """The series a previous process left in ``where``: its files cut to ``n`` points
+        (anything after was appended past the saved offset and is read again) and its
+        level 0 as saved; the points after the last full block are read back."""
+        for name in ("steps.i64", "walls.f64", "values.f64"):
+            path = where / name
+            if path.stat().st_size < 8 * n:
+                raise ValueError(f"{path}: shorter than {n} points")
+            os.truncate(path, 8 * n)
+        out = cls(where)
+        out.n = n
+        out.sorted = sorted_
+        out._last_step = last_step
+        if len(l0[0]):
+            out._l0 = [tuple(np.asarray(c) for c in l0)]
+        full = n // BASE
+        tail = out.view().values[full * BASE:]
+        out._tail = np.array(tail)
+        return out
+
+    def level0(self) -> tuple[np.ndarray, ...]:
+        """Level 0 of the pyramid (min index, max index, min value, max value per block)."""
+        if len(self._l0) > 1:
+            self._l0 = [tuple(np.concatenate(cols) for cols in zip(*self._l0))]
+        if not self._l0:
+            return (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0))
+        return self._l0[0]
+
+    def move_to(self, where: Path) -> None:
+        """Move the series' folder (same file system: open handles and maps stay valid)."""
+        for f in self._files.values():
+            f.flush()
+        os.rename(self.dir, where)
+        self.dir = where
+
+    def flush(self) -> None:
+        for f in self._files.values():
+            f.flush()
+
+    @property
+    def last_step(self) -> int | None:
+        return self._last_step
