@@ -181,6 +181,10 @@ class SpilledSeries:
         self._view: tuple[int, SpilledScalars] | None = None
         self._tail = np.empty(0)  # values after the last full block
         self._l0: list[tuple[np.ndarray, ...]] = []
+        # the step at every BASE-th point, in RAM: a window's ends are found in it and then
+        # in one block of the file (a binary search over the mapped steps touched ~24 cold
+        # pages of a 10M-point series)
+        self._firsts: list[np.ndarray] = []
         self._levels: tuple[int, list[_Level]] | None = None
         self.sorted = True
         self._last_step: int | None = None
@@ -194,6 +198,7 @@ class SpilledSeries:
                 self._last_step is not None and int(steps[0]) < self._last_step)):
             self.sorted = False
         self._last_step = int(steps[-1])
+        self._firsts.append(steps[(-self.n) % BASE::BASE].copy())
         self._files["steps.i64"].write(steps.tobytes())
         self._files["walls.f64"].write(np.ascontiguousarray(walls, dtype="<f8").tobytes())
         values = np.ascontiguousarray(values, dtype="<f8")
@@ -264,8 +269,8 @@ class SpilledSeries:
         it holds no more than ``points``), and the window's length."""
         n = len(data.steps)
         if self.sorted:
-            i0 = 0 if start is None else int(np.searchsorted(data.steps, start, "left"))
-            i1 = n if end is None else int(np.searchsorted(data.steps, end, "right"))
+            i0 = 0 if start is None else self._search(data.steps, start, "left")
+            i1 = n if end is None else self._search(data.steps, end, "right")
         else:  # a resumed run logged steps twice: find the window by a scan
             from visualdl.server.downsample import minmax_indices  # noqa: PLC0415
 
@@ -279,7 +284,7 @@ class SpilledSeries:
         span = max(0, i1 - i0)
         if span <= points:
             return np.arange(i0, i0 + span, dtype=np.int64), span
-        budget = max(1, (points - 6) // 2)  # blocks; the two partial ends add 4 points
+        budget = max(1, (points - 14) // 2)  # blocks; the two partial ends add up to 12
         chosen, size = None, BASE
         for level in self.levels():
             if (span // size) <= budget:
@@ -299,13 +304,50 @@ class SpilledSeries:
         else:
             edges = ((i0, i1),)
         for lo, hi in edges:
-            if hi > lo:
-                vals = np.asarray(data.values[lo:hi])
-                nan = np.isnan(vals)
-                parts.append(np.array([lo + np.where(nan, np.inf, vals).argmin(),
-                                       lo + np.where(nan, -np.inf, vals).argmax()]))
+            parts += self._extremes(data.values, lo, hi)
         picked = np.unique(np.concatenate(parts))
         return picked, span
+
+    def block_firsts(self) -> np.ndarray:
+        """The step of every BASE-th point."""
+        if len(self._firsts) > 1:
+            self._firsts = [np.concatenate(self._firsts)]
+        return self._firsts[0] if self._firsts else np.empty(0, np.int64)
+
+    def _search(self, steps: np.ndarray, x: int, side: str) -> int:
+        """``np.searchsorted(steps, x, side)`` from the in-RAM block steps and one block of
+        the file."""
+        b = int(np.searchsorted(self.block_firsts(), x, side))
+        if b == 0:
+            return 0
+        lo = (b - 1) * BASE
+        seg = np.asarray(steps[lo:min(len(steps), b * BASE)])
+        return lo + int(np.searchsorted(seg, x, side))
+
+    def _extremes(self, values: np.ndarray, lo: int, hi: int) -> list[np.ndarray]:
+        """Indices of the minimum and maximum of ``values[lo:hi]``: whole level-0 blocks from
+        the pyramid, only the partial blocks at both ends read from the file (at most
+        2 x BASE values, where reading a coarse level's partial block touched up to
+        hundreds of pages)."""
+        if hi <= lo:
+            return []
+        out = []
+        c0, c1 = -(-lo // BASE), hi // BASE
+        l0 = self.level0()
+        if c1 > c0 and c1 <= len(l0[0]):
+            lo_v = np.where(np.isnan(l0[2][c0:c1]), np.inf, l0[2][c0:c1])
+            hi_v = np.where(np.isnan(l0[3][c0:c1]), -np.inf, l0[3][c0:c1])
+            out.append(np.array([l0[0][c0 + int(lo_v.argmin())], l0[1][c0 + int(hi_v.argmax())]]))
+            raw = ((lo, c0 * BASE), (c1 * BASE, hi))
+        else:
+            raw = ((lo, hi),)
+        for a, b in raw:
+            if b > a:
+                vals = np.asarray(values[a:b])
+                nan = np.isnan(vals)
+                out.append(np.array([a + np.where(nan, np.inf, vals).argmin(),
+                                     a + np.where(nan, -np.inf, vals).argmax()]))
+        return out
 
     def close(self) -> None:
         for f in self._files.values():
@@ -313,8 +355,8 @@ class SpilledSeries:
 
     # -- kept across restarts (see visualdl.reader.scalar_persist) -----------------------
     @classmethod
-    def attach(cls, where: Path, n: int, l0: tuple[np.ndarray, ...], sorted_: bool,
-               last_step: int | None) -> "SpilledSeries":
+    def attach(cls, where: Path, n: int, l0: tuple[np.ndarray, ...], firsts: np.ndarray,
+               sorted_: bool, last_step: int | None) -> "SpilledSeries":
         """The series a previous process left in ``where``: its files cut to ``n`` points
         (anything after was appended past the saved offset and is read again) and its
         level 0 as saved; the points after the last full block are read back."""
@@ -327,8 +369,11 @@ class SpilledSeries:
         out.n = n
         out.sorted = sorted_
         out._last_step = last_step
+        if len(firsts) != -(-n // BASE):
+            raise ValueError(f"{where}: {len(firsts)} block steps for {n} points")
         if len(l0[0]):
             out._l0 = [tuple(np.asarray(c) for c in l0)]
+        out._firsts = [np.asarray(firsts, dtype=np.int64)]
         full = n // BASE
         tail = out.view().values[full * BASE:]
         out._tail = np.array(tail)

@@ -230,7 +230,8 @@ def _load(cache: FileCache, state: Any, f: Any):  # noqa: ANN202 - see restore
             if any(len(c) != n // scalar_cache.BASE for c in l0):
                 return None
             spilled = scalar_cache.SpilledSeries.attach(
-                where / item["dir"], n, l0, bool(item["sorted"]), item["last"])
+                where / item["dir"], n, l0, arrays[f"{i}_f"], bool(item["sorted"]),
+                item["last"])
             if not _agrees(spilled, l0, item["last"]):
                 return None
             series.append((item["tag"], spilled, None))
@@ -306,6 +307,7 @@ def _save(reader: Any, state: Any, cache: FileCache) -> None:
                 sp.flush()
                 for c, col in zip(("lo_i", "hi_i", "lo_v", "hi_v"), sp.level0()):
                     arrays[f"{i}_{c}"] = col
+                arrays[f"{i}_f"] = sp.block_firsts()
                 items.append({"tag": tag, "spilled": True, "dir": sp.dir.name, "n": sp.n,
                               "sorted": sp.sorted, "last": sp.last_step})
             else:
