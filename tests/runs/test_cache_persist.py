@@ -308,3 +308,33 @@ def test_cli_cache_dir_must_be_a_folder(tmp_path):
     assert "--cache-dir" in out.stderr and "not a folder" in out.stderr
     out = run_cli("--logdir", str(tmp_path), "--cache-dir", str(tmp_path), "--no-cache")
     assert out.returncode == 2 and "not allowed with" in out.stderr
+
+
+def test_windows_after_restart_hold_the_records_extremes(tmp_path, cache):
+    """Windows answered from a restored series: exact points when few, else the window's
+    ends, minimum and maximum among them, every point a point of the records."""
+    from visualdl.server.reader_provider import LogReaderProvider
+
+    logdir = tmp_path / "logs"
+    make_run(logdir / "run", 60_000)
+    first = LogReader(logdir)
+    del first
+    reader, read = restart(logdir)
+    assert read == 0
+    provider = LogReaderProvider([str(logdir)])
+    provider._reader = reader
+    values = value(0, np.arange(60_000))
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        lo = int(rng.integers(0, 59_000))
+        hi = lo + int(10 ** rng.uniform(0, np.log10(60_000 - lo)))
+        view = provider.scalar_view("run", "a", 300, lo, hi)
+        steps = np.asarray(view.steps)
+        assert np.array_equal(np.asarray(view.values), values[steps])
+        assert steps[0] == lo and steps[-1] == min(hi, 59_999)
+        window = values[lo:hi + 1]
+        if len(window) <= 300:
+            assert np.array_equal(steps, np.arange(lo, min(hi, 59_999) + 1))
+        else:
+            assert len(steps) <= 300
+            assert lo + int(window.argmin()) in steps and lo + int(window.argmax()) in steps

@@ -199,10 +199,10 @@ class SpilledSeries:
             self.sorted = False
         self._last_step = int(steps[-1])
         self._firsts.append(steps[(-self.n) % BASE::BASE].copy())
-        self._files["steps.i64"].write(steps.tobytes())
-        self._files["walls.f64"].write(np.ascontiguousarray(walls, dtype="<f8").tobytes())
+        self._files["steps.i64"].write(steps)  # the buffer itself: no copy
+        self._files["walls.f64"].write(np.ascontiguousarray(walls, dtype="<f8"))
         values = np.ascontiguousarray(values, dtype="<f8")
-        self._files["values.f64"].write(values.tobytes())
+        self._files["values.f64"].write(values)
         self._blocks(values)
         self.n += k
         _note_spilled(24 * k)
