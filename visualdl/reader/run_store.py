@@ -59,6 +59,7 @@ class _Series:
             spilled = scalar_cache.SpilledSeries()
             for cols in self.chunks:
                 spilled.append(*cols)
+            spilled.flush()  # a write that failed (no space) fails here, not later
         except OSError:
             return
         self.spilled = spilled

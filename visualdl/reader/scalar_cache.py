@@ -21,6 +21,7 @@ over the records). ``--no-cache`` (``VISUALDL_NO_CACHE=1``) keeps only the priva
 from __future__ import annotations
 
 import atexit
+import collections
 import mmap
 import os
 import shutil
@@ -46,6 +47,26 @@ _counter = [0]
 _broken: list[str] = []  # why the cache folder could not be made (then never tried again)
 _TRIM_BYTES = 256 << 20
 _since_trim = [0]
+
+
+_WRITES_IN_FLIGHT = 16  # chunks queued for the writer thread at most (~16 x 3 x 80 KB)
+_writer: list = []
+_inflight: collections.deque = collections.deque()
+
+
+def _submit(fn, *args):  # noqa: ANN001, ANN202 - a function and its arguments; a Future
+    """Run ``fn`` on the one cache-writer thread, in order. Copying 24 bytes a point into
+    the page cache was a third of a cache build (0.8 of 2.1 s for 20M points); the thread
+    does it while the reader decodes the next records (``write`` lets go of the GIL)."""
+    if not _writer:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _writer.append(ThreadPoolExecutor(1, thread_name_prefix="visualdl-cache-write"))
+    future = _writer[0].submit(fn, *args)
+    _inflight.append(future)
+    while len(_inflight) > _WRITES_IN_FLIGHT:  # bounded: memory stays bounded
+        _inflight.popleft().result()
+    return future
 
 
 def _load_trim():  # noqa: ANN202 - a C function or None
@@ -179,6 +200,7 @@ class SpilledSeries:
         self._files = {name: open(self.dir / name, "a+b") for name in
                        ("steps.i64", "walls.f64", "values.f64")}
         self._view: tuple[int, SpilledScalars] | None = None
+        self._pending = None  # the Future of this series' last queued write
         self._tail = np.empty(0)  # values after the last full block
         self._l0: list[tuple[np.ndarray, ...]] = []
         # the step at every BASE-th point, in RAM: a window's ends are found in it and then
@@ -199,10 +221,10 @@ class SpilledSeries:
             self.sorted = False
         self._last_step = int(steps[-1])
         self._firsts.append(steps[(-self.n) % BASE::BASE].copy())
-        self._files["steps.i64"].write(steps)  # the buffer itself: no copy
-        self._files["walls.f64"].write(np.ascontiguousarray(walls, dtype="<f8"))
         values = np.ascontiguousarray(values, dtype="<f8")
-        self._files["values.f64"].write(values)
+        self._raise_failed()
+        self._pending = _submit(self._write, steps, np.ascontiguousarray(walls, dtype="<f8"),
+                                values)
         self._blocks(values)
         self.n += k
         _note_spilled(24 * k)
@@ -222,12 +244,33 @@ class SpilledSeries:
             self._l0.append((base + lo, base + hi, block[rows, lo], block[rows, hi]))
         self._tail = pending[full * BASE:].copy()
 
+    def _write(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
+        # the arrays' own buffers, no copies; run on the writer thread, in order
+        self._files["steps.i64"].write(steps)
+        self._files["walls.f64"].write(walls)
+        self._files["values.f64"].write(values)
+
+    def _raise_failed(self) -> None:
+        """Wait for the queued writes of this series; a failed one (disk full) raises here,
+        as a direct write would have."""
+        pending, self._pending = self._pending, None
+        if pending is not None and pending.done():
+            pending.result()
+        elif pending is not None:
+            self._pending = pending
+
+    def _drain(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+        for f in self._files.values():
+            f.flush()
+
     def view(self) -> SpilledScalars:
         """Read-only memory maps of every point appended so far."""
         if self._view is not None and self._view[0] == self.n:
             return self._view[1]
-        for f in self._files.values():
-            f.flush()
+        self._drain()
         cols = [np.memmap(self._files[name], dtype=dtype, mode="r", shape=(self.n,))
                 if self.n else np.empty(0, dtype)
                 for name, dtype in (("steps.i64", "<i8"), ("walls.f64", "<f8"),
@@ -350,6 +393,7 @@ class SpilledSeries:
         return out
 
     def close(self) -> None:
+        self._drain()
         for f in self._files.values():
             f.close()
 
@@ -389,14 +433,12 @@ class SpilledSeries:
 
     def move_to(self, where: Path) -> None:
         """Move the series' folder (same file system: open handles and maps stay valid)."""
-        for f in self._files.values():
-            f.flush()
+        self._drain()
         os.rename(self.dir, where)
         self.dir = where
 
     def flush(self) -> None:
-        for f in self._files.values():
-            f.flush()
+        self._drain()
 
     @property
     def last_step(self) -> int | None:
