@@ -25,7 +25,13 @@ Measures, on a real ``python -m visualdl`` server process:
 Data is written once per shape under ``--cache`` (default ``.bench``) with the record codec
 directly (a LogWriter per run would spend minutes here for 40M points).
 
+``--long STEPS`` instead measures one run of ``--tags`` tags x STEPS steps three times: the
+disk cache built from the records (its folder emptied first), a restart that reuses that
+cache, and every point in RAM (below 50M points): load, first chart, full views, 40 random
+step windows (median and max), RSS.
+
 Usage: python bench/many_runs.py [--runs 2000] [--tags 20] [--steps 1000] [--tensorboard]
+       python bench/many_runs.py --long 10000000   # 200M points, about 9 GB of disk
 """
 
 from __future__ import annotations
