@@ -25,7 +25,13 @@ Measures, on a real ``python -m visualdl`` server process:
 Data is written once per shape under ``--cache`` (default ``.bench``) with the record codec
 directly (a LogWriter per run would spend minutes here for 40M points).
 
+``--long STEPS`` instead measures one run of ``--tags`` tags x STEPS steps three times: the
+disk cache built from the records (its folder emptied first), a restart that reuses that
+cache, and every point in RAM (below 50M points): load, first chart, full views, 40 random
+step windows (median and max), RSS.
+
 Usage: python bench/many_runs.py [--runs 2000] [--tags 20] [--steps 1000] [--tensorboard]
+       python bench/many_runs.py --long 10000000   # 200M points, about 9 GB of disk
 """
 
 from __future__ import annotations
@@ -321,8 +327,9 @@ def write_long(root: Path, tags: int, steps: int) -> None:
 
 
 def bench_long(cache: Path, tags: int, steps: int, mode: str) -> dict:
-    """One server over the long run: ``spill`` (the disk cache and its pyramid) or
-    ``memory`` (every point in RAM, as before)."""
+    """One server over the long run: ``spill`` (the disk cache and its pyramid, built from
+    the records: the cache folder is emptied first), ``warm`` (a restart that finds the
+    cache ``spill`` left) or ``memory`` (every point in RAM, as before)."""
     target = cache / f"data-long-{tags}x{steps}"
     if not (target / ".done").exists():
         if target.exists():
@@ -331,9 +338,13 @@ def bench_long(cache: Path, tags: int, steps: int, mode: str) -> dict:
         write_long(target, tags, steps)
         (target / ".done").write_text("")
         print(f"  wrote long data in {time.perf_counter() - t:.1f} s", flush=True)
-    env = dict(os.environ, VISUALDL_CACHE_DIR=str(cache / "scalar-cache"))
+    scalar_dir = cache / "scalar-cache"
+    if mode == "spill" and scalar_dir.exists():
+        shutil.rmtree(scalar_dir)
+    env = dict(os.environ, VISUALDL_CACHE_DIR=str(scalar_dir))
     if mode == "memory":
         env["VISUALDL_SPILL_POINTS"] = str(10**15)
+        env["VISUALDL_NO_CACHE"] = "1"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     s = requests.Session()
@@ -352,7 +363,8 @@ def bench_long(cache: Path, tags: int, steps: int, mode: str) -> dict:
             except (requests.ConnectionError, ValueError):
                 pass
             time.sleep(0.05)
-        out["load / cache build (s)"] = time.perf_counter() - started
+        out["load / cache build (s)"] = loaded = time.perf_counter() - started
+        out["load speed (M points/s)"] = tags * steps / 1e6 / loaded
         body = s.get(url + "/api/scalars", params={"run": "long", "tag": "tag0",
                                                    "points": 1000}, timeout=120).json()
         assert body["total"] == steps, body.get("total")
@@ -454,12 +466,15 @@ def main(argv: list[str] | None = None) -> int:
         shape = f"1 run x {args.tags} tags x {args.long:,} steps"
         print(f"workload: {shape} ({args.tags * args.long / 1e6:.0f}M points)", flush=True)
         spill = bench_long(cache, args.tags, args.long, "spill")
+        warm = bench_long(cache, args.tags, args.long, "warm")
         memory = bench_long(cache, args.tags, args.long, "memory") if args.tags * args.long \
             < 50_000_000 else {}
-        print(f"\n| measure ({shape}) | disk cache + pyramid | all in RAM (before) |")
-        print("|---|---|---|")
+        print(f"\n| measure ({shape}) | disk cache, built from the records | restart, cache "
+              "reused | all in RAM (before) |")
+        print("|---|---|---|---|")
         for key, value in spill.items():
-            print(f"| {key} | {fmt(value)} | {fmt(memory.get(key, 'not run'))} |")
+            print(f"| {key} | {fmt(value)} | {fmt(warm.get(key, ''))} | "
+                  f"{fmt(memory.get(key, 'not run'))} |")
         return 0
     shape = f"{args.runs:,} runs x {args.tags} tags x {args.steps:,} steps"
     print(f"workload: {shape} ({args.runs * args.tags * args.steps / 1e6:.0f}M points)",

@@ -34,6 +34,7 @@ from visualdl.reader import discovery
 from visualdl.kinds import registry
 from visualdl.reader.events import BlobRef, Scalars
 from visualdl.reader.run_store import RunStore
+from visualdl.reader import scalar_persist
 from visualdl.format.framing import HEADER_SIZE, length_at, read_record_at, scan_file
 from visualdl.format.version import FORMAT_MAJOR
 from visualdl.format.record_pb2 import FileHeader, Record
@@ -64,6 +65,7 @@ class FileState:
     seen: tuple = ()       # (size, etag) of the remote object last read
     torch_trace: bool = False  # a PyTorch profiler trace: indexed whole, loaded on demand
     vdl2_graph: bool = False   # a VisualDL 2.x model graph (JSON): likewise
+    cache: Any = None      # its scalar_persist.FileCache, once looked at
 
 
 class LogReader:
@@ -148,8 +150,12 @@ class LogReader:
             return self._read_remote(state)
         try:
             with open(state.path, "rb") as f:
+                if state.cache is None:  # first read: series a previous start cached
+                    scalar_persist.restore(self, state, f)
                 f.seek(state.offset)
-                return self._read_stream(state, f, os.fstat(f.fileno()).st_size)
+                count = self._read_stream(state, f, os.fstat(f.fileno()).st_size)
+            scalar_persist.save(self, state)
+            return count
         except OSError as exc:
             self._error(f"{state.path}: cannot read: {exc}")
             return 0
@@ -352,6 +358,8 @@ class LogReader:
                     f"({FORMAT_MAJOR}.x): upgrade visualdl to read it",
                 )
                 return 0
+        if not isinstance(record, list):
+            scalar_persist.note_record(state, offset, record)
         entries = record if isinstance(record, list) else record.entries
         self._add_entries(state, entries, offset)
         return 1

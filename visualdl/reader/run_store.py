@@ -59,6 +59,7 @@ class _Series:
             spilled = scalar_cache.SpilledSeries()
             for cols in self.chunks:
                 spilled.append(*cols)
+            spilled.flush()  # a write that failed (no space) fails here, not later
         except OSError:
             return
         self.spilled = spilled
@@ -187,3 +188,21 @@ class RunStore:
 
     def event_list(self, kind: str, tag: str) -> list:
         return self.events[kind][tag].snapshot()
+
+    # -- the persistent scalar cache (visualdl.reader.scalar_persist) ----------------
+    def file_series(self, file_id: int) -> dict[str, "_Series"]:
+        """Every scalar series one file fed, by tag."""
+        return {tag: per_file[file_id] for tag, per_file in self.scalars.items()
+                if file_id in per_file}
+
+    def restore_series(self, tag: str, file_id: int,
+                       spilled: scalar_cache.SpilledSeries | None = None,
+                       columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        """Put back a series a previous process cached (spilled, or small columns)."""
+        series = _Series()
+        if spilled is not None:
+            series.spilled, series.n = spilled, spilled.n
+        elif columns is not None and len(columns[0]):
+            series.chunks, series.n = [columns], len(columns[0])
+        self.scalars.setdefault(tag, {})[file_id] = series
+        self._merged.pop(tag, None)

@@ -10,15 +10,18 @@ built from the points as they are appended (never by reading the files back). A 
 any size is answered from the level whose blocks fit the chart's width, plus the partial
 blocks at the window's two ends read from the files: a few thousand stored values.
 
-The cache is this process's own (a folder under ``$VISUALDL_CACHE_DIR``, else
-``$XDG_CACHE_HOME/visualdl``, else ``~/.cache/visualdl``, removed at exit): it is written
-from the records as they are read, so it can never disagree with them. (Reusing it across
-restarts, validated against the record files' identity and offsets, is not done yet.)
+A series starts in this process's own folder (under ``visualdl --cache-dir``, else
+``$VISUALDL_CACHE_DIR``, else ``$XDG_CACHE_HOME/visualdl``, else ``~/.cache/visualdl``,
+removed at exit). Once its record file is read, :mod:`visualdl.reader.scalar_persist`
+moves it into that file's persistent folder, so a restarted server maps it again instead of
+decoding the records (validated against the file's identity and offsets; never trusted
+over the records). ``--no-cache`` (``VISUALDL_NO_CACHE=1``) keeps only the private folders.
 """
 
 from __future__ import annotations
 
 import atexit
+import collections
 import mmap
 import os
 import shutil
@@ -46,6 +49,26 @@ _TRIM_BYTES = 256 << 20
 _since_trim = [0]
 
 
+_WRITES_IN_FLIGHT = 16  # chunks queued for the writer thread at most (~16 x 3 x 80 KB)
+_writer: list = []
+_inflight: collections.deque = collections.deque()
+
+
+def _submit(fn, *args):  # noqa: ANN001, ANN202 - a function and its arguments; a Future
+    """Run ``fn`` on the one cache-writer thread, in order. Copying 24 bytes a point into
+    the page cache was a third of a cache build (0.8 of 2.1 s for 20M points); the thread
+    does it while the reader decodes the next records (``write`` lets go of the GIL)."""
+    if not _writer:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _writer.append(ThreadPoolExecutor(1, thread_name_prefix="visualdl-cache-write"))
+    future = _writer[0].submit(fn, *args)
+    _inflight.append(future)
+    while len(_inflight) > _WRITES_IN_FLIGHT:  # bounded: memory stays bounded
+        _inflight.popleft().result()
+    return future
+
+
 def _load_trim():  # noqa: ANN202 - a C function or None
     """glibc's malloc_trim, or None elsewhere. The decoded chunks a spilled series drops are
     small arrays from the C heap, which glibc keeps after they are freed (measured: 230 of
@@ -69,8 +92,32 @@ def _note_spilled(nbytes: int) -> None:
             _trim(0)
 
 
+_config: dict = {"dir": None, "persist": None}
+
+
+def configure(cache_dir: str | os.PathLike | None = None, persist: bool | None = None) -> None:
+    """Set the cache folder and whether series are kept across restarts (``visualdl
+    --cache-dir DIR`` / ``--no-cache``); None leaves the environment's choice."""
+    global _session
+    with _lock:
+        _config["dir"] = Path(cache_dir).expanduser() if cache_dir is not None else None
+        _config["persist"] = persist
+        _session = None
+        _broken.clear()
+
+
+def persist_enabled() -> bool:
+    """Whether long series are kept for the next start (off with ``--no-cache`` or
+    ``VISUALDL_NO_CACHE=1``)."""
+    if _config["persist"] is not None:
+        return bool(_config["persist"])
+    return os.environ.get("VISUALDL_NO_CACHE", "").strip().lower() in ("", "0", "false", "no")
+
+
 def cache_root() -> Path:
     """Where the cache folders live (the user's cache directory, as XDG says)."""
+    if _config["dir"] is not None:
+        return _config["dir"]
     env = os.environ.get("VISUALDL_CACHE_DIR")
     if env:
         return Path(env)
@@ -145,14 +192,21 @@ class SpilledSeries:
     """One series' columns in files, appended to; the min/max of every full block of BASE
     points kept in RAM (16 bytes a point / 1024: 160 KB for 10M points)."""
 
-    def __init__(self) -> None:
-        self.dir = _new_dir()
+    def __init__(self, where: Path | None = None) -> None:
+        self.dir = where if where is not None else _new_dir()
         self.n = 0
-        self._files = {name: open(self.dir / name, "ab") for name in
+        # read + append: the maps are made from these handles, not from the paths, so a
+        # cache folder removed while the server runs ("clean the cache") breaks nothing
+        self._files = {name: open(self.dir / name, "a+b") for name in
                        ("steps.i64", "walls.f64", "values.f64")}
         self._view: tuple[int, SpilledScalars] | None = None
+        self._pending = None  # the Future of this series' last queued write
         self._tail = np.empty(0)  # values after the last full block
         self._l0: list[tuple[np.ndarray, ...]] = []
+        # the step at every BASE-th point, in RAM: a window's ends are found in it and then
+        # in one block of the file (a binary search over the mapped steps touched ~24 cold
+        # pages of a 10M-point series)
+        self._firsts: list[np.ndarray] = []
         self._levels: tuple[int, list[_Level]] | None = None
         self.sorted = True
         self._last_step: int | None = None
@@ -166,10 +220,11 @@ class SpilledSeries:
                 self._last_step is not None and int(steps[0]) < self._last_step)):
             self.sorted = False
         self._last_step = int(steps[-1])
-        self._files["steps.i64"].write(steps.tobytes())
-        self._files["walls.f64"].write(np.ascontiguousarray(walls, dtype="<f8").tobytes())
+        self._firsts.append(steps[(-self.n) % BASE::BASE].copy())
         values = np.ascontiguousarray(values, dtype="<f8")
-        self._files["values.f64"].write(values.tobytes())
+        self._raise_failed()
+        self._pending = _submit(self._write, steps, np.ascontiguousarray(walls, dtype="<f8"),
+                                values)
         self._blocks(values)
         self.n += k
         _note_spilled(24 * k)
@@ -189,13 +244,35 @@ class SpilledSeries:
             self._l0.append((base + lo, base + hi, block[rows, lo], block[rows, hi]))
         self._tail = pending[full * BASE:].copy()
 
+    def _write(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
+        # the arrays' own buffers, no copies; run on the writer thread, in order
+        self._files["steps.i64"].write(steps)
+        self._files["walls.f64"].write(walls)
+        self._files["values.f64"].write(values)
+
+    def _raise_failed(self) -> None:
+        """Wait for the queued writes of this series; a failed one (disk full) raises here,
+        as a direct write would have."""
+        pending, self._pending = self._pending, None
+        if pending is not None and pending.done():
+            pending.result()
+        elif pending is not None:
+            self._pending = pending
+
+    def _drain(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+        for f in self._files.values():
+            f.flush()
+
     def view(self) -> SpilledScalars:
         """Read-only memory maps of every point appended so far."""
         if self._view is not None and self._view[0] == self.n:
             return self._view[1]
-        for f in self._files.values():
-            f.flush()
-        cols = [np.memmap(self.dir / name, dtype=dtype, mode="r", shape=(self.n,))
+        self._drain()
+        cols = [np.memmap(self._files[name], dtype=dtype, mode="r", shape=(self.n,))
+                if self.n else np.empty(0, dtype)
                 for name, dtype in (("steps.i64", "<i8"), ("walls.f64", "<f8"),
                                     ("values.f64", "<f8"))]
         out = SpilledScalars(*(readonly(c) for c in cols))
@@ -235,8 +312,8 @@ class SpilledSeries:
         it holds no more than ``points``), and the window's length."""
         n = len(data.steps)
         if self.sorted:
-            i0 = 0 if start is None else int(np.searchsorted(data.steps, start, "left"))
-            i1 = n if end is None else int(np.searchsorted(data.steps, end, "right"))
+            i0 = 0 if start is None else self._search(data.steps, start, "left")
+            i1 = n if end is None else self._search(data.steps, end, "right")
         else:  # a resumed run logged steps twice: find the window by a scan
             from visualdl.server.downsample import minmax_indices  # noqa: PLC0415
 
@@ -250,7 +327,7 @@ class SpilledSeries:
         span = max(0, i1 - i0)
         if span <= points:
             return np.arange(i0, i0 + span, dtype=np.int64), span
-        budget = max(1, (points - 6) // 2)  # blocks; the two partial ends add 4 points
+        budget = max(1, (points - 14) // 2)  # blocks; the two partial ends add up to 12
         chosen, size = None, BASE
         for level in self.levels():
             if (span // size) <= budget:
@@ -270,14 +347,99 @@ class SpilledSeries:
         else:
             edges = ((i0, i1),)
         for lo, hi in edges:
-            if hi > lo:
-                vals = np.asarray(data.values[lo:hi])
-                nan = np.isnan(vals)
-                parts.append(np.array([lo + np.where(nan, np.inf, vals).argmin(),
-                                       lo + np.where(nan, -np.inf, vals).argmax()]))
+            parts += self._extremes(data.values, lo, hi)
         picked = np.unique(np.concatenate(parts))
         return picked, span
 
+    def block_firsts(self) -> np.ndarray:
+        """The step of every BASE-th point."""
+        if len(self._firsts) > 1:
+            self._firsts = [np.concatenate(self._firsts)]
+        return self._firsts[0] if self._firsts else np.empty(0, np.int64)
+
+    def _search(self, steps: np.ndarray, x: int, side: str) -> int:
+        """``np.searchsorted(steps, x, side)`` from the in-RAM block steps and one block of
+        the file."""
+        b = int(np.searchsorted(self.block_firsts(), x, side))
+        if b == 0:
+            return 0
+        lo = (b - 1) * BASE
+        seg = np.asarray(steps[lo:min(len(steps), b * BASE)])
+        return lo + int(np.searchsorted(seg, x, side))
+
+    def _extremes(self, values: np.ndarray, lo: int, hi: int) -> list[np.ndarray]:
+        """Indices of the minimum and maximum of ``values[lo:hi]``: whole level-0 blocks from
+        the pyramid, only the partial blocks at both ends read from the file (at most
+        2 x BASE values, where reading a coarse level's partial block touched up to
+        hundreds of pages)."""
+        if hi <= lo:
+            return []
+        out = []
+        c0, c1 = -(-lo // BASE), hi // BASE
+        l0 = self.level0()
+        if c1 > c0 and c1 <= len(l0[0]):
+            lo_v = np.where(np.isnan(l0[2][c0:c1]), np.inf, l0[2][c0:c1])
+            hi_v = np.where(np.isnan(l0[3][c0:c1]), -np.inf, l0[3][c0:c1])
+            out.append(np.array([l0[0][c0 + int(lo_v.argmin())], l0[1][c0 + int(hi_v.argmax())]]))
+            raw = ((lo, c0 * BASE), (c1 * BASE, hi))
+        else:
+            raw = ((lo, hi),)
+        for a, b in raw:
+            if b > a:
+                vals = np.asarray(values[a:b])
+                nan = np.isnan(vals)
+                out.append(np.array([a + np.where(nan, np.inf, vals).argmin(),
+                                     a + np.where(nan, -np.inf, vals).argmax()]))
+        return out
+
     def close(self) -> None:
+        self._drain()
         for f in self._files.values():
             f.close()
+
+    # -- kept across restarts (see visualdl.reader.scalar_persist) -----------------------
+    @classmethod
+    def attach(cls, where: Path, n: int, l0: tuple[np.ndarray, ...], firsts: np.ndarray,
+               sorted_: bool, last_step: int | None) -> "SpilledSeries":
+        """The series a previous process left in ``where``: its files cut to ``n`` points
+        (anything after was appended past the saved offset and is read again) and its
+        level 0 as saved; the points after the last full block are read back."""
+        for name in ("steps.i64", "walls.f64", "values.f64"):
+            path = where / name
+            if path.stat().st_size < 8 * n:
+                raise ValueError(f"{path}: shorter than {n} points")
+            os.truncate(path, 8 * n)
+        out = cls(where)
+        out.n = n
+        out.sorted = sorted_
+        out._last_step = last_step
+        if len(firsts) != -(-n // BASE):
+            raise ValueError(f"{where}: {len(firsts)} block steps for {n} points")
+        if len(l0[0]):
+            out._l0 = [tuple(np.asarray(c) for c in l0)]
+        out._firsts = [np.asarray(firsts, dtype=np.int64)]
+        full = n // BASE
+        tail = out.view().values[full * BASE:]
+        out._tail = np.array(tail)
+        return out
+
+    def level0(self) -> tuple[np.ndarray, ...]:
+        """Level 0 of the pyramid (min index, max index, min value, max value per block)."""
+        if len(self._l0) > 1:
+            self._l0 = [tuple(np.concatenate(cols) for cols in zip(*self._l0))]
+        if not self._l0:
+            return (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0))
+        return self._l0[0]
+
+    def move_to(self, where: Path) -> None:
+        """Move the series' folder (same file system: open handles and maps stay valid)."""
+        self._drain()
+        os.rename(self.dir, where)
+        self.dir = where
+
+    def flush(self) -> None:
+        self._drain()
+
+    @property
+    def last_step(self) -> int | None:
+        return self._last_step

@@ -76,6 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="let pages of other sites show the dashboard in an iframe, as a notebook does "
         "(default: refused, against clickjacking)",
     )
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache-dir", metavar="DIR",
+        help="where long scalar series (over 500,000 points) are kept on disk, memory-mapped, "
+        "and reused by the next start (default: $VISUALDL_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/visualdl, else ~/.cache/visualdl); safe to delete at any time",
+    )
+    cache.add_argument(
+        "--no-cache", action="store_true",
+        help="keep nothing for the next start: long series go to a private folder under the "
+        "cache directory, removed at exit, and every start reads the records again",
+    )
     parser.add_argument(
         "--version", action="version", version=f"visualdl {visualdl.__version__}"
     )
@@ -179,6 +191,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         storage_options = parse_storage_options(args.storage_option)
     except ValueError as err:
         parser.error(f"argument --storage-option: {err}")
+    if args.cache_dir is not None or args.no_cache:
+        from visualdl.reader import scalar_cache
+
+        if args.cache_dir is not None:
+            cache_dir = Path(args.cache_dir).expanduser()
+            if cache_dir.exists() and not cache_dir.is_dir():
+                parser.error(f"argument --cache-dir: {args.cache_dir} is a file, not a folder")
+        scalar_cache.configure(cache_dir=args.cache_dir, persist=not args.no_cache)
     with _collector_paused():
         # The data provider (reader, numpy, protobuf; no Flask) is built first and starts
         # reading the logdir before the web stack is imported, so its file reads overlap
