@@ -37,7 +37,7 @@ from visualdl.reader.run_store import RunStore
 from visualdl.format.framing import HEADER_SIZE, length_at, read_record_at, scan_file
 from visualdl.format.version import FORMAT_MAJOR
 from visualdl.format.record_pb2 import FileHeader, Record
-from visualdl.format.scalar_codec import DecodedSeries, decode_scalar_record
+from visualdl.format.scalar_codec import CompactSeries, DecodedSeries, decode_scalar_record
 from visualdl.sources import vdl2
 from visualdl.sources.tfevents import bulk, is_tfevents_file
 from visualdl.storage.remote import RangeFile, Stats
@@ -182,6 +182,9 @@ class LogReader:
             scan = vdl2.scan_file
         else:
             scan = bulk.scan_events if state.decoder is not None else scan_file
+        # Series that go into a RunStore are kept compact; a subclass that takes the
+        # entries itself (visualdl convert) gets the plain int64/float64 columns.
+        compact = type(self)._add_entries is LogReader._add_entries
         for result in scan(f, state.offset, size, _CHUNK):
             if state.decoder is not None:
                 added = self._add_events(state, result)
@@ -192,7 +195,7 @@ class LogReader:
                     return count
                 state.offset = result.end
                 continue
-            decoded = [(offset, _decode(payload)) for offset, payload in result.records]
+            decoded = [(offset, _decode(payload, compact)) for offset, payload in result.records]
             with self._lock:
                 for message in result.errors:
                     state.errors += 1
@@ -499,12 +502,12 @@ class LogReader:
 
 #: What ``_decode`` makes of one record: scalar series decoded with numpy, a protobuf
 #: ``Record`` for anything else, or the reason it cannot be decoded.
-Decoded = Union[list[DecodedSeries], Record, str]
+Decoded = Union[list[DecodedSeries], list[CompactSeries], Record, str]
 
 
-def _decode(payload: memoryview) -> Decoded:
+def _decode(payload: memoryview, compact: bool = False) -> Decoded:
     """A record's contents; records of scalars only skip protobuf (see scalar_codec)."""
-    series = decode_scalar_record(payload)
+    series = decode_scalar_record(payload, compact)
     if series is not None:
         return series
     try:
