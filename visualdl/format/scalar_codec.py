@@ -143,10 +143,11 @@ def _unpack_mixed(b: np.ndarray, last: np.ndarray) -> np.ndarray:
     longest = int(sizes.max())
     if longest > 10:
         raise ValueError("varint too long")
-    # every byte's 7 bits, shifted by its place in its varint, OR-ed per varint
-    place = np.arange(len(b), dtype=np.int64) - np.repeat(starts, sizes)
-    bits = (b & np.uint8(0x7F)).astype(np.uint64) << (place * 7).astype(np.uint64)
-    out = np.bitwise_or.reduceat(bits, starts)
+    out = (b[starts] & np.uint8(0x7F)).astype(np.uint64)
+    for k in range(1, longest):  # the k-th byte of every varint that has one
+        more = sizes > k
+        byte = b[np.minimum(starts + k, len(b) - 1)] & np.uint8(0x7F)
+        out |= np.where(more, byte, np.uint8(0)).astype(np.uint64) << np.uint64(7 * k)
     return out.view(np.int64)
 
 
@@ -319,15 +320,21 @@ def _compact(steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
         steps = steps.astype(np.int32)
     if len(values):
         small = values.astype(np.float32)
-        if np.array_equal(small, values, equal_nan=True):
+        if _same_bits(small.astype(np.float64), values):
             values = small
     base = None
     if len(walls):
         first = float(walls[0])
         offsets = (walls - first).astype(np.float32)
-        if np.array_equal(offsets.astype(np.float64) + first, walls, equal_nan=True):
+        if _same_bits(offsets.astype(np.float64) + first, walls):
             walls, base = offsets, first
     return steps, walls, values, base
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit-for-bit equality of two float64 arrays (-0.0 is not 0.0; a NaN is itself):
+    cheaper than ``np.array_equal(equal_nan=True)``, and stricter."""
+    return bool((a.view(np.int64) == b.view(np.int64)).all())
 
 
 def _gather(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
