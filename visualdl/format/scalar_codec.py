@@ -289,19 +289,18 @@ def _decode_layout(payload: bytes | memoryview, layout: list[list[int]],
     step_col = unpack_varints(steps)
     walls = _gather(raw, spans[:, 4], spans[:, 5]).view("<f8").astype(np.float64, copy=False)
     values = _gather(raw, spans[:, 6], spans[:, 7]).view("<f8").astype(np.float64, copy=False)
-    base = None
-    if compact:
-        step_col, walls, values, base = _compact(step_col, walls, values)
     wall_counts = (lengths[:, 2] // 8).tolist()
     value_counts = (lengths[:, 3] // 8).tolist()
-    out = []
+    if compact and step_counts == wall_counts == value_counts:
+        return _compact_series(payload, layout, step_counts, step_col, walls, values)
+    out: list = []
     s = w = v = 0
     for k, span in enumerate(layout):
         ns, nw, nv = step_counts[k], wall_counts[k], value_counts[k]
         tag = str(payload[span[0]:span[1]], "utf-8") if span[1] > span[0] else ""
-        if compact:
+        if compact:  # columns of different lengths: kept as they are, refused by the store
             out.append(CompactSeries(tag, step_col[s:s + ns], walls[w:w + nw],
-                                     values[v:v + nv], base))
+                                     values[v:v + nv], None))
         else:
             out.append(DecodedSeries(tag, step_col[s:s + ns], walls[w:w + nw],
                                      values[v:v + nv]))
@@ -312,23 +311,53 @@ def _decode_layout(payload: bytes | memoryview, layout: list[list[int]],
 _I32 = np.iinfo(np.int32)
 
 
-def _compact(steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float | None]:
-    """The record's columns in the smallest dtypes that hold them exactly (see
-    :class:`CompactSeries`); each check is one pass over the whole record."""
-    if len(steps) and _I32.min <= steps.min() and steps.max() <= _I32.max:
-        steps = steps.astype(np.int32)
-    if len(values):
-        small = values.astype(np.float32)
-        if _same_bits(small.astype(np.float64), values):
-            values = small
-    base = None
-    if len(walls):
-        first = float(walls[0])
-        offsets = (walls - first).astype(np.float32)
-        if _same_bits(offsets.astype(np.float64) + first, walls):
-            walls, base = offsets, first
-    return steps, walls, values, base
+def _compact_series(payload: bytes | memoryview, layout: list[list[int]], counts: list[int],
+                    steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
+                    ) -> list[CompactSeries]:
+    """Each series of the record in the smallest dtypes that hold it exactly (see
+    :class:`CompactSeries`), decided per series but computed per record: one numpy pass per
+    column, then ``reduceat`` over the series' spans (a float64 learning rate logged
+    beside a float32 loss leaves the loss compact)."""
+    n = np.array(counts, np.int64)
+    starts = np.cumsum(n) - n
+    has = n > 0
+    at = starts[has]
+
+    def per_series(ok: np.ndarray) -> list[bool]:
+        out = np.ones(len(n), bool)
+        if len(at):
+            out[has] = np.logical_and.reduceat(ok, at)
+        return out.tolist()
+
+    steps_ok = per_series((steps >= _I32.min) & (steps <= _I32.max))
+    steps32 = steps.astype(np.int32)
+    small = values.astype(np.float32)
+    values_ok = per_series(small.astype(np.float64).view(np.int64) == values.view(np.int64))
+    bases_at = walls[at]
+    rep = np.repeat(bases_at, n[has])
+    offsets = (walls - rep).astype(np.float32)
+    walls_ok = per_series((offsets.astype(np.float64) + rep).view(np.int64)
+                          == walls.view(np.int64))
+    bases = np.zeros(len(n))
+    bases[has] = bases_at
+    base_list = bases.tolist()
+    out = []
+    for k, span in enumerate(layout):
+        lo, hi = int(starts[k]), int(starts[k]) + counts[k]
+        tag = str(payload[span[0]:span[1]], "utf-8") if span[1] > span[0] else ""
+        # a series that does not fit is copied out, so the record's float64 / int64
+        # arrays are not kept alive by it when other series of the record fit
+        st = steps32[lo:hi] if steps_ok[k] else steps[lo:hi] if not any(steps_ok) \
+            else steps[lo:hi].copy()
+        va = small[lo:hi] if values_ok[k] else values[lo:hi] if not any(values_ok) \
+            else values[lo:hi].copy()
+        if walls_ok[k]:
+            wa, base = offsets[lo:hi], base_list[k]
+        else:
+            wa = walls[lo:hi] if not any(walls_ok) else walls[lo:hi].copy()
+            base = None
+        out.append(CompactSeries(tag, st, wa, va, base))
+    return out
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
