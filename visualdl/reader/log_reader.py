@@ -336,6 +336,11 @@ class LogReader:
         store = self._runs.get(state.run)
         if store is None:
             store = self._runs[state.run] = RunStore()
+        if isinstance(entries, list) and isinstance(entries[0], CompactSeries):
+            for why in store.add_compact(entries, state.file_id):  # a record's series
+                state.errors += 1
+                self._error(f"{state.path}: bad entry at offset {offset}: {why}")
+            return
         for entry in entries:
             try:
                 store.add_entry(entry, state.file_id, state.path, offset)
@@ -375,6 +380,15 @@ class LogReader:
             if tag not in store.scalars:
                 raise KeyError(f"run {run!r} has no scalar tag {tag!r}")
             return store.scalar_view(tag)
+
+    def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
+        """(points, first wall time, last wall time, last value) of a scalar tag, None when
+        it has no points; cheaper than :meth:`scalars` (nothing is copied)."""
+        with self._lock:
+            store = self._store(run)
+            if tag not in store.scalars:
+                raise KeyError(f"run {run!r} has no scalar tag {tag!r}")
+            return store.scalar_ends(tag)
 
     # Shorthands for the built-in kinds, as users of other readers expect them; every kind,
     # a plugin's too, is read with events(run, kind, tag).

@@ -91,6 +91,13 @@ class _Series:
         return self.cached
 
 
+def _wall(chunk: tuple, i: int) -> float:
+    """One wall time of a chunk, as :func:`full_columns` computes it (the same float64
+    addition, so the same bits)."""
+    walls, base = chunk[1], chunk[3]
+    return float(np.float64(walls[i]) + base) if base is not None else float(walls[i])
+
+
 class _Events:
     """A list of events per tag; merged in wall-time order when several files feed it."""
 
@@ -159,6 +166,25 @@ class RunStore:
                              f"{exc}") from exc
         self.events.setdefault(unit.name, {}).setdefault(tag, _Events()).add(file_id, event)
 
+    def add_compact(self, series: list[CompactSeries], file_id: int) -> list[str]:
+        """Add one record's series (the loop of :meth:`add_entry`, without its per-entry
+        dispatch: 2,000 runs x 20 tags are 80,000 calls); returns why any was refused."""
+        refused = []
+        scalars, merged = self.scalars, self._merged
+        for tag, steps, walls, values, base in series:
+            per_file = scalars.get(tag)
+            if per_file is None:
+                per_file = scalars[tag] = {}
+            one = per_file.get(file_id)
+            if one is None:
+                one = per_file[file_id] = _Series()
+            try:
+                one.extend(steps, walls, values, base)
+            except ValueError as exc:
+                refused.append(str(exc))
+            merged.pop(tag, None)
+        return refused
+
     def add_event(self, kind: str, tag: str, file_id: int, event: Any) -> None:
         """Add an event a source made without an ``Entry`` (a PyTorch trace's profile)."""
         self.events.setdefault(kind, {}).setdefault(tag, _Events()).add(file_id, event)
@@ -202,6 +228,23 @@ class RunStore:
         )
         self._merged[tag] = (total, merged)
         return merged
+
+    def scalar_ends(self, tag: str) -> tuple[int, float, float, float] | None:
+        """(points, first wall time, last wall time, last value) of a series, None when
+        it is empty: what a run table shows, read from the chunks' ends without building
+        the series' int64/float64 view (which would undo the compaction of every tag of
+        every run). Several files: from the merged view."""
+        per_file = self.scalars[tag]
+        if len(per_file) == 1:
+            series = next(iter(per_file.values()))
+            if series.spilled is None and series.chunks:
+                first, last = series.chunks[0], series.chunks[-1]
+                return (series.n, _wall(first, 0), _wall(last, -1), float(last[2][-1]))
+        view = self.scalar_view(tag)
+        if not view.steps.shape[0]:
+            return None
+        return (int(view.steps.shape[0]), float(view.wall_times[0]),
+                float(view.wall_times[-1]), float(view.values[-1]))
 
     def event_list(self, kind: str, tag: str) -> list:
         return self.events[kind][tag].snapshot()

@@ -164,6 +164,9 @@ class LogReaderProvider(DataProvider):
     def scalars(self, run: str, tag: str) -> Scalars:
         return self._require().scalars(run, tag)
 
+    def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
+        return self._require().scalar_ends(run, tag)
+
     def events(self, run: str, kind: str, tag: str) -> list:
         return self._require().events(run, kind, tag)
 
