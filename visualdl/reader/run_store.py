@@ -80,11 +80,7 @@ class _Series:
             return Scalars(*(readonly(np.empty(0, t)) for t in (np.int64, np.float64, np.float64)))
         if len(self.chunks) > 1 or self.chunks[0][3] is not None or \
                 self.chunks[0][0].dtype != np.int64 or self.chunks[0][2].dtype != np.float64:
-            full = [full_columns(*cols) for cols in self.chunks]
-            if len(full) > 1:
-                self.chunks = [(*(np.concatenate(cols) for cols in zip(*full)), None)]
-            else:  # copies: a slice of a record's compact arrays would keep them all alive
-                self.chunks = [(*(np.array(col) for col in full[0]), None)]
+            self.chunks = [_join(self.chunks)]
         if self.cached is None:
             steps, walls, values, _ = self.chunks[0]
             self.cached = Scalars(readonly(steps), readonly(walls), readonly(values))
@@ -96,6 +92,25 @@ def _wall(chunk: tuple, i: int) -> float:
     addition, so the same bits)."""
     walls, base = chunk[1], chunk[3]
     return float(np.float64(walls[i]) + base) if base is not None else float(walls[i])
+
+
+def _join(chunks: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, None]:
+    """Chunks (compact or not) as one int64 / float64 chunk, written in one pass into
+    arrays of the final size (widening int32 and float32 is exact, and a wall time is
+    ``float64(offset) + base``: the addition :func:`full_columns` does)."""
+    n = sum(len(c[0]) for c in chunks)
+    steps, walls, values = np.empty(n, np.int64), np.empty(n), np.empty(n)
+    i = 0
+    for st, wa, va, base in chunks:
+        j = i + len(st)
+        steps[i:j] = st
+        values[i:j] = va
+        if base is None:
+            walls[i:j] = wa
+        else:
+            np.add(wa, base, out=walls[i:j], dtype=np.float64)
+        i = j
+    return steps, walls, values, None
 
 
 class _Events:
