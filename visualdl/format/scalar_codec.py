@@ -251,13 +251,20 @@ def _scan_record(payload: bytes | memoryview) -> list[list[int]] | None:
                 return None
             spans = [0, 0, 0, 0, 0, 0, 0, 0]
             seen = 0
-            while pos < entry_end:
-                key, pos = _varint_at(buf, pos, entry_end)
+            while pos < entry_end:  # the hot loop: one-byte keys and lengths inline
+                key = buf[pos]  # fields 1-4: one-byte keys (a longer one: protobuf's)
                 number = key >> 3
                 if key & 7 != _WIRE_LEN or not 1 <= number <= 4 or seen & (1 << number):
                     return None
                 seen |= 1 << number
-                length, pos = _varint_at(buf, pos, entry_end)
+                pos += 1
+                if pos >= entry_end:
+                    return None
+                length = buf[pos]
+                if length < 0x80:
+                    pos += 1
+                else:
+                    length, pos = read_varint(buf, pos)
                 if pos + length > entry_end:
                     return None
                 spans[2 * number - 2] = pos
