@@ -88,10 +88,10 @@ class _Series:
 
 
 def _wall(chunk: tuple, i: int) -> float:
-    """One wall time of a chunk, as :func:`full_columns` computes it (the same float64
-    addition, so the same bits)."""
-    walls, base = chunk[1], chunk[3]
-    return float(np.float64(walls[i]) + base) if base is not None else float(walls[i])
+    """One wall time of a chunk, as :func:`full_columns` computes it (float32 -> float64
+    is exact, and Python's float addition is the same IEEE double addition)."""
+    base = chunk[3]
+    return float(chunk[1][i]) + base if base is not None else float(chunk[1][i])
 
 
 def _join(chunks: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, None]:
