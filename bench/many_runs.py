@@ -13,7 +13,10 @@ Measures, on a real ``python -m visualdl`` server process:
 * idle reload: with nothing changing, the server's CPU seconds per reload (psutil, over
   ``--idle`` seconds at ``--reload-interval 1``) and the reload's own wall time from
   ``/api/info``;
-* RSS of the server once loaded;
+* RSS of the server once loaded, and again after the run table (which reads every tag of
+  every run: it must not undo the reader's compact layout);
+* the reader alone (``LogReader(logdir)`` in a fresh process): wall and CPU seconds, peak
+  RSS; CPU seconds are the figure to compare on a busy machine;
 * browser: a keystroke in the run filter applied to the run list (handler + the next frame),
   median over a few keystrokes, measured in Chromium (Playwright), when it is available;
 * with ``--tensorboard``: TensorBoard 2.21 ``--load_fast=true`` over the same runs written
@@ -254,6 +257,7 @@ def bench_ours(logdir: Path, runs: int, steps: int, idle: float, browser: bool) 
         out["run table (ms)"] = 1000 * timed(
             lambda: s.get(url + "/api/runs/table", params={"tag": ["tag0", "tag1"]},
                           timeout=60), 5)
+        out["RSS after run table (MB)"] = rss_mb(proc.pid)
         out["batch: tag0 of every run (ms)"] = 1000 * timed(
             lambda: s.post(url + "/api/scalars/batch", json=body, timeout=60), 3)
         # idle: nothing changes; the reload thread ticks every second
@@ -268,6 +272,29 @@ def bench_ours(logdir: Path, runs: int, steps: int, idle: float, browser: bool) 
     finally:
         stop(proc)
     return out
+
+
+_READER = """
+import resource, sys, time
+t, c = time.perf_counter(), time.process_time()
+from visualdl.reader.log_reader import LogReader
+reader = LogReader(sys.argv[1])
+print(time.perf_counter() - t, time.process_time() - c,
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(reader.runs()))
+"""
+
+
+def bench_reader(logdir: Path, runs: int) -> dict:
+    """``LogReader(logdir)`` alone in a fresh process: wall and CPU seconds of the load
+    (imports included) and peak RSS. CPU seconds are the figure to compare on a busy
+    machine: other processes stretch the wall time, not the CPU time."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    line = subprocess.run([sys.executable, "-c", _READER, str(logdir)], env=env, check=True,
+                          capture_output=True, text=True).stdout.split()
+    wall, cpu, peak, found = float(line[0]), float(line[1]), float(line[2]), int(line[3])
+    assert found == runs, f"read {found} runs of {runs}"
+    return {"reader: load wall (s)": wall, "reader: load CPU (s)": cpu,
+            "reader: peak RSS (MB)": peak}
 
 
 def bench_browser(url: str) -> dict:
@@ -479,8 +506,9 @@ def main(argv: list[str] | None = None) -> int:
     shape = f"{args.runs:,} runs x {args.tags} tags x {args.steps:,} steps"
     print(f"workload: {shape} ({args.runs * args.tags * args.steps / 1e6:.0f}M points)",
           flush=True)
-    ours = bench_ours(dataset(cache, "ours", args.runs, args.tags, args.steps), args.runs,
-                      args.steps, args.idle, not args.no_browser)
+    data = dataset(cache, "ours", args.runs, args.tags, args.steps)
+    ours = bench_reader(data, args.runs)
+    ours.update(bench_ours(data, args.runs, args.steps, args.idle, not args.no_browser))
     peer = {}
     if args.tensorboard:
         events = dataset(cache, "tb", args.runs, args.tags, args.steps)

@@ -38,7 +38,7 @@ from visualdl.reader import scalar_persist
 from visualdl.format.framing import HEADER_SIZE, length_at, read_record_at, scan_file
 from visualdl.format.version import FORMAT_MAJOR
 from visualdl.format.record_pb2 import FileHeader, Record
-from visualdl.format.scalar_codec import DecodedSeries, decode_scalar_record
+from visualdl.format.scalar_codec import CompactSeries, DecodedSeries, decode_scalar_record
 from visualdl.sources import vdl2
 from visualdl.sources.tfevents import bulk, is_tfevents_file
 from visualdl.storage.remote import RangeFile, Stats
@@ -192,6 +192,9 @@ class LogReader:
             scan = vdl2.scan_file
         else:
             scan = bulk.scan_events if state.decoder is not None else scan_file
+        # Series that go into a RunStore are kept compact; a subclass that takes the
+        # entries itself (visualdl convert) gets the plain int64/float64 columns.
+        compact = type(self)._add_entries is LogReader._add_entries
         for result in scan(f, state.offset, size, _CHUNK):
             if state.decoder is not None:
                 added = self._add_events(state, result)
@@ -202,7 +205,7 @@ class LogReader:
                     return count
                 state.offset = result.end
                 continue
-            decoded = [(offset, _decode(payload)) for offset, payload in result.records]
+            decoded = [(offset, _decode(payload, compact)) for offset, payload in result.records]
             with self._lock:
                 for message in result.errors:
                     state.errors += 1
@@ -372,6 +375,11 @@ class LogReader:
         store = self._runs.get(state.run)
         if store is None:
             store = self._runs[state.run] = RunStore()
+        if isinstance(entries, list) and isinstance(entries[0], CompactSeries):
+            for why in store.add_compact(entries, state.file_id):  # a record's series
+                state.errors += 1
+                self._error(f"{state.path}: bad entry at offset {offset}: {why}")
+            return
         for entry in entries:
             try:
                 store.add_entry(entry, state.file_id, state.path, offset)
@@ -411,6 +419,15 @@ class LogReader:
             if tag not in store.scalars:
                 raise KeyError(f"run {run!r} has no scalar tag {tag!r}")
             return store.scalar_view(tag)
+
+    def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
+        """(points, first wall time, last wall time, last value) of a scalar tag, None when
+        it has no points; cheaper than :meth:`scalars` (nothing is copied)."""
+        with self._lock:
+            store = self._store(run)
+            if tag not in store.scalars:
+                raise KeyError(f"run {run!r} has no scalar tag {tag!r}")
+            return store.scalar_ends(tag)
 
     # Shorthands for the built-in kinds, as users of other readers expect them; every kind,
     # a plugin's too, is read with events(run, kind, tag).
@@ -540,12 +557,12 @@ class LogReader:
 
 #: What ``_decode`` makes of one record: scalar series decoded with numpy, a protobuf
 #: ``Record`` for anything else, or the reason it cannot be decoded.
-Decoded = Union[list[DecodedSeries], Record, str]
+Decoded = Union[list[DecodedSeries], list[CompactSeries], Record, str]
 
 
-def _decode(payload: memoryview) -> Decoded:
+def _decode(payload: memoryview, compact: bool = False) -> Decoded:
     """A record's contents; records of scalars only skip protobuf (see scalar_codec)."""
-    series = decode_scalar_record(payload)
+    series = decode_scalar_record(payload, compact)
     if series is not None:
         return series
     try:

@@ -128,6 +128,16 @@ class DataProvider(ABC):
     def scalars(self, run: str, tag: str) -> Scalars:
         """Every point of a scalar tag (read-only arrays)."""
 
+    def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
+        """(points, first wall time, last wall time, last value) of a scalar tag, None when
+        empty: what the run table needs. Providers that keep series compact answer it
+        without building the full series (see LogReaderProvider)."""
+        data = self.scalars(run, tag)
+        if not data.steps.shape[0]:
+            return None
+        return (int(data.steps.shape[0]), float(data.wall_times[0]),
+                float(data.wall_times[-1]), float(data.values[-1]))
+
     def scalar_view(self, run: str, tag: str, points: int, start_step: int | None = None,
                     end_step: int | None = None) -> ScalarView:
         """The series downsampled to at most ``points`` points, keeping each bucket's

@@ -16,6 +16,7 @@ dashboard (``note_activity()``, called by ``/api/runs``, ``/api/kinds`` and
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import threading
@@ -125,6 +126,8 @@ class LogReaderProvider(DataProvider):
                                          storage_options=self.storage_options)
             before = self._reader.storage_stats()
             count = int(self._reader.reload())
+            if count and not self._loaded.is_set():
+                _trim_heap()
             if before is not None:
                 self.last_reload_storage = self._reader.storage_stats().minus(before).as_dict()
             self.last_error = None
@@ -161,6 +164,9 @@ class LogReaderProvider(DataProvider):
     def scalars(self, run: str, tag: str) -> Scalars:
         return self._require().scalars(run, tag)
 
+    def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
+        return self._require().scalar_ends(run, tag)
+
     def events(self, run: str, kind: str, tag: str) -> list:
         return self._require().events(run, kind, tag)
 
@@ -169,6 +175,19 @@ class LogReaderProvider(DataProvider):
 
     def hparams(self, run: str) -> Any:
         return self._require().hparams(run)
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system after the first load (glibc only).
+
+    Loading frees as much as it keeps (read buffers, decoding temporaries); glibc keeps
+    freed pages of its arenas for reuse, which shows as resident memory the server never
+    uses again. Measured after loading 2,000 runs: see bench/many_runs.py."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl): nothing to do
+        pass
 
 
 def resolve_logdirs(logdirs: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:

@@ -26,20 +26,18 @@ def build_table(data: DataProvider, tags: list[str]) -> dict[str, Any]:
             scalar_tags = []
         first = last = None
         for tag in scalar_tags:
-            try:
-                series = data.scalars(run, tag)
+            try:  # the series' ends only: building 40,000 whole series would undo
+                ends = data.scalar_ends(run, tag)  # the reader's compact layout
             except KeyError:
                 continue
-            walls = series.wall_times
-            if walls.shape[0]:
+            if ends is not None:
                 # merged by wall time (several files) or in write order: the ends are the
                 # extremes in practice; min/max of the ends keeps it O(tags), not O(points).
-                lo, hi = float(min(walls[0], walls[-1])), float(max(walls[0], walls[-1]))
+                lo, hi = min(ends[1], ends[2]), max(ends[1], ends[2])
                 first = lo if first is None else min(first, lo)
                 last = hi if last is None else max(last, hi)
             if tag in metrics:
-                metrics[tag].append(_json_float(series.values[-1]) if series.values.shape[0]
-                                    else None)
+                metrics[tag].append(_json_float(ends[3]) if ends is not None else None)
         for tag, column in metrics.items():
             if len(column) == i:
                 column.append(None)
