@@ -456,11 +456,11 @@ def _terminate(info: ServerInfo, timeout: float) -> None:
 
 def _pid_alive(pid: int) -> bool:
     child = _children.get(pid)
-    if child is not None:
-        if child.poll() is None:
-            return True
+    if child is not None and child.poll() is not None:
         _children.pop(pid, None)
         return False
+    # A child that cannot be reaped yet may still be dying: a killed multi-threaded process
+    # shows as a zombie while its other threads exit, so /proc is asked below as well.
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
