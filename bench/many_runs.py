@@ -59,7 +59,8 @@ sys.path.insert(0, str(REPO))
 
 from visualdl import LogWriter  # noqa: E402
 from visualdl.format.framing import frame  # noqa: E402
-from visualdl.format.scalar_codec import encode_entry, record_entry  # noqa: E402
+from visualdl.format.scalar_codec import encode_entry, record_entry, varint  # noqa: E402
+from server import free_port, rss_mb, stop  # noqa: E402  (bench/server.py: the same helpers)
 
 LRS = [0.1 / 2**i for i in range(10)]
 TARGETS = {
@@ -106,16 +107,6 @@ def write_ours(root: Path, runs: int, tags: int, steps: int) -> None:
                 f.write(frame(b"".join(entries)))
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def write_events(root: Path, runs: int, tags: int, steps: int) -> None:
@@ -133,12 +124,12 @@ def write_events(root: Path, runs: int, tags: int, steps: int) -> None:
         tag_bytes = [f"tag{k}".encode() for k in range(tags)]
         for k in range(tags):
             values = series(i, k, steps).astype(np.float32)
-            tb = b"\x0a" + _varint(len(tag_bytes[k])) + tag_bytes[k]
+            tb = b"\x0a" + varint(len(tag_bytes[k])) + tag_bytes[k]
             for s in range(steps):
                 value = tb + b"\x15" + struct.pack("<f", float(values[s]))
-                summary = b"\x0a" + _varint(len(value)) + value
-                event = (b"\x09" + struct.pack("<d", 1e9 + i + s) + b"\x10" + _varint(s)
-                         + b"\x2a" + _varint(len(summary)) + summary)
+                summary = b"\x0a" + varint(len(value)) + value
+                event = (b"\x09" + struct.pack("<d", 1e9 + i + s) + b"\x10" + varint(s)
+                         + b"\x2a" + varint(len(summary)) + summary)
                 chunks.append(frame(event))
         path.write_bytes(b"".join(chunks))
 
@@ -157,10 +148,6 @@ def dataset(cache: Path, kind: str, runs: int, tags: int, steps: int) -> Path:
 
 
 # -- server helpers ------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -174,30 +161,8 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-def rss_mb(pid: int) -> float:
-    proc = psutil.Process(pid)
-    total = proc.memory_info().rss
-    for child in proc.children(recursive=True):
-        try:
-            total += child.memory_info().rss
-        except psutil.Error:
-            pass
-    return total / 2**20
 
 
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        for child in psutil.Process(proc.pid).children(recursive=True):
-            try:
-                child.terminate()
-            except psutil.Error:
-                pass
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def timed(fn, repeats: int) -> float:
