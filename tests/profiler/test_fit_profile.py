@@ -59,7 +59,10 @@ def test_overview_of_a_fit_profile(fitted):
         assert sum(row["parts"].values()) == pytest.approx(step["dur"], rel=0.01)
         for part in ("data", "forward", "backward", "optimizer"):
             assert row["parts"][part] > 0, part
-    assert body["environment"]["fields"]
+    fields = body["environment"]["fields"]
+    env = trace["visualdl_env"]  # what vf.profiler recorded: device, threads, versions
+    for key in ("framework", "framework_version", "device", "num_threads", "numpy", "numba"):
+        assert fields[key] == env[key], key
 
 
 def test_export_chrome_tracing_files_are_found_in_a_logdir(tmp_path):

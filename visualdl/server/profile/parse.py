@@ -40,6 +40,7 @@ _NON_FINITE = re.compile(rb'(?<=[:\[,])(\s*)(-?Infinity|NaN)(?=\s*[,\]}])')
 _TRAILING_COMMA = re.compile(rb",(\s*[\]}])")
 #: Top-level keys shown as the run's environment (Kineto's, and our recorder's).
 META_KEYS = ("schemaVersion", "deviceProperties", "distributedInfo", "env", "environment",
+             "visualdl_env",  # vf.profiler's (visualdl/framework/profiler/trace.py)
              "metadata", "host_name", "hostname", "trace_id", "record_shapes",
              "profile_memory", "with_stack", "with_flops", "baseTimeNanoseconds",
              "displayTimeUnit", "cuda_runtime_version", "cuda_driver_version",

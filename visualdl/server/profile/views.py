@@ -112,15 +112,20 @@ def _coverage(model: TraceModel, mask: np.ndarray):
     return cover
 
 
+#: Top-level keys whose dict describes the run's environment (vf.profiler writes
+#: ``visualdl_env``; other tools ``env``, ``environment`` or ``metadata``).
+_ENV_KEYS = ("visualdl_env", "env", "environment", "metadata")
+
+
 def environment(model: TraceModel) -> dict[str, Any]:
     """The trace's own description of where it ran (whatever keys it has)."""
     env: dict[str, Any] = {}
     meta = model.meta
     for key, value in meta.items():
-        if key in ("deviceProperties", "env", "environment", "metadata", "distributedInfo"):
+        if key in ("deviceProperties", "distributedInfo") + _ENV_KEYS:
             continue
         env[key] = value
-    for key in ("env", "environment", "metadata"):
+    for key in _ENV_KEYS:
         if isinstance(meta.get(key), dict):
             env.update(meta[key])
     devices = meta.get("deviceProperties")
