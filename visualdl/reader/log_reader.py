@@ -236,17 +236,7 @@ class LogReader:
         meta = {"end_step": info.end_step, "source": "pytorch", "error": info.error}
         ref = BlobRef("profile", info.tag, info.step, info.wall_time, info.size, state.path,
                       0, meta)
-        with self._lock:
-            if info.error:
-                self._error(f"{state.path}: {info.error}")
-            store = self._runs.get(state.run)
-            if store is None:
-                store = self._runs[state.run] = RunStore()
-            store.add_event("profile", info.tag, state.file_id, ref)
-            state.records = 1
-            state.offset = info.size
-            self.version += 1
-        return 1
+        return self._add_whole_file(state, ref, info.error, count_error=False)
 
     def _index_vdl2_graph(self, state: FileState) -> int:
         """Index a VisualDL 2.x graph file once it parses (or settled while broken, so that
@@ -262,18 +252,28 @@ class LogReader:
             return 0  # still being written
         ref = BlobRef("graph", info.tag, 0, info.wall_time, info.size, state.path, 0,
                       {"source": "VisualDL 2.x", "error": info.error})
+        return self._add_whole_file(state, ref, info.error, count_error=True)
+
+    def _add_whole_file(self, state: FileState, ref: BlobRef, error: str,
+                        count_error: bool) -> int:
+        """Index a file read whole (a trace, a graph) as the one blob ``ref`` of its run;
+        its error, if any, is reported (and counted against the file when asked)."""
         with self._lock:
-            if info.error:
-                state.errors += 1
-                self._error(f"{state.path}: {info.error}")
-            store = self._runs.get(state.run)
-            if store is None:
-                store = self._runs[state.run] = RunStore()
-            store.add_event("graph", info.tag, state.file_id, ref)
+            if error:
+                state.errors += count_error
+                self._error(f"{state.path}: {error}")
+            self._store_for(state.run).add_event(ref.kind, ref.tag, state.file_id, ref)
             state.records = 1
-            state.offset = info.size
+            state.offset = ref.size
             self.version += 1
         return 1
+
+    def _store_for(self, run: str) -> RunStore:
+        """The run's store, made on its first entry (lock held)."""
+        store = self._runs.get(run)
+        if store is None:
+            store = self._runs[run] = RunStore()
+        return store
 
     def _add_events(self, state: FileState, result: Any) -> int:
         """Add one chunk of a TensorBoard event file; its scalar points are gathered into
@@ -372,9 +372,7 @@ class LogReader:
         rest still go in."""
         if not entries:
             return
-        store = self._runs.get(state.run)
-        if store is None:
-            store = self._runs[state.run] = RunStore()
+        store = self._store_for(state.run)
         if isinstance(entries, list) and isinstance(entries[0], CompactSeries):
             for why in store.add_compact(entries, state.file_id):  # a record's series
                 state.errors += 1

@@ -44,7 +44,6 @@ import numpy as np
 from visualdl.format.framing import read_record_at
 from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.reader import scalar_cache
-from visualdl.reader.run_store import RunStore
 from visualdl.sources import vdl2
 from visualdl.writer.segments import segment_key
 
@@ -188,9 +187,7 @@ def restore(reader: Any, state: Any, f: Any) -> None:
         return
     manifest, series, events = loaded
     with reader._lock:
-        store = reader._runs.get(state.run)
-        if store is None:
-            store = reader._runs[state.run] = RunStore()
+        store = reader._store_for(state.run)
         for tag, spilled, columns in series:
             store.restore_series(tag, state.file_id, spilled=spilled, columns=columns)
         for offset, entry in events:
