@@ -99,3 +99,28 @@ def test_log_file_as_logdir(tmp_path):
         runs = wait_for(lambda: client.get("/api/runs").json()["runs"])
         assert runs == ["only"]
         assert client.get("/api/scalars", params={"run": "only", "tag": "loss"}).json()["steps"] == [7]
+
+
+def test_background_server_under_a_path_prefix(tmp_path):
+    with LogWriter(logdir=str(tmp_path / "run")) as w:
+        w.add_scalar("loss", 0.25, step=3)
+    with start_server(tmp_path, path_prefix="nb/visualdl/", allow_embedding=True) as server:
+        assert server.url.endswith("/nb/visualdl/")
+        client = Client(server.url.rstrip("/"))
+        wait_for(lambda: _total(client, "run", "loss") == 1)
+        body = client.get("/api/scalars", params={"run": "run", "tag": "loss"}).json()
+        assert body["steps"] == [3] and body["values"] == [0.25]
+        page = client.get("/")
+        csp = page.headers.get("Content-Security-Policy", "")
+        assert page.status_code == 200 and "default-src 'self'" in csp
+        assert "frame-ancestors 'none'" not in csp
+        bare = Client(server.url.split("/nb/")[0])
+        moved = bare.session.get(bare.url + "/api/runs", allow_redirects=False, timeout=10)
+        assert moved.status_code == 307
+        assert moved.headers["Location"] == "/nb/visualdl/api/runs"
+
+
+def test_background_server_rejects_a_bad_path_prefix(tmp_path):
+    import pytest
+    with pytest.raises(ValueError, match="path_prefix"):
+        start_server(tmp_path, path_prefix="/a b")

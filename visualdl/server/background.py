@@ -17,6 +17,7 @@ from visualdl.server.api_common import provider
 from visualdl.server.app import create_app
 from visualdl.server.cli import make_server
 from visualdl.server.listen import listen
+from visualdl.server.prefix import normalize_prefix
 
 __all__ = ["ServerHandle", "start_server"]
 
@@ -80,15 +81,25 @@ def start_server(
     reload_interval: float = 5.0,
     *,
     models: Sequence[str | os.PathLike] = (),
+    path_prefix: str = "",
+    allow_embedding: bool = False,
 ) -> ServerHandle:
     """Start serving ``logdirs`` on a daemon thread; port 0 picks a free port.
 
     ``models`` are ONNX files for the graph view (``visualdl --model``); with models and no
-    logdirs, only the models are served.
+    logdirs, only the models are served. ``path_prefix`` and ``allow_embedding`` are the
+    CLI's ``--path-prefix`` and ``--allow-embedding``; the handle's ``url`` includes the
+    prefix.
     """
-    app = create_app(logdirs, reload_interval=reload_interval, models=models)
+    try:
+        prefix = normalize_prefix(path_prefix)
+    except ValueError as exc:
+        raise ValueError(f"path_prefix: {exc}") from None
+    app = create_app(logdirs, reload_interval=reload_interval, models=models,
+                     path_prefix=prefix, allow_embedding=allow_embedding)
     server = make_server(app, listen(host, port))
     thread = threading.Thread(target=server.run, name="visualdl-server", daemon=True)
     thread.start()
     shown = f"[{host}]" if ":" in host else host
-    return ServerHandle(f"http://{shown}:{server.effective_port}/", app, server, thread)
+    return ServerHandle(f"http://{shown}:{server.effective_port}{prefix}/", app, server,
+                        thread)
