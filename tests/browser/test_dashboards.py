@@ -317,6 +317,34 @@ def test_embeddings_pca_color_search_3d_sampling_and_501(watched, server, tmp_pa
     watched.errors[:] = [e for e in watched.errors if "501" not in e]
 
 
+def test_embeddings_retry_a_projection_the_server_is_still_computing(watched, server):
+    """A 503 with Retry-After (t-SNE still running on the server) is asked again, not shown
+    as a failure: the first answer is the server's busy reply, the retry reaches it."""
+    page = watched.page
+    asked = []
+
+    def busy_once(route):
+        if "run=a" in route.request.url:
+            asked.append(route.request.url)
+        if len(asked) == 1 and "run=a" in route.request.url:
+            route.fulfill(status=503, content_type="application/json",
+                          headers={"Retry-After": "1"},
+                          body='{"error": "the projection is still being computed"}')
+        else:
+            route.continue_()
+
+    page.route(re.compile(r".*/api/embeddings/projection\?.*"), busy_once)
+    page = open_tab(watched, server, "embeddings")
+    a = card(page, "a", "emb")
+    page.wait_for_function(
+        f"() => document.querySelector('{a} .emb-status')?.textContent.includes('trying again in 1 s')")
+    assert page.locator(a).get_attribute("data-state") == "loading"  # not ready while waiting
+    wait_state(page, a)
+    assert page.locator(a).get_attribute("data-points") == "60"
+    assert len(asked) == 2
+    watched.errors[:] = [e for e in watched.errors if "503" not in e]
+
+
 def test_figures_plotly_and_png_with_slider(watched, server, tmp_path):
     page = open_tab(watched, server, "figures")
     fig = card(page, "a", "fig")

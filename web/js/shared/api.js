@@ -2,9 +2,11 @@
 // an ApiError so views have a single error path.
 
 export class ApiError extends Error {
-  constructor(status, message) {
+  constructor(status, message, retryAfter = null) {
     super(message);
     this.status = status;
+    // Seconds from a 503's Retry-After (work still running on the server), else null.
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -17,7 +19,9 @@ async function parse(response) {
   }
   if (!response.ok) {
     const message = body && typeof body.error === 'string' ? body.error : response.statusText;
-    throw new ApiError(response.status, message || `HTTP ${response.status}`);
+    const retry = Number.parseFloat(response.headers.get('Retry-After') || '');
+    throw new ApiError(response.status, message || `HTTP ${response.status}`,
+      Number.isFinite(retry) ? retry : null);
   }
   return body;
 }

@@ -91,6 +91,15 @@ class EmbeddingsView {
           card.dataset.state = 'ready';
         } catch (err) {
           if (token !== seq) return;
+          if (err instanceof ApiError && err.status === 503) {
+            // t-SNE/UMAP still running (or queued) on the server: it goes on there and the
+            // retry is answered from its cache, so ask again when the server says to.
+            const wait = Math.min(Math.max(err.retryAfter ?? 5, 1), 30);
+            status.textContent = `${label} is still being computed; trying again in ${wait} s…`;
+            await new Promise((resolve) => { setTimeout(resolve, wait * 1000); });
+            if (token === seq && card.isConnected) await controller.project();
+            return;
+          }
           projection = null;
           plot.purge();
           status.textContent = '';
