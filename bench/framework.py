@@ -112,6 +112,21 @@ def time_interleaved(steps_fns, repeats: int, steps: int, warmup: int = 5,
     return [statistics.median(t) for t in times]
 
 
+def blas_description() -> str:
+    """numpy's BLAS and the kernels it picked: our GEMMs (most of the MLP step) run at that
+    kernel set's speed, e.g. OpenBLAS's AVX2 "Haswell" kernels when ``OPENBLAS_CORETYPE``
+    forces them on a CPU with AVX-512."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        info = next(i for i in threadpool_info() if i.get("user_api") == "blas")
+    except (ImportError, StopIteration):
+        return "unknown"
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return (f"{info.get('internal_api')} {info.get('version')}, {info.get('architecture')} "
+            f"kernels" + (f" (OPENBLAS_CORETYPE={forced})" if forced else ""))
+
+
 def gemm_gflops(n: int = 512, repeats: int = 20) -> float:
     a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
     b = a.copy()
@@ -220,6 +235,7 @@ def main() -> None:
     print(f"visualdl.framework benchmark  (numpy {np.__version__}, "
           f"torch {torch.__version__ if torch else '-'}, {os.cpu_count()} CPUs, "
           f"{args.clock} clock, median of {args.repeats} x {args.steps} steps)")
+    print(f"numpy BLAS: {blas_description()}")
     rows = []
     for n_threads in [int(t) for t in args.threads.split(",")]:
         vf.set_num_threads(n_threads)

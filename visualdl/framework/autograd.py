@@ -66,19 +66,21 @@ class enable_grad(_GradMode):
 
 
 def _topological(root: Op) -> list[Op]:
-    """Nodes reachable from ``root``, each after every node that consumes its output."""
+    """Nodes reachable from ``root``, each after every node that consumes its output.
+    (Nodes are hashed by identity: ``Op`` defines no equality.)"""
     order: list[Op] = []
-    seen = {id(root)}
+    seen = {root}
     stack: list[tuple[Op, int]] = [(root, 0)]
     while stack:
         node, i = stack.pop()
         inputs = node.inputs or ()
-        while i < len(inputs):
+        n = len(inputs)
+        while i < n:
             t = inputs[i]
             i += 1
             parent = t._ctx if t is not None else None
-            if parent is not None and id(parent) not in seen:
-                seen.add(id(parent))
+            if parent is not None and parent not in seen:
+                seen.add(parent)
                 stack.append((node, i))
                 stack.append((parent, 0))
                 break
@@ -97,10 +99,11 @@ def backward(tensor: Tensor, grad: Any, retain_graph: bool = False) -> None:
             tensor._accumulate_grad(_hooks.run_grad_hooks(tensor, grad, tensor._device)
                                     if hooked else grad)
         return
-    grads: dict[int, Any] = {id(tensor._ctx): grad}
+    grads: dict[Op, Any] = {tensor._ctx: grad}  # pending output gradient per node
     leaves: dict[int, tuple[Tensor, Any]] = {}
+    prof = _profile_backward
     for node in _topological(tensor._ctx):
-        g = grads.pop(id(node), None)
+        g = grads.pop(node, None)
         if g is None:
             continue
         if node.inputs is None:
@@ -108,18 +111,17 @@ def backward(tensor: Tensor, grad: Any, retain_graph: bool = False) -> None:
                                "retain_graph=True to the first backward()")
         if hooked:  # gradient hooks of the node's output tensor (see hooks.py)
             g = _hooks.run_grad_hooks(node, g, node.device)
-        prof = _profile_backward
         in_grads = node.backward(g) if prof is None else prof(node, g)
         for t, gi in zip(node.inputs, in_grads):
             if gi is None or t is None or not t.requires_grad:
                 continue
-            if t._ctx is None:
+            parent = t._ctx
+            if parent is None:
                 prev = leaves.get(id(t))
                 leaves[id(t)] = (t, gi if prev is None else accumulate(node.be, prev[1], gi))
             else:
-                key = id(t._ctx)
-                prev = grads.get(key)
-                grads[key] = gi if prev is None else accumulate(node.be, prev, gi)
+                prev = grads.get(parent)
+                grads[parent] = gi if prev is None else accumulate(node.be, prev, gi)
         if not retain_graph:
             node.release()
     for t, g in leaves.values():

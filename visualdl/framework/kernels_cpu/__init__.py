@@ -157,6 +157,13 @@ def compare(code: int, a: Array, b: Array) -> Array:
 
 def reduce(code: int, x: Array, axes: tuple[int, ...], keepdims: bool = False) -> Array:
     """Reduce over ``axes`` (normalised) with one kernel pass per contiguous run of axes."""
+    if len(axes) == 1 and code == R_SUM and x.size and not keepdims:
+        # the common case (a bias gradient, a loss's mean), without the general planning
+        ax = axes[0]
+        shape = x.shape
+        out = np.empty((math.prod(shape[:ax]), math.prod(shape[ax + 1:])), x.dtype)
+        _red.sum_kernel(x.reshape(out.shape[0], shape[ax], out.shape[1]), out, False)
+        return out.reshape(shape[:ax] + shape[ax + 1:])
     out_shape = shapes.reduced_shape(x.shape, axes, keepdims)
     if x.size == 0 or not axes:
         res = x if not axes else np.zeros(out_shape, x.dtype)
@@ -196,20 +203,21 @@ def argmax(x: Array, axis: int | None, keepdims: bool = False) -> Array:
 
 def matmul(a: Array, b: Array, ta: bool = False, tb: bool = False) -> Array:
     """a @ b with optional transposes of the last two axes (BLAS handles them as flags)."""
+    # (the methods, not np.swapaxes: its dispatch wrapper cost more than a small GEMM)
     if ta:
-        a = np.swapaxes(a, -1, -2)
+        a = a.T if a.ndim == 2 else a.swapaxes(-1, -2)
     if tb:
-        b = np.swapaxes(b, -1, -2)
-    return np.asarray(np.matmul(a, b), order="C")
+        b = b.T if b.ndim == 2 else b.swapaxes(-1, -2)
+    out = np.matmul(a, b)
+    return out if out.flags.c_contiguous else np.ascontiguousarray(out)
 
 
 def bias_add_(y: Array, b: Array, axis: int) -> None:
     """In place y += b broadcast along ``axis`` (the channel axis)."""
-    o, c, n = shapes.axis_split(y.shape, axis)
-    if n == 1:  # channels last (linear layers): numpy's broadcast add is 4x the loop's speed
-        y2 = y.reshape(o, c)
-        np.add(y2, b, out=y2)
+    if axis == y.ndim - 1:  # channels last (linear layers): numpy's broadcast add is 4x
+        np.add(y, b, out=y)  # the loop's speed
         return
+    o, c, n = shapes.axis_split(y.shape, axis)
     _la.bias_add_kernel(y.reshape(o, c, n), b)
 
 

@@ -56,13 +56,18 @@ def cross_entropy_row(x, labels, ignore_index, loss, probs, want_probs, i):
         if x[i, j] > m:
             m = x[i, j]
     s = 0.0
-    for j in range(c):
-        s += math.exp(x[i, j] - m)
-    loss[i] = m + math.log(s) - x[i, lab]
-    if want_probs:
+    if want_probs:  # one exp per element: the exponentials are kept in probs, then scaled
+        for j in range(c):
+            e = math.exp(x[i, j] - m)
+            probs[i, j] = e
+            s += e
         inv = 1.0 / s
         for j in range(c):
-            probs[i, j] = math.exp(x[i, j] - m) * inv
+            probs[i, j] = probs[i, j] * inv
+    else:
+        for j in range(c):
+            s += math.exp(x[i, j] - m)
+    loss[i] = m + math.log(s) - x[i, lab]
 
 
 def cross_entropy_grad_row(probs, labels, ignore_index, g, scale, out, i):

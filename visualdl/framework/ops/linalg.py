@@ -55,19 +55,25 @@ class Linear(Op):
     def forward(self, x, w, b):
         be = self.be
         xshape = tuple(x.shape)
-        x2 = be.reshape(x, (-1, xshape[-1]))
+        flat = len(xshape) == 2  # (batch, features): no reshapes (the usual case)
+        x2 = x if flat else be.reshape(x, (-1, xshape[-1]))
         y = be.matmul(x2, w, tb=True)
         if b is not None:
             be.bias_add_(y, b, 1)
         if self.recording:
-            self.saved = (x2, w, xshape)
-        return be.reshape(y, xshape[:-1] + (w.shape[0],))
+            self.saved = (x2, w, None if flat else xshape)
+        return y if flat else be.reshape(y, xshape[:-1] + (w.shape[0],))
 
     def backward(self, g):
         x2, w, xshape = self.saved
         be = self.be
-        g2 = be.reshape(g, (-1, w.shape[0]))
-        gx = be.reshape(be.matmul(g2, w), xshape) if self.needs[0] else None
+        g2 = g if xshape is None else be.reshape(g, (-1, w.shape[0]))
+        if self.needs[0]:
+            gx = be.matmul(g2, w)
+            if xshape is not None:
+                gx = be.reshape(gx, xshape)
+        else:
+            gx = None
         gw = be.matmul(g2, x2, ta=True) if self.needs[1] else None
         gb = be.reduce(R_SUM, g2, (0,)) if len(self.needs) > 2 and self.needs[2] else None
         return gx, gw, gb

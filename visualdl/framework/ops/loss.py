@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .. import dtypes
 from ..codes import MUL, NEG, R_SUM, SCALE, SUB
 from ..dispatch import Op, apply, register
@@ -29,13 +27,21 @@ class CrossEntropy(Op):
         # the range check and the mean's count. A device kernel cannot raise: an out-of-range
         # label would read past its row and give NaN silently.
         host = be.to_numpy(labels)
-        used = host != ignore_index
-        classes = host[used]
-        if classes.size and (classes.min() < 0 or classes.max() >= logits.shape[1]):
+        n = host.shape[0]
+        lo, hi = (int(host.min()), int(host.max())) if n else (0, -1)
+        if ignore_index < lo or ignore_index > hi:  # the usual case: nothing is ignored
+            used_count = n
+            bad = n and (lo < 0 or hi >= logits.shape[1])
+        else:
+            used = host != ignore_index
+            classes = host[used]
+            used_count = int(classes.size)
+            bad = classes.size and (classes.min() < 0 or classes.max() >= logits.shape[1])
+        if bad:
             raise IndexError("cross_entropy: label out of range")
         rows, probs = be.cross_entropy(logits, labels, ignore_index, self.recording)
         # as PyTorch: the mean is over the labels not ignored
-        count = int(np.count_nonzero(used)) if reduction == "mean" else rows.shape[0]
+        count = used_count if reduction == "mean" else rows.shape[0]
         if self.recording:
             self.saved = (probs, labels, count)
         return _reduce(be, rows, reduction, count)

@@ -11,6 +11,7 @@ import numpy as np
 from .. import device as _device
 from .. import shapes
 from ..dispatch import Op, apply, register
+from ..profiler import recorder as _profiling
 from ..tensor import Tensor
 
 
@@ -177,17 +178,35 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     return concat([unsqueeze(t, axis) for t in tensors], axis)
 
 
+def copy_between(x: Any, src: str, dst: str) -> Any:
+    """A copy of backend array ``x`` from device ``src`` to ``dst`` ("cpu"/"cuda"). While
+    vf.profiler records ops, the copy is recorded as a memcpy (host span ``cudaMemcpy HtoD``
+    or ``DtoH``, and a Memcpy event on the device track) with its bytes and direction."""
+
+    def copy() -> Any:
+        host = _device.backend(src).to_numpy(x)
+        return _device.backend(dst).asarray(np.array(host, copy=True))
+
+    rec = _profiling.active
+    if rec is None or not rec.ops or src == dst:
+        return copy()
+    kind = "HtoD" if dst == _device.CUDA else "DtoH"
+    nbytes = math.prod(x.shape) * np.dtype(x.dtype).itemsize
+    return rec.memcpy(kind, nbytes, copy)
+
+
 @register("to_device")
 class ToDevice(Op):
     """Host<->device copy. Runs on the source device's backend; the output lives on ``device``."""
 
+    transfer = True
+
     def forward(self, x, device):
-        host = self.be.to_numpy(x)
-        return _device.backend(device).asarray(np.array(host, copy=True))
+        return copy_between(x, self.device, device)
 
     def backward(self, g):
         # g lives on the destination device; bring it back to the source device
-        return (self.be.asarray(np.array(_device.backend(self.attrs["device"]).to_numpy(g), copy=True)),)
+        return (copy_between(g, self.attrs["device"], self.device),)
 
 
 def to_device(x: Tensor, device: str) -> Tensor:

@@ -38,6 +38,7 @@ class Optimizer:
         self.step_count = 0
         self._row0: dict[str, Any] = {}
         self._views: dict[int, dict[str, tuple[Any, Any]]] = {}
+        self._plans: dict[int, tuple] = {}  # id(p) -> (array, backend, (1, size) view, row0)
 
     # ------------------------------------------------------------ learning rate
     def get_lr(self) -> float:
@@ -69,37 +70,43 @@ class Optimizer:
 
     def _rows(self, p: Tensor):
         """(be, param 2-d view, grad 2-d rows, row indices) for the update kernels."""
-        be = _device.backend(p.device)
-        g = p.grad
+        g = p._grad
         if isinstance(g, RowSparseGrad):
             g.coalesce()
-            return be, p._data, g.values, g.indices
-        row0 = self._row0.get(p.device)
-        if row0 is None:
-            row0 = self._row0[p.device] = be.asarray(np.zeros(1, np.int64))
-        return be, self._view(p, "param", p._data), be.reshape(g._data, (1, -1)), row0
-
-    def _view(self, p: Tensor, name: str, arr: Any) -> Any:
-        """A cached (1, size) view of ``arr``, rebuilt only if the array object changed."""
-        views = self._views.setdefault(id(p), {})
-        hit = views.get(name)
-        if hit is not None and hit[0] is arr:
-            return hit[1]
-        view = _device.backend(p.device).reshape(arr, (1, -1))
-        views[name] = (arr, view)
-        return view
+            return _device.backend(p.device), p._data, g.values, g.indices
+        # dense: the backend, the (1, size) view and the row index are cached per parameter
+        # (rebuilt only when its array object changes): a step updates every parameter, and
+        # this is most of the optimizer's Python time on a small model
+        plan = self._plans.get(id(p))
+        if plan is None or plan[0] is not p._data:
+            be = _device.backend(p.device)
+            row0 = self._row0.get(p.device)
+            if row0 is None:
+                row0 = self._row0[p.device] = be.asarray(np.zeros(1, np.int64))
+            plan = self._plans[id(p)] = (p._data, be, be.reshape(p._data, (1, -1)), row0)
+        be = plan[1]
+        return be, plan[2], be.reshape(g._data, (1, -1)), plan[3]
 
     def _state(self, p: Tensor, *names: str) -> list[Any]:
         """Per-parameter state arrays shaped like p (zeros at first use); (1, size) views for
         dense gradients, full (V, D) arrays for row-sparse ones."""
-        st = self.state.setdefault(id(p), {})
-        sparse = isinstance(p.grad, RowSparseGrad)
+        st = self.state.get(id(p))
+        if st is None:
+            st = self.state[id(p)] = {}
+        sparse = isinstance(p._grad, RowSparseGrad)
+        views = None if sparse else self._views.setdefault(id(p), {})
         out = []
         for name in names:
             arr = st.get(name)
             if arr is None:
                 arr = st[name] = _device.backend(p.device).zeros(p.shape, p.dtype)
-            out.append(arr if sparse else self._view(p, name, arr))
+            if sparse:
+                out.append(arr)
+                continue
+            hit = views.get(name)
+            if hit is None or hit[0] is not arr:
+                hit = views[name] = (arr, _device.backend(p.device).reshape(arr, (1, -1)))
+            out.append(hit[1])
         return out
 
     @no_grad()

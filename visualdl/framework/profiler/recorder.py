@@ -15,6 +15,8 @@ Hooks, all installed by ``start()`` and removed by ``stop()``:
 * a ``numba.core.event`` listener for ``numba:compiler_lock`` and ``numba:compile``: compile
   (and cached-kernel load) spans, nested inside the op whose first call needed them;
 * with ``gpu``: a pair of CUDA events around each op on "cuda" (kernel time on the device);
+* ``memcpy``: host<->device copies (``Tensor.to``, ``Layer.to``, DataLoader batches) as a
+  Runtime span on the host and a Memcpy event on the device track, with bytes and direction;
 * with ``memory``: ``MemoryEvents`` on each op's output and each backward gradient.
 """
 
@@ -28,6 +30,11 @@ from .. import autograd as _autograd
 from .. import dispatch as _dispatch
 from ..memory import MemoryEvents
 from .categories import BACKWARD, COMPILE, MEMCPY, OPERATOR, RUNTIME
+
+# Kineto's names for the device side of a copy (the host side is "cudaMemcpy <kind>")
+_MEMCPY_NAMES = {"HtoD": "Memcpy HtoD (Pageable -> Device)",
+                 "DtoH": "Memcpy DtoH (Device -> Pageable)",
+                 "DtoD": "Memcpy DtoD (Device -> Device)"}
 
 active: Recorder | None = None  # the recorder spans go to, or None: one global read to check
 
@@ -109,7 +116,9 @@ class Recorder:
         # tuple (sequence number, device, input shapes or None, forward name or None)
         self.events: list[tuple] = []
         self.mem_events: list[tuple] = []  # MemoryEvents rows
-        self.kernels: list[tuple] = []     # (name, cat, start event, end event, t0, t1, seq)
+        # (name, cat, start event, end event, t0, t1, seq); for a Memcpy, its args dict
+        # (Bytes, Kind, Direction) in place of the sequence number
+        self.kernels: list[tuple] = []
         self.memory = MemoryEvents(self.mem_events) if memory else None
         self.start_ns = self.stop_ns = 0
         self.start_epoch_ns = 0
@@ -172,8 +181,9 @@ class Recorder:
         self._fwd.clear()
 
     # ------------------------------------------------------------ hooks (hot)
-    def op_begin(self, device: str) -> Any:
-        if self.gpu and device == "cuda":
+    def op_begin(self, device: str, cls: Any = None) -> Any:
+        # a copy's device time is the Memcpy event ``memcpy`` records, not a kernel
+        if self.gpu and device == "cuda" and not (cls is not None and cls.transfer):
             return (_now(), _cuda_event())
         return _now()
 
@@ -198,7 +208,7 @@ class Recorder:
     def backward(self, node: Any, g: Any) -> tuple:
         """Run ``node.backward(g)`` timed, as the backward op ``<name>_grad``."""
         device = node.device
-        e0 = _cuda_event() if self.gpu and device == "cuda" else None
+        e0 = _cuda_event() if self.gpu and device == "cuda" and not node.transfer else None
         t0 = _now()
         grads = node.backward(g)
         t1 = _now()
@@ -234,17 +244,25 @@ class Recorder:
         self.kernels.append((name, cat, e0, _cuda_event(), t0, _now(), None))
 
     def copy_to_device(self, make: Any, nbytes: int) -> Any:
-        """Run ``make()`` (which copies ``nbytes`` from the host to the GPU) as a Runtime
-        span ``cudaMemcpy HtoD`` on the host and, with the GPU target, a Memcpy event on the
-        device track; returns what ``make`` returned."""
+        """Run ``make()`` (which copies ``nbytes`` from the host to the GPU) as a memcpy (see
+        ``memcpy``); returns what ``make`` returned."""
+        return self.memcpy("HtoD", nbytes, make)
+
+    def memcpy(self, kind: str, nbytes: int, copy: Any) -> Any:
+        """Run ``copy()``, a host<->device copy of ``nbytes`` (``kind``: "HtoD", "DtoH" or
+        "DtoD"), as Kineto shows one: a Runtime span ``cudaMemcpy <kind>`` on the host thread
+        and, with the GPU target, a Memcpy event on the device track timed by CUDA events,
+        both with ``Bytes`` and ``Kind`` in their args. The dashboard's overview counts the
+        device event's time as GPU memcpy. Returns what ``copy`` returned."""
         e0 = _cuda_event() if self.gpu else None
         t0 = _now()
-        out = make()
-        args = {"Bytes": nbytes, "Kind": "HtoD"}
-        self.span(RUNTIME, "cudaMemcpy HtoD", t0, args=args)
+        out = copy()
+        t1 = _now()
+        args = {"Bytes": int(nbytes), "Kind": kind, "Direction": kind}
+        self.span(RUNTIME, f"cudaMemcpy {kind}", t0, t1, args)
         if e0 is not None:
-            self.kernels.append(("Memcpy HtoD (Pageable -> Device)", MEMCPY, e0, _cuda_event(),
-                                 t0, _now(), None))
+            self.kernels.append((_MEMCPY_NAMES.get(kind, f"Memcpy {kind}"), MEMCPY, e0,
+                                 _cuda_event(), t0, t1, args))
         return out
 
     def track(self, data: Any, device: str, op: str | None = None) -> None:

@@ -116,13 +116,17 @@ def _kernel_events(rec: Recorder) -> list[dict[str, Any]]:
         else:
             ts_ns = base_ns - rec.start_ns + start_ms * 1e6
             dur_ns, timing = dur_ms * 1e6, "cuda_event"
+        args = {"Op": name, "Kind": _KIND.get(cat, "forward"), "Sequence number": seq,
+                "device": 0, "stream": 0, "Timing": timing}
+        if type(seq) is dict:  # a memcpy: bytes and direction (HtoD, DtoH), as Kineto's
+            args["Sequence number"] = None
+            args["Bytes"], args["Direction"] = seq["Bytes"], seq["Direction"]
+            if dur_ns > 0:
+                args["memory bandwidth (GB/s)"] = round(seq["Bytes"] / dur_ns, 3)
         out.append({"ph": "X", "cat": MEMCPY if cat == MEMCPY else KERNEL, "name": name,
                     "pid": GPU_PID,
                     "tid": GPU_STREAM_TID, "ts": round(ts_ns / 1000, 3),
-                    "dur": round(dur_ns / 1000, 3),
-                    "args": {"Op": name, "Kind": _KIND.get(cat, "forward"),
-                             "Sequence number": seq, "device": 0, "stream": 0,
-                             "Timing": timing}})
+                    "dur": round(dur_ns / 1000, 3), "args": args})
     return out
 
 
