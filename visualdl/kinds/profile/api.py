@@ -19,10 +19,11 @@ from visualdl.server import blobs
 from visualdl.server.api_common import app_cache, arg_choice, arg_int, arg_str, etag_for, \
     etag_json, provider
 from visualdl.server.errors import ApiError
-from visualdl.server.profile import views, warm
+from visualdl.server.profile import store, views, warm
 from visualdl.server.profile.cache import TraceCache, build_model, give_back_memory
 from visualdl.server.profile.model import TraceModel
 from visualdl.server.profile.parse import TraceError
+from visualdl.sources.torchtrace import is_torch_trace_file
 
 __all__ = ["blueprint"]
 
@@ -61,9 +62,26 @@ def _model(ref: BlobRef) -> TraceModel:
     cache = app_cache("profile.traces", TraceCache)
     key = (ref.path, ref.offset, ref.size, ref.tag, ref.step)
     try:
-        return cache.get(key, lambda: build_model(blobs.load(ref)))
+        return cache.get(key, lambda: _load(ref))
     except TraceError as err:
         raise ApiError(422, f"this trace cannot be read: {err}") from None
+
+
+def _load(ref: BlobRef) -> TraceModel:
+    """The model saved on disk by an earlier server for these very bytes (see
+    visualdl.server.profile.store), else the trace parsed (and the model saved)."""
+    if is_torch_trace_file(os.path.basename(ref.path)):  # a trace file of its own
+        blob = None
+        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step)
+    else:  # a profile in a record file: its stored bytes are small, hash them
+        blob = blobs.load(ref)
+        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step,
+                               blob=lambda: blob.trace_gz)
+    model = store.read(ident)
+    if model is None:
+        model = build_model(blob if blob is not None else blobs.load(ref))
+        store.save_later(ident, model)
+    return model
 
 
 def _answer(name: str, build: Callable[[TraceModel], Any], prefix: str = "") -> Response:
