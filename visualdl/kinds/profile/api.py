@@ -19,7 +19,7 @@ from visualdl.server import blobs
 from visualdl.server.api_common import app_cache, arg_choice, arg_int, arg_str, etag_for, \
     etag_json, provider
 from visualdl.server.errors import ApiError
-from visualdl.server.profile import store, views, warm
+from visualdl.server.profile import store, views, warm, worker
 from visualdl.server.profile.cache import TraceCache, build_model, give_back_memory
 from visualdl.server.profile.model import TraceModel
 from visualdl.server.profile.parse import TraceError
@@ -69,7 +69,8 @@ def _model(ref: BlobRef) -> TraceModel:
 
 def _load(ref: BlobRef) -> TraceModel:
     """The model saved on disk by an earlier server for these very bytes (see
-    visualdl.server.profile.store), else the trace parsed (and the model saved)."""
+    visualdl.server.profile.store), else the trace parsed (and the model saved): in a
+    worker process when it is big (visualdl.server.profile.worker)."""
     if is_torch_trace_file(os.path.basename(ref.path)):  # a trace file of its own
         blob = None
         ident = store.identity(ref.path, ref.offset, ref.tag, ref.step)
@@ -78,9 +79,16 @@ def _load(ref: BlobRef) -> TraceModel:
         ident = store.identity(ref.path, ref.offset, ref.tag, ref.step,
                                blob=lambda: blob.trace_gz)
     model = store.read(ident)
-    if model is None:
-        model = build_model(blob if blob is not None else blobs.load(ref))
-        store.save_later(ident, model)
+    if model is not None:
+        return model
+    stored = None if blob is None else blob.trace_gz
+    if worker.worth(ref.path if blob is None else None, stored):  # off the server's GIL
+        model = worker.build(ident, ref.path if blob is None else None, stored,
+                             "pytorch" if blob is None else "visualdl")
+        if model is not None:
+            return model
+    model = build_model(blob if blob is not None else blobs.load(ref))
+    store.save_later(ident, model)
     return model
 
 

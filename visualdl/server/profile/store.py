@@ -31,7 +31,8 @@ import numpy as np
 
 from visualdl.server.profile.model import TraceModel
 
-__all__ = ["identity", "read", "save", "save_later", "MIN_EVENTS", "FORMAT"]
+__all__ = ["identity", "read", "read_folder", "save", "save_later", "write_folder", "folder_for",
+           "MIN_EVENTS", "FORMAT"]
 
 #: Bumped whenever what a saved model holds, or how it is built, changes.
 FORMAT = 1
@@ -81,8 +82,12 @@ def read(ident: dict[str, Any] | None) -> TraceModel | None:
     """The saved model of the profile ``ident`` names, or None (none saved, or saved for
     other bytes, or unreadable: then the caller parses the trace)."""
     folder = _folder(ident) if ident else None
-    if folder is None:
-        return None
+    return None if folder is None else read_folder(folder, ident)
+
+
+def read_folder(folder: Path, ident: dict[str, Any] | None) -> TraceModel | None:
+    """The model :func:`write_folder` wrote in ``folder`` for ``ident``, memory-mapped;
+    None when the folder holds another identity's model, or is damaged."""
     try:
         info = json.loads((folder / _INFO).read_text("utf-8"))
         if info.get("identity") != ident:
@@ -101,11 +106,22 @@ def read(ident: dict[str, Any] | None) -> TraceModel | None:
 
 def save(ident: dict[str, Any] | None, model: TraceModel) -> Path | None:
     """Write ``model`` for ``ident`` (replacing what was saved for an older version of the
-    same trace); the folder appears whole or not at all. Returns it, or None when not
-    saved (too small, caching off, or the cache folder cannot be written)."""
+    same trace). Returns the folder, or None when not saved (too small, caching off, or
+    the cache folder cannot be written)."""
     folder = _folder(ident) if ident else None
     if folder is None or model.n < MIN_EVENTS:
         return None
+    return folder if write_folder(folder, ident, model) else None
+
+
+def folder_for(ident: dict[str, Any] | None) -> Path | None:
+    """Where the model of ``ident`` is saved (None when caching is off)."""
+    return _folder(ident) if ident else None
+
+
+def write_folder(folder: Path, ident: dict[str, Any] | None, model: TraceModel) -> bool:
+    """Write ``model`` into ``folder``, which appears whole or not at all (written beside
+    it, then renamed). False when it could not be written."""
     arrays, args_blob, info = model.state()
     tmp = None
     try:
@@ -118,11 +134,11 @@ def save(ident: dict[str, Any] | None, model: TraceModel) -> Path | None:
         (tmp / _INFO).write_text(json.dumps({"identity": ident, "model": info}), "utf-8")
         shutil.rmtree(folder, ignore_errors=True)
         os.replace(tmp, folder)
-        return folder
+        return True
     except (OSError, TypeError, ValueError):  # full disk, read-only cache, odd meta
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-        return None
+        return False
 
 
 def save_later(ident: dict[str, Any] | None, model: TraceModel) -> threading.Thread | None:
