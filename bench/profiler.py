@@ -252,9 +252,23 @@ t5 = time.perf_counter()
 views.overview(m)
 t6 = time.perf_counter()
 import visualdl
-print(json.dumps({"checkout": visualdl.__file__.rsplit("/", 2)[0], "imports": t1 - t0, "read": t2 - t1, "parse": t3 - t2, "model": t4 - t3,
-                  "first window": t5 - t4, "first view total": t5 - t0,
-                  "overview": t6 - t5, "numba imported": "numba" in sys.modules}))
+out = {"checkout": visualdl.__file__.rsplit("/", 2)[0], "imports": t1 - t0, "read": t2 - t1, "parse": t3 - t2, "model": t4 - t3,
+       "first window": t5 - t4, "first view total": t5 - t0,
+       "overview": t6 - t5, "numba imported": "numba" in sys.modules}
+try:  # the same in a worker process (checkouts that have one), into a fresh cache folder
+    import os, tempfile
+    from visualdl.server.profile import store, worker
+    os.environ["VISUALDL_CACHE_DIR"] = tempfile.mkdtemp()
+    del raw, cols, m
+    t7 = time.perf_counter()
+    m = worker.build(store.identity(sys.argv[1], 0, "bench", 0), sys.argv[1])
+    t8 = time.perf_counter()
+    views.timeline(m, None, None, 1400)
+    t9 = time.perf_counter()
+    out.update({"worker: model mapped": t8 - t7, "worker: first window": t9 - t8, "worker: total": t9 - t7})
+except ImportError:
+    pass
+print(json.dumps(out))
 """
 
 
@@ -270,13 +284,15 @@ def stages(path: Path, reps: int, checkouts: list[Path]) -> None:
             out = subprocess.run([sys.executable, "-c", STAGES, str(path)], check=True,
                                  capture_output=True, text=True, cwd=checkout).stdout
             runs[checkout].append(json.loads(out.strip().splitlines()[-1]))
-    keys = [k for k in runs[checkouts[0]][0] if k not in ("checkout", "numba imported")]
+    keys = list(dict.fromkeys(k for c in checkouts for k in runs[c][0]
+                              if k not in ("checkout", "numba imported")))
     print(f"\nstages of the cold path, seconds (median of {reps} fresh interpreters each)")
-    print(f"  {'stage':<18}" + "".join(f"{str(c)[-24:]:>26}" for c in checkouts))
+    print(f"  {'stage':<22}" + "".join(f"{str(c)[-24:]:>26}" for c in checkouts))
     for key in keys:
-        print(f"  {key:<18}" + "".join(
-            f"{statistics.median(r[key] for r in runs[c]):26.2f}" for c in checkouts))
-    print(f"  {'numba imported':<18}" + "".join(
+        print(f"  {key:<22}" + "".join(
+            f"{statistics.median(r[key] for r in runs[c]):26.2f}" if key in runs[c][0]
+            else f"{'-':>26}" for c in checkouts))
+    print(f"  {'numba imported':<22}" + "".join(
         f"{str(runs[c][0]['numba imported']):>26}" for c in checkouts))
     for c in checkouts:
         print(f"  {str(c)}: visualdl from {runs[c][0]['checkout']}")

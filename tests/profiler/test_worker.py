@@ -4,6 +4,8 @@ it; bad traces still a clear 422; with the disk cache off nothing is kept."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.helpers.http import Client
@@ -48,7 +50,10 @@ def test_views_are_the_same_when_a_worker_parses(logdir, folder, monkeypatch):
     assert there == here
     assert here["file"]["operators"]["rows"] and here["record"]["memory"]["devices"]
     saved = [p for p in (folder / "other" / "profiles").iterdir() if not p.name.startswith(".")]
-    assert len(saved) == 2  # the worker's files are the disk cache's
+    assert len(saved) == 2  # the worker's files are the disk cache's, its overview too
+    for model in saved:
+        assert json.loads((model / "overview.json").read_text()) == \
+            here["file" if "host" in (model / "model.json").read_text() else "record"]["overview"]
 
 
 def test_without_the_disk_cache_nothing_is_kept(logdir, tmp_path, big_is_everything,

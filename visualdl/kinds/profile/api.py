@@ -140,7 +140,18 @@ def overview() -> Response:
     """Per step: wall time split into data loading, forward, backward, optimizer,
     compilation, GPU kernel/memcpy/runtime and other (the parts add up to the step); the
     environment the trace describes."""
-    return _answer("overview", views.overview)
+    return _answer("overview", _overview)
+
+
+def _overview(model: TraceModel) -> dict:
+    """Saved beside the model's files when there are some (computed by the worker that
+    built it, or by an earlier request), else computed, and saved there for a restart."""
+    found = store.overview(model)
+    if found is None:
+        found = views.overview(model)
+        if model.folder is not None:
+            store.write_overview(model.folder, found)
+    return found
 
 
 @blueprint.get("/api/profile/operators")

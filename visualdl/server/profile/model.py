@@ -104,6 +104,8 @@ class TraceModel:
         self._segments: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._shape_ids: np.ndarray | None = None
         self.shape_names: list[str] = []
+        self.folder = None  # where the model's saved files are (visualdl.server.profile.store)
+        self.worker = None  # the process that built it, while it may still be writing there
 
     # -- building -------------------------------------------------------------------
     def _nest(self) -> None:
@@ -223,6 +225,8 @@ class TraceModel:
         self._segments = {}
         self._shape_ids = None
         self.shape_names = []
+        self.folder = None
+        self.worker = None
         return self
 
     # -- lookups --------------------------------------------------------------------

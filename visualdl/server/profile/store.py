@@ -32,13 +32,13 @@ import numpy as np
 from visualdl.server.profile.model import TraceModel
 
 __all__ = ["identity", "read", "read_folder", "save", "save_later", "write_folder", "folder_for",
-           "MIN_EVENTS", "FORMAT"]
+           "write_overview", "overview", "MIN_EVENTS", "FORMAT"]
 
 #: Bumped whenever what a saved model holds, or how it is built, changes.
 FORMAT = 1
 #: Traces with fewer events than this are parsed again instead (cheaper than the files).
 MIN_EVENTS = int(os.environ.get("VISUALDL_PROFILE_CACHE_EVENTS") or 100_000)
-_INFO, _ARGS = "model.json", "args.bin"
+_INFO, _ARGS, _OVERVIEW = "model.json", "args.bin", "overview.json"
 _writing: set[str] = set()
 _lock = threading.Lock()
 
@@ -99,8 +99,40 @@ def read_folder(folder: Path, ident: dict[str, Any] | None) -> TraceModel | None
         with open(folder / _ARGS, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        return TraceModel.from_state(arrays, blob, info["model"])
+        model = TraceModel.from_state(arrays, blob, info["model"])
+        model.folder = folder
+        return model
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_overview(folder: Path, overview: dict[str, Any]) -> bool:
+    """Keep a model's overview beside it (it depends on the model alone)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(overview, f)
+        os.replace(tmp, folder / _OVERVIEW)
+        return True
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def overview(model: TraceModel, wait: float = 120.0) -> dict[str, Any] | None:
+    """The overview saved beside ``model``'s files (by the worker that built it: waited
+    for, up to ``wait`` seconds, while it is still computing it), or None."""
+    folder = getattr(model, "folder", None)
+    if folder is None:
+        return None
+    proc = getattr(model, "worker", None)
+    if proc is not None:
+        try:
+            proc.wait(wait)
+        except Exception:  # noqa: BLE001 - still running: compute it here instead
+            return None
+    try:
+        return json.loads((folder / _OVERVIEW).read_text("utf-8"))
+    except (OSError, ValueError):
         return None
 
 

@@ -10,6 +10,9 @@ visualdl.server.profile.worker``; it writes the model as the disk cache's files
 with ``--no-cache``), and the server memory-maps them. The server never holds the trace's
 JSON or the parse's temporaries either, so its memory stays lower.
 
+The worker also computes the overview after saying the model is ready (the server answers
+the first timeline window meanwhile); a restarted server reads that too.
+
 When the worker cannot run (no interpreter to start, killed), the server parses in its own
 process as before. ``VISUALDL_PROFILE_WORKER=0`` turns the worker off.
 """
@@ -24,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import zlib
 from pathlib import Path
 from typing import Any
@@ -67,10 +71,23 @@ def build(ident: dict[str, Any] | None, path: str | None, stored: bytes | None =
     """The trace's model, built by the worker: from the file at ``path`` or from a record
     file's ``stored`` (gzip'd) bytes. Raises :class:`TraceError` for a trace that cannot be
     read; returns None when the worker did not run or failed otherwise (the caller then
-    parses in its own process)."""
+    parses in its own process).
+
+    The worker says "ready" once the model's files are written and goes on computing the
+    overview (``overview.json`` beside them, see :func:`store.overview`): the first
+    timeline window does not wait for it, and the overview is not computed under the
+    server's lock."""
     folder = store.folder_for(ident)
+    if folder is not None:
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            if not os.access(folder.parent, os.W_OK):
+                folder = None
+        except OSError:
+            folder = None
     private = None
-    if folder is None:  # caching off: a folder of our own, removed once mapped
+    if folder is None:  # caching off (or the cache folder read-only): a folder of our own,
+        # removed once the worker is done
         try:
             private = Path(tempfile.mkdtemp(prefix="visualdl-profile-"))
         except OSError:
@@ -78,19 +95,42 @@ def build(ident: dict[str, Any] | None, path: str | None, stored: bytes | None =
         folder = private / "model"
     cmd = [sys.executable, "-m", "visualdl.server.profile.worker", "--out", str(folder),
            "--identity", json.dumps(ident), "--source", source, path if path else "-"]
+    proc = None
     try:
-        done = subprocess.run(cmd, input=stored, capture_output=True, check=False,
-                              env=_env())
-        if done.returncode == _BAD_TRACE:
-            raise TraceError(done.stdout.decode("utf-8", "replace").strip()
-                             or "the trace cannot be read")
-        if done.returncode != 0:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stored is not None else
+                                subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=_env())
+        if stored is not None:
+            with proc.stdin:
+                proc.stdin.write(stored)
+        said = proc.stdout.readline()
+        if said.strip() != b"ready":
+            said += proc.stdout.read()
+            if proc.wait() == _BAD_TRACE:
+                raise TraceError(said.decode("utf-8", "replace").strip()
+                                 or "the trace cannot be read")
             return None
-        return store.read_folder(folder, ident)
-    except OSError:  # no interpreter to start
+        model = store.read_folder(folder, ident)
+        if model is not None:
+            model.worker = proc
+        return model
+    except OSError:  # no interpreter to start, or it died before reading its input
         return None
     finally:
-        if private is not None:  # the mapped files stay readable once unlinked (POSIX)
+        if proc is not None:  # reaped (and the private folder removed) once it is done
+            threading.Thread(target=_reap, args=(proc, private), daemon=True,
+                             name="visualdl-profile-worker-wait").start()
+        elif private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _reap(proc: subprocess.Popen, private: Path | None) -> None:
+    try:
+        proc.stdout.read()
+        proc.stdout.close()
+        proc.wait()
+    finally:
+        if private is not None:  # mapped files stay readable once unlinked (POSIX)
             shutil.rmtree(private, ignore_errors=True)
 
 
@@ -131,7 +171,13 @@ def main(argv: list[str] | None = None) -> int:
         print(str(err))
         return _BAD_TRACE
     del raw
-    return 0 if store.write_folder(args.out, json.loads(args.identity), model) else 1
+    if not store.write_folder(args.out, json.loads(args.identity), model):
+        return 1
+    print("ready", flush=True)
+    from visualdl.server.profile import views
+
+    store.write_overview(args.out, views.overview(model))
+    return 0
 
 
 if __name__ == "__main__":
