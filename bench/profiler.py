@@ -12,7 +12,9 @@ subprocess of its own, each measurement on a fresh server (the trace not yet par
   drawn with the server's first window (target <= 2 s). The server parses the newest
   profile in the background as soon as it finds it; measured with the tab opened
   ``--settle`` seconds after start-up (warmed), and ``--cold`` times with the tab opened as
-  soon as the server has found the trace (the parse included: the target's case).
+  soon as the server has found the trace: on a first start (an empty disk cache, the parse
+  included: the target's case) and on a restart (the model an earlier server saved in
+  the disk cache, ``VISUALDL_CACHE_DIR``). Each server gets a cache folder of its own.
 * pan/zoom frame: a W, S, A or D key on the canvas until the frame under the new window is
   drawn (the last answer redrawn at once; target <= 50 ms), and until the window the server
   sends for it is drawn (the refetch).
@@ -23,16 +25,21 @@ subprocess of its own, each measurement on a fresh server (the trace not yet par
 * stages (``--stages``): the server's cold path in a fresh interpreter, each stage timed:
   imports, read, parse (JSON decode into columns), model (sort, nesting, classification),
   the first timeline window, the overview; and whether Numba had to be imported.
-  ``--checkout DIR`` (repeatable) measures other checkouts' ``visualdl`` too, on the same
-  trace, interleaved, to compare versions on one (noisy) machine.
+
+``--checkout DIR`` (repeatable) measures other checkouts' ``visualdl`` too (their server,
+their web app), on the same trace, interleaved, to compare versions on one (noisy) machine:
+one column per checkout.
 
 Usage: python bench/profiler.py [--events 1000000] [--reps 3] [--cold 1] [--keep DIR]
+                                 [--checkout DIR ...]
        python bench/profiler.py --stages N [--checkout DIR ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -148,49 +155,84 @@ OLD_WAY = """async (url) => {
 }"""
 
 
-def measure(logdir: Path, reps: int, settle: float, cold_reps: int = 1) -> dict:
+def _serve(logdir: Path, checkout: Path, cache: Path) -> tuple:
+    """``python -m visualdl`` started in ``checkout`` (so its ``visualdl`` is the one
+    imported), with its disk cache in ``cache``."""
+    import media
+
+    os.environ["VISUALDL_CACHE_DIR"] = str(cache)
+    media.REPO, before = checkout, media.REPO  # start_server's cwd
+    try:
+        return start_server(logdir)
+    finally:
+        media.REPO = before
+
+
+def _view(browser, url: str, old: list | None) -> dict:
+    """One tab: the first timeline view, the keys, the other panes; the old approach too
+    when ``old`` is a list."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(url + "/?tab=profiler&pane=timeline")
+    out = {"first": page.evaluate(FIRST_VIEW) / 1000}
+    keys = ["w", "w", "d", "a", "s", "w", "d", "d", "s", "a"] * 2
+    out.update(page.evaluate(KEYS, keys))
+    for pane in ("overview", "operators", "memory"):
+        page.click(f".prof-tab[data-pane={pane}]")
+        page.wait_for_selector(f".prof-{pane}[data-state]", timeout=60_000)
+    context.close()
+    if old is not None:
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(url + "/api/info")
+        for _ in range(2):
+            old.append(page.evaluate(OLD_WAY, f"{url}/api/profile/trace?run=run&tag=bench"))
+        context.close()
+    return out
+
+
+MODES = ("cold", "restart", "warm")
+
+
+def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
+            checkouts: list[Path]) -> dict:
+    """Per checkout and mode, interleaved (checkouts alternate within each round):
+    cold: a fresh server with an empty disk cache, the tab opened at once (the parse
+    included); restart: the same, the disk cache left by an earlier server; warm: the tab
+    opened ``settle`` seconds after start-up."""
     from playwright.sync_api import sync_playwright
 
-    firsts, frames, refetch, rss, old, colds = [], [], [], [], [], []
+    res = {c: {m: [] for m in MODES} | {"frames": [], "refetch": [], "rss": [], "old": []}
+           for c in checkouts}
+    caches = Path(tempfile.mkdtemp(prefix="vdl-prof-cache-"))
+    plan = ["cold"] * cold_reps + ["restart"] * cold_reps + ["warm"] * reps
     with sync_playwright() as p:
         browser = launch_chromium(p)
         try:
-            for rep in range(cold_reps + reps):
-                proc, url = start_server(logdir)
-                # the first cold_reps: the tab opened at once (the trace parsed meanwhile:
-                # cold); the others: opened `settle` s after start-up, once it is warm
-                warm = rep >= cold_reps
-                if warm:
-                    time.sleep(settle)
-                try:
-                    context = browser.new_context(viewport={"width": 1400, "height": 900})
-                    page = context.new_page()
-                    page.goto(url + "/?tab=profiler&pane=timeline")
-                    first = page.evaluate(FIRST_VIEW) / 1000
-                    (firsts if warm else colds).append(first)
-                    keys = ["w", "w", "d", "a", "s", "w", "d", "d", "s", "a"] * 2
-                    got = page.evaluate(KEYS, keys)
-                    frames += got["frames"]
-                    refetch += got["refetch"]
-                    for pane in ("overview", "operators", "memory"):
-                        page.click(f".prof-tab[data-pane={pane}]")
-                        page.wait_for_selector(f".prof-{pane}[data-state]", timeout=60_000)
-                    rss.append(rss_mb(proc.pid))
-                    context.close()
-                    if rep == 0:
-                        context = browser.new_context()
-                        page = context.new_page()
-                        page.goto(url + "/api/info")
-                        tag = "bench"
-                        for _ in range(2):
-                            old.append(page.evaluate(OLD_WAY, f"{url}/api/profile/trace?run=run&tag={tag}"))
-                        context.close()
-                finally:
-                    stop(proc)
+            for k, mode in enumerate(plan):
+                for n, checkout in enumerate(checkouts):
+                    r = res[checkout]
+                    kept = caches / f"kept{n}"  # filled by the cold servers, reused after
+                    cache = kept if mode == "restart" else caches / f"{mode}{k}-{n}"
+                    if mode == "cold":
+                        shutil.rmtree(kept, ignore_errors=True)
+                    proc, url = _serve(logdir, checkout, cache)
+                    try:
+                        if mode == "warm":
+                            time.sleep(settle)
+                        got = _view(browser, url, r["old"] if k == 0 else None)
+                        r[mode].append(got["first"])
+                        r["frames"] += got["frames"]
+                        r["refetch"] += got["refetch"]
+                        r["rss"].append(rss_mb(proc.pid))
+                    finally:
+                        stop(proc)
+                    if mode == "cold" and cache.exists():
+                        shutil.copytree(cache, kept, dirs_exist_ok=True)
         finally:
             browser.close()
-    return {"first": firsts, "cold": colds, "frames": frames, "refetch": refetch, "rss": rss,
-            "old": old}
+            shutil.rmtree(caches, ignore_errors=True)
+    return res
 
 
 STAGES = r"""
@@ -210,9 +252,23 @@ t5 = time.perf_counter()
 views.overview(m)
 t6 = time.perf_counter()
 import visualdl
-print(json.dumps({"checkout": visualdl.__file__.rsplit("/", 2)[0], "imports": t1 - t0, "read": t2 - t1, "parse": t3 - t2, "model": t4 - t3,
-                  "first window": t5 - t4, "first view total": t5 - t0,
-                  "overview": t6 - t5, "numba imported": "numba" in sys.modules}))
+out = {"checkout": visualdl.__file__.rsplit("/", 2)[0], "imports": t1 - t0, "read": t2 - t1, "parse": t3 - t2, "model": t4 - t3,
+       "first window": t5 - t4, "first view total": t5 - t0,
+       "overview": t6 - t5, "numba imported": "numba" in sys.modules}
+try:  # the same in a worker process (checkouts that have one), into a fresh cache folder
+    import os, tempfile
+    from visualdl.server.profile import store, worker
+    os.environ["VISUALDL_CACHE_DIR"] = tempfile.mkdtemp()
+    del raw, cols, m
+    t7 = time.perf_counter()
+    m = worker.build(store.identity(sys.argv[1], 0, "bench", 0), sys.argv[1])
+    t8 = time.perf_counter()
+    views.timeline(m, None, None, 1400)
+    t9 = time.perf_counter()
+    out.update({"worker: model mapped": t8 - t7, "worker: first window": t9 - t8, "worker: total": t9 - t7})
+except ImportError:
+    pass
+print(json.dumps(out))
 """
 
 
@@ -228,13 +284,15 @@ def stages(path: Path, reps: int, checkouts: list[Path]) -> None:
             out = subprocess.run([sys.executable, "-c", STAGES, str(path)], check=True,
                                  capture_output=True, text=True, cwd=checkout).stdout
             runs[checkout].append(json.loads(out.strip().splitlines()[-1]))
-    keys = [k for k in runs[checkouts[0]][0] if k not in ("checkout", "numba imported")]
+    keys = list(dict.fromkeys(k for c in checkouts for k in runs[c][0]
+                              if k not in ("checkout", "numba imported")))
     print(f"\nstages of the cold path, seconds (median of {reps} fresh interpreters each)")
-    print(f"  {'stage':<18}" + "".join(f"{str(c)[-24:]:>26}" for c in checkouts))
+    print(f"  {'stage':<22}" + "".join(f"{str(c)[-24:]:>26}" for c in checkouts))
     for key in keys:
-        print(f"  {key:<18}" + "".join(
-            f"{statistics.median(r[key] for r in runs[c]):26.2f}" for c in checkouts))
-    print(f"  {'numba imported':<18}" + "".join(
+        print(f"  {key:<22}" + "".join(
+            f"{statistics.median(r[key] for r in runs[c]):26.2f}" if key in runs[c][0]
+            else f"{'-':>26}" for c in checkouts))
+    print(f"  {'numba imported':<22}" + "".join(
         f"{str(runs[c][0]['numba imported']):>26}" for c in checkouts))
     for c in checkouts:
         print(f"  {str(c)}: visualdl from {runs[c][0]['checkout']}")
@@ -252,7 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stages", type=int, default=0, metavar="N",
                         help="only time the cold path's stages, N fresh interpreters")
     parser.add_argument("--checkout", type=Path, action="append", default=[],
-                        help="also time this checkout's visualdl (with --stages)")
+                        help="also measure this checkout's visualdl, interleaved with this "
+                             "one's on the same trace (a noisy machine: compare in one run)")
     args = parser.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="vdl-prof-bench-"))
     run = root / "run"
@@ -265,35 +324,52 @@ def main(argv: list[str] | None = None) -> int:
     if args.stages:
         stages(path, args.stages, [REPO] + args.checkout)
         return 0
-    r = measure(root, args.reps, args.settle, args.cold)
+    checkouts = [REPO] + args.checkout
+    res = measure(root, args.reps, args.settle, args.cold, checkouts)
     med = statistics.median
-    frame = med(r["frames"])
+
+    def p95(v):
+        return sorted(v)[int(0.95 * (len(v) - 1))] if v else float("nan")
+
     rows = [
-        (f"first timeline view, tab opened {args.settle:g} s after start", f"{med(r['first']):.2f} s",
-         f"<= {TARGETS['first_view_s']:g} s", med(r["first"]) <= TARGETS["first_view_s"]),
-        ("first timeline view, tab opened at once (parse included)", f"{med(r['cold']):.2f} s",
-         f"<= {TARGETS['first_view_s']:g} s", med(r["cold"]) <= TARGETS["first_view_s"]),
-        ("pan/zoom frame (key -> frame drawn), median", f"{frame:.1f} ms",
-         f"<= {TARGETS['frame_ms']:g} ms", frame <= TARGETS["frame_ms"]),
-        ("pan/zoom frame, 95th percentile", f"{sorted(r['frames'])[int(0.95 * (len(r['frames']) - 1))]:.1f} ms", "", None),
-        ("key -> server window drawn, median", f"{med(r['refetch']):.1f} ms", "", None),
-        ("server RSS after all views", f"{max(r['rss']):.0f} MB", f"<= {TARGETS['rss_mb']:g} MB",
-         max(r["rss"]) <= TARGETS["rss_mb"]),
+        (f"first timeline view, tab opened {args.settle:g} s after start",
+         lambda r: f"{med(r['warm']):.2f} s", f"<= {TARGETS['first_view_s']:g} s",
+         lambda r: med(r["warm"]) <= TARGETS["first_view_s"]),
+        ("first timeline view, tab at once, first start (parse included)",
+         lambda r: f"{med(r['cold']):.2f} s", f"<= {TARGETS['first_view_s']:g} s",
+         lambda r: med(r["cold"]) <= TARGETS["first_view_s"]),
+        ("first timeline view, tab at once, restart (disk cache)",
+         lambda r: f"{med(r['restart']):.2f} s", f"<= {TARGETS['first_view_s']:g} s",
+         lambda r: med(r["restart"]) <= TARGETS["first_view_s"]),
+        ("pan/zoom frame (key -> frame drawn), median", lambda r: f"{med(r['frames']):.1f} ms",
+         f"<= {TARGETS['frame_ms']:g} ms", lambda r: med(r["frames"]) <= TARGETS["frame_ms"]),
+        ("pan/zoom frame, 95th percentile", lambda r: f"{p95(r['frames']):.1f} ms", "", None),
+        ("key -> server window drawn, median", lambda r: f"{med(r['refetch']):.1f} ms", "", None),
+        ("server RSS after all views (with children)", lambda r: f"{max(r['rss']):.0f} MB",
+         f"<= {TARGETS['rss_mb']:g} MB", lambda r: max(r["rss"]) <= TARGETS["rss_mb"]),
+        ("old approach: whole trace fetched + JSON.parse in the page",
+         lambda r: f"{med([x['ms'] for x in r['old']]) / 1000:.2f} s", "(comparison)", None),
+        ("old approach: JSON text in the page", lambda r: f"{r['old'][-1]['mb']:.0f} MB", "", None),
+        ("old approach: page JS heap after parsing",
+         lambda r: f"{r['old'][-1]['heap']:.0f} MB" if r["old"][-1]["heap"] else "-", "", None),
     ]
-    if r["old"]:
-        o = r["old"][-1]
-        rows.append(("old approach: whole trace fetched + JSON.parse in the page",
-                     f"{med([x['ms'] for x in r['old']]) / 1000:.2f} s", "(comparison)", None))
-        rows.append(("old approach: JSON text in the page", f"{o['mb']:.0f} MB", "", None))
-        if o["heap"]:
-            rows.append(("old approach: page JS heap after parsing", f"{o['heap']:.0f} MB", "", None))
+    names = [str(c)[-22:] for c in checkouts]
     width = max(len(name) for name, *_ in rows)
-    print(f"\n{'measure'.ljust(width)}  {'value':>10}  {'target':>12}  ok")
+    print(f"\n{'measure'.ljust(width)}" + "".join(f"  {n:>22}" for n in names) + f"  {'target':>9}")
     for name, value, target, ok in rows:
-        print(f"{name.ljust(width)}  {value:>10}  {target:>12}  {'' if ok is None else ('yes' if ok else 'NO')}")
-    print(f"\nfirst views: warm {', '.join(f'{v:.2f}' for v in r['first'])} s, "
-          f"at once {', '.join(f'{v:.2f}' for v in r['cold'])} s; reps={args.reps}, "
-          f"cold={args.cold}")
+        cells = []
+        for c in checkouts:
+            try:
+                cell = value(res[c]) + ("" if ok is None else (" ok" if ok(res[c]) else " NO"))
+            except (statistics.StatisticsError, IndexError, ValueError):
+                cell = "-"
+            cells.append(f"  {cell:>22}")
+        print(name.ljust(width) + "".join(cells) + f"  {target:>9}")
+    for c in checkouts:
+        r = res[c]
+        print(f"\n{c}: first views, s: " + "; ".join(
+            f"{m} {', '.join(f'{v:.2f}' for v in r[m])}" for m in MODES))
+    print(f"reps={args.reps}, cold={args.cold} (and as many restarts), settle={args.settle:g} s")
     return 0
 
 

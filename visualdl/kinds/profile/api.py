@@ -19,10 +19,11 @@ from visualdl.server import blobs
 from visualdl.server.api_common import app_cache, arg_choice, arg_int, arg_str, etag_for, \
     etag_json, provider
 from visualdl.server.errors import ApiError
-from visualdl.server.profile import views, warm
+from visualdl.server.profile import store, views, warm, worker
 from visualdl.server.profile.cache import TraceCache, build_model, give_back_memory
 from visualdl.server.profile.model import TraceModel
 from visualdl.server.profile.parse import TraceError
+from visualdl.sources.torchtrace import is_torch_trace_file
 
 __all__ = ["blueprint"]
 
@@ -61,9 +62,34 @@ def _model(ref: BlobRef) -> TraceModel:
     cache = app_cache("profile.traces", TraceCache)
     key = (ref.path, ref.offset, ref.size, ref.tag, ref.step)
     try:
-        return cache.get(key, lambda: build_model(blobs.load(ref)))
+        return cache.get(key, lambda: _load(ref))
     except TraceError as err:
         raise ApiError(422, f"this trace cannot be read: {err}") from None
+
+
+def _load(ref: BlobRef) -> TraceModel:
+    """The model saved on disk by an earlier server for these very bytes (see
+    visualdl.server.profile.store), else the trace parsed (and the model saved): in a
+    worker process when it is big (visualdl.server.profile.worker)."""
+    if is_torch_trace_file(os.path.basename(ref.path)):  # a trace file of its own
+        blob = None
+        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step)
+    else:  # a profile in a record file: its stored bytes are small, hash them
+        blob = blobs.load(ref)
+        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step,
+                               blob=lambda: blob.trace_gz)
+    model = store.read(ident)
+    if model is not None:
+        return model
+    stored = None if blob is None else blob.trace_gz
+    if worker.worth(ref.path if blob is None else None, stored):  # off the server's GIL
+        model = worker.build(ident, ref.path if blob is None else None, stored,
+                             "pytorch" if blob is None else "visualdl")
+        if model is not None:
+            return model
+    model = build_model(blob if blob is not None else blobs.load(ref))
+    store.save_later(ident, model)
+    return model
 
 
 def _answer(name: str, build: Callable[[TraceModel], Any], prefix: str = "") -> Response:
@@ -114,7 +140,18 @@ def overview() -> Response:
     """Per step: wall time split into data loading, forward, backward, optimizer,
     compilation, GPU kernel/memcpy/runtime and other (the parts add up to the step); the
     environment the trace describes."""
-    return _answer("overview", views.overview)
+    return _answer("overview", _overview)
+
+
+def _overview(model: TraceModel) -> dict:
+    """Saved beside the model's files when there are some (computed by the worker that
+    built it, or by an earlier request), else computed, and saved there for a restart."""
+    found = store.overview(model)
+    if found is None:
+        found = views.overview(model)
+        if model.folder is not None:
+            store.write_overview(model.folder, found)
+    return found
 
 
 @blueprint.get("/api/profile/operators")

@@ -104,6 +104,8 @@ class TraceModel:
         self._segments: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._shape_ids: np.ndarray | None = None
         self.shape_names: list[str] = []
+        self.folder = None  # where the model's saved files are (visualdl.server.profile.store)
+        self.worker = None  # the process that built it, while it may still be writing there
 
     # -- building -------------------------------------------------------------------
     def _nest(self) -> None:
@@ -186,6 +188,46 @@ class TraceModel:
         for rank, i in enumerate(order):
             out[i]["order"] = rank
         return out
+
+    # -- saving (visualdl.server.profile.store) ---------------------------------------
+    #: The per-event columns a saved model keeps; the rest is small (names, tracks, steps).
+    SAVED = ("ts", "dur", "end", "name", "cat", "track", "ph", "args_start", "args_len",
+             "complete", "parent", "depth", "self_time", "is_op", "is_kernel", "is_gpu",
+             "is_step", "phase", "is_memory")
+
+    def state(self) -> tuple[dict[str, np.ndarray], bytes, dict[str, Any]]:
+        """What :meth:`from_state` needs: the columns, the args bytes, and the rest as
+        JSON-friendly values."""
+        info = {"n": self.n, "names": self.names, "cats": self.cats, "meta": self.meta,
+                "warnings": self.warnings, "source": self.source,
+                "track_slices": self.track_slices, "tracks": self.tracks,
+                "t0": self.t0, "t1": self.t1,
+                "steps": [[s.number, s.ts, s.dur, s.track, s.index] for s in self.steps]}
+        return {k: getattr(self, k) for k in self.SAVED}, self.args_blob, info
+
+    @classmethod
+    def from_state(cls, arrays: dict[str, np.ndarray], args_blob: Any,
+                   info: dict[str, Any]) -> "TraceModel":
+        """A model from :meth:`state`'s parts (``args_blob``: anything whose slices are
+        bytes, e.g. an ``mmap``), without parsing or nesting anything again."""
+        self = cls.__new__(cls)
+        for key in cls.SAVED:
+            setattr(self, key, arrays[key])
+        self.args_blob = args_blob
+        for key in ("n", "names", "cats", "meta", "warnings", "source", "t0", "t1"):
+            setattr(self, key, info[key])
+        self.track_slices = [(int(lo), int(hi)) for lo, hi in info["track_slices"]]
+        self.tracks = info["tracks"]
+        self.steps = [Step(int(a), float(b), float(c), int(d), int(e))
+                      for a, b, c, d, e in info["steps"]]
+        self._complete_idx = [lo + np.flatnonzero(self.complete[lo:hi])
+                              for lo, hi in self.track_slices]
+        self._segments = {}
+        self._shape_ids = None
+        self.shape_names = []
+        self.folder = None
+        self.worker = None
+        return self
 
     # -- lookups --------------------------------------------------------------------
     def args(self, i: int) -> Any:

@@ -145,6 +145,7 @@ class ProfilerView {
 
   async load() {
     const p = this.params();
+    const seq = (this.loadSeq = (this.loadSeq || 0) + 1);
     this.download.href = `api/profile/trace?${new URLSearchParams(p)}`;
     this.summary = null;
     this.overviewData = null;
@@ -156,20 +157,46 @@ class ProfilerView {
       this.fail(`This trace cannot be read: ${known.error}`);
       return;
     }
-    if (this.sel.pane === 'timeline') this.startTimeline(); // in parallel with the overview
+    // Opened on the timeline: its first window is what the user waits for, so it is asked
+    // for alone and drawn as soon as it comes; the overview (status line, span list, which
+    // tabs) follows, instead of competing with it for the server.
+    let shown = false;
+    if (this.sel.pane === 'timeline') {
+      const drawn = await this.startTimeline();
+      if (seq !== this.loadSeq) return;
+      if (drawn) {
+        this.showStatus('Loading the overview…');
+        this.renderTabs();
+        await this.renderPane();
+        shown = true;
+      }
+    }
     try {
       this.overviewData = await getJSON('api/profile/overview', p);
+      if (seq !== this.loadSeq) return;
       this.summary = this.overviewData.summary;
       this.showStatus(`${this.summary.events.toLocaleString('en-US')} events · ${this.summary.steps.length} steps · ${this.summary.source} trace` +
         (this.summary.warnings.length ? ` · ${this.summary.warnings.join('; ')}` : ''));
     } catch (err) {
-      this.fail(err.message);
+      if (seq === this.loadSeq) this.fail(err.message);
       return;
     }
     const spans = [['all', 'All steps'], ...this.summary.steps.map((s) => [String(s), `Step ${s}`])];
     this.sel.span = fillSelect(this.spanSel.node, spans, this.sel.span);
     this.renderTabs();
-    this.renderPane();
+    if (!shown || this.sel.pane !== 'timeline') this.renderPane();
+  }
+
+  /** Whether the trace has GPU events: from the overview, or the timeline's tracks before. */
+  hasGpu() {
+    if (this.summary) return this.summary.has_gpu;
+    const data = this.timeline && this.timeline.data;
+    return Boolean(data && data.tracks.some((t) => t.gpu));
+  }
+
+  /** A pane can be drawn once the overview came, or (the timeline) its first window. */
+  canRender() {
+    return Boolean(this.summary || (this.sel.pane === 'timeline' && this.timeline && this.timeline.data));
   }
 
   fail(message) {
@@ -186,7 +213,7 @@ class ProfilerView {
   }
 
   renderTabs() {
-    const panes = PANES.filter(([id]) => id !== 'kernels' || (this.summary && this.summary.has_gpu));
+    const panes = PANES.filter(([id]) => id !== 'kernels' || this.hasGpu());
     setChildren(this.tabs, panes.map(([id, label]) => el('button', {
       type: 'button',
       role: 'tab',
@@ -213,7 +240,7 @@ class ProfilerView {
   }
 
   async renderPane() {
-    if (!this.summary) return;
+    if (!this.canRender()) return;
     this.purge();
     const pane = this.sel.pane;
     this.body.dataset.pane = pane;
@@ -343,7 +370,7 @@ class ProfilerView {
     holder.append(this.tlStatus, this.timeline.element);
     await loading;
     this.timeline.draw();
-    if (this.sel.span !== 'all') {
+    if (this.sel.span !== 'all' && this.overviewData) {
       const step = this.overviewData.steps.find((s) => String(s.step) === this.sel.span);
       if (step) this.timeline.setWindow(step.ts, step.ts + step.dur);
     }

@@ -63,8 +63,10 @@ export class Timeline {
     this.seq += 1;
   }
 
+  /** The whole trace's first window; true once it is drawn (false: the status says why). */
   async load() {
     await this.fetch(null, null);
+    return this.data !== null;
   }
 
   reset() {

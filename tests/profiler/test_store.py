@@ -1,0 +1,164 @@
+"""The disk cache of built trace models (visualdl.server.profile.store): a restarted server
+answers every view from the saved model, the same as from the trace, without parsing; a
+trace that changed, a damaged cache or ``--no-cache`` make it parse the trace again."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.helpers.http import Client, wait_for
+from tests.helpers.server import serving
+from tests.profiler import traces
+from visualdl import LogWriter
+from visualdl.reader import scalar_cache
+from visualdl.server.profile import cache as profile_cache
+from visualdl.server.profile import store
+
+FILE = {"run": "files", "tag": "host"}
+RECORD = {"run": "ours", "tag": "train"}
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A cache folder of the test's own; every trace (however small) saved."""
+    folder = tmp_path / "cache"
+    scalar_cache.configure(cache_dir=folder, persist=True)
+    monkeypatch.setattr(store, "MIN_EVENTS", 0)
+    yield folder
+    scalar_cache.configure()
+
+
+@pytest.fixture
+def logdir(tmp_path):
+    root = tmp_path / "logs"
+    trace = traces.ours(steps=4)
+    with LogWriter(logdir=str(root / "ours")) as writer:
+        writer.add_profile("train", trace, 5, end_step=8)
+    files = root / "files"
+    files.mkdir()
+    (files / "host.1700000000001.pt.trace.json").write_bytes(traces.dump(trace))
+    return root
+
+
+def _views(client: Client, which: dict) -> dict:
+    timeline = client.json("/api/profile/timeline", which, width=800)
+    some = next(i for i in timeline["events"]["id"] if i >= 0)
+    return {
+        "overview": client.json("/api/profile/overview", which),
+        "operators": client.json("/api/profile/operators", which, group="shapes"),
+        "step": client.json("/api/profile/operators", which, span="6"),
+        "timeline": timeline,
+        "zoom": client.json("/api/profile/timeline", which, width=300,
+                            start=timeline["start"] + 50, end=timeline["start"] + 400),
+        "event": client.json("/api/profile/event", which, id=some),
+        "search": client.json("/api/profile/search", which, q="linear"),
+        "memory": client.json("/api/profile/memory", which),
+    }
+
+
+def _saved(folder) -> list:
+    root = folder / "profiles"
+    if not root.exists():
+        return []
+    return sorted(p for p in root.iterdir()  # not the folders still being written
+                  if not p.name.startswith(".") and (p / "model.json").exists())
+
+
+def _saved_for(folder, tag: str) -> list:
+    return [f for f in _saved(folder)
+            if json.loads((f / "model.json").read_text())["identity"]["tag"] == tag]
+
+
+def _no_parse(monkeypatch) -> list:
+    """Make parsing fail loudly (a 500) and count the attempts."""
+    calls = []
+
+    def refuse(raw):
+        calls.append(len(raw))
+        raise RuntimeError("parsed although a saved model was expected")
+
+    monkeypatch.setattr(profile_cache, "parse_trace", refuse)
+    return calls
+
+
+def test_a_restarted_server_answers_from_the_saved_model(logdir, cache_dir, monkeypatch):
+    with serving(logdir) as first:
+        client = Client(first.url)
+        before = {"file": _views(client, FILE), "record": _views(client, RECORD)}
+        client.close()
+        saved = wait_for(lambda: len(_saved(cache_dir)) == 2 and _saved(cache_dir))
+    assert before["file"]["operators"]["rows"], "the trace has operators"
+    info = json.loads((saved[0] / "model.json").read_text())
+    assert info["identity"]["format"] == store.FORMAT
+    calls = _no_parse(monkeypatch)
+    with serving(logdir) as second:
+        client = Client(second.url)
+        after = {"file": _views(client, FILE), "record": _views(client, RECORD)}
+        client.close()
+    assert calls == []
+    assert after == before
+
+
+def test_a_changed_trace_is_parsed_again(logdir, cache_dir):
+    path = logdir / "files" / "host.1700000000001.pt.trace.json"
+    with serving(logdir) as first:
+        client = Client(first.url)
+        names = {r["name"] for r in client.json("/api/profile/operators", FILE)["rows"]}
+        client.close()
+        wait_for(lambda: _saved_for(cache_dir, "host"))
+    assert "extra_op" not in names
+    trace = traces.ours(steps=4)
+    trace["traceEvents"].append({"ph": "X", "cat": "Operator", "name": "extra_op",
+                                 "pid": traces.PID, "tid": traces.MAIN, "ts": 1.0, "dur": 2.0})
+    path.write_bytes(traces.dump(trace))
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with serving(logdir) as second:
+        client = Client(second.url)
+        rows = {r["name"]: r for r in client.json("/api/profile/operators", FILE)["rows"]}
+        client.close()
+    assert rows["extra_op"]["calls"] == 1 and rows["extra_op"]["total"] == 2.0
+
+
+def test_a_damaged_saved_model_is_ignored(logdir, cache_dir):
+    with serving(logdir) as first:
+        client = Client(first.url)
+        before = _views(client, FILE)
+        client.close()
+        wait_for(lambda: _saved_for(cache_dir, "host"))
+    for folder in _saved(cache_dir):
+        (folder / "ts.npy").write_bytes(b"\x93NUMPY garbage")
+    with serving(logdir) as second:
+        client = Client(second.url)
+        assert _views(client, FILE) == before
+        client.close()
+
+
+def test_no_cache_saves_nothing(logdir, tmp_path, monkeypatch):
+    folder = tmp_path / "nocache"
+    scalar_cache.configure(cache_dir=folder, persist=False)
+    monkeypatch.setattr(store, "MIN_EVENTS", 0)
+    try:
+        with serving(logdir) as server:
+            client = Client(server.url)
+            assert client.json("/api/profile/overview", FILE)["steps"]
+            client.close()
+    finally:
+        scalar_cache.configure()
+    assert not (folder / "profiles").exists()
+
+
+def test_small_traces_are_not_saved(logdir, tmp_path):
+    folder = tmp_path / "small"
+    scalar_cache.configure(cache_dir=folder, persist=True)
+    try:
+        with serving(logdir) as server:
+            client = Client(server.url)
+            assert client.json("/api/profile/overview", FILE)["steps"]
+            client.close()
+    finally:
+        scalar_cache.configure()
+    assert not (folder / "profiles").exists()  # a few hundred events: parsed in ms

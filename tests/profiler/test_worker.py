@@ -1,0 +1,91 @@
+"""Big traces parsed in a worker process (visualdl.server.profile.worker): every view the
+same as when the server parses the trace itself, the server's own process never parsing
+it; bad traces still a clear 422; with the disk cache off nothing is kept."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers.http import Client
+from tests.helpers.server import serving
+from tests.profiler import test_store
+from tests.profiler.test_store import FILE, RECORD, _no_parse, _views
+from visualdl.reader import scalar_cache
+from visualdl.server.profile import worker
+
+logdir = test_store.logdir
+
+
+@pytest.fixture
+def big_is_everything(monkeypatch):
+    """Every trace counts as big."""
+    monkeypatch.setattr(worker, "MIN_BYTES", 0)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    where = tmp_path / "cache"
+    scalar_cache.configure(cache_dir=where, persist=True)
+    yield where
+    scalar_cache.configure()
+
+
+def test_views_are_the_same_when_a_worker_parses(logdir, folder, monkeypatch):
+    monkeypatch.setenv("VISUALDL_PROFILE_WORKER", "0")
+    with serving(logdir) as server:
+        client = Client(server.url)
+        here = {"file": _views(client, FILE), "record": _views(client, RECORD)}
+        client.close()
+    monkeypatch.delenv("VISUALDL_PROFILE_WORKER")
+    monkeypatch.setattr(worker, "MIN_BYTES", 0)
+    scalar_cache.configure(cache_dir=folder / "other", persist=True)  # nothing saved yet
+    calls = _no_parse(monkeypatch)  # this process must not parse
+    with serving(logdir) as server:
+        client = Client(server.url)
+        there = {"file": _views(client, FILE), "record": _views(client, RECORD)}
+        client.close()
+    assert calls == []
+    assert there == here
+    assert here["file"]["operators"]["rows"] and here["record"]["memory"]["devices"]
+    saved = [p for p in (folder / "other" / "profiles").iterdir() if not p.name.startswith(".")]
+    assert len(saved) == 2  # the worker's files are the disk cache's, its overview too
+    for model in saved:
+        assert json.loads((model / "overview.json").read_text()) == \
+            here["file" if "host" in (model / "model.json").read_text() else "record"]["overview"]
+
+
+def test_without_the_disk_cache_nothing_is_kept(logdir, tmp_path, big_is_everything,
+                                               monkeypatch):
+    scalar_cache.configure(cache_dir=tmp_path / "off", persist=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    calls = _no_parse(monkeypatch)
+    try:
+        with serving(logdir) as server:
+            client = Client(server.url)
+            views = _views(client, FILE)
+            client.close()
+    finally:
+        scalar_cache.configure()
+    assert calls == [] and views["overview"]["steps"]
+    assert not (tmp_path / "off" / "profiles").exists()
+    assert not [p for p in (tmp_path / "tmp").iterdir() if p.name.startswith("visualdl-profile")]
+
+
+def test_a_bad_trace_is_a_clear_422_from_the_worker(tmp_path, folder, big_is_everything):
+    run = tmp_path / "logs" / "bad"
+    run.mkdir(parents=True)
+    (run / "odd.1.pt.trace.json").write_bytes(
+        b'{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": oops}]}')
+    with serving(tmp_path / "logs") as server:
+        client = Client(server.url)
+        response = client.get("/api/profile/overview", {"run": "bad", "tag": "odd"})
+        client.close()
+    assert response.status_code == 422
+    message = response.json()["error"]
+    assert message.startswith("this trace cannot be read: the trace is not valid JSON"), message

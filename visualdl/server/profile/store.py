@@ -1,0 +1,196 @@
+"""Built trace models kept on disk, so that a restarted server shows a big trace at once.
+
+Parsing a trace of a million events and building its model takes seconds; reading the
+model back is memory-mapping a few ``.npy`` files (milliseconds). A model is saved once it
+is built (on a background thread, so no request waits for the write) under the user's cache
+folder, the scalar cache's (``visualdl --cache-dir``, ``$VISUALDL_CACHE_DIR``,
+``$XDG_CACHE_HOME/visualdl`` or ``~/.cache/visualdl``), in ``profiles/<key>/``; nothing is
+written beside the user's traces, so a read-only logdir works the same. ``--no-cache``
+(``VISUALDL_NO_CACHE=1``) turns it off.
+
+A saved model is never trusted over the trace: it is keyed by what identifies the trace's
+bytes, checked when it is read. A PyTorch trace file by its path, size, modification time
+and inode (such files are written once, then left alone); a profile in a record file by a
+hash of its stored (gzip'd) bytes, which are read anyway and are small next to the JSON.
+Small traces (they parse in milliseconds) are not saved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from visualdl.server.profile.model import TraceModel
+
+__all__ = ["identity", "read", "read_folder", "save", "save_later", "write_folder", "folder_for",
+           "write_overview", "overview", "MIN_EVENTS", "FORMAT"]
+
+#: Bumped whenever what a saved model holds, or how it is built, changes.
+FORMAT = 1
+#: Traces with fewer events than this are parsed again instead (cheaper than the files).
+MIN_EVENTS = int(os.environ.get("VISUALDL_PROFILE_CACHE_EVENTS") or 100_000)
+_INFO, _ARGS, _OVERVIEW = "model.json", "args.bin", "overview.json"
+_writing: set[str] = set()
+_lock = threading.Lock()
+
+
+def _root() -> Path | None:
+    from visualdl.reader import scalar_cache
+
+    if not scalar_cache.persist_enabled():
+        return None
+    return scalar_cache.cache_root() / "profiles"
+
+
+def identity(path: str, offset: int, tag: str, step: int,
+             blob: Callable[[], Any] | None = None) -> dict[str, Any] | None:
+    """What the saved model of this profile must match: the trace file's stat for a file
+    of its own (``blob`` None), else a hash of the stored blob's bytes (``blob()`` returns
+    them). None when the file cannot be looked at (then nothing is read or saved)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    ident: dict[str, Any] = {"format": FORMAT, "path": os.path.abspath(path),
+                             "offset": int(offset), "tag": str(tag), "step": int(step)}
+    if blob is None:
+        ident.update(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino)
+    else:
+        ident["blake2b"] = hashlib.blake2b(blob(), digest_size=20).hexdigest()
+    return ident
+
+
+def _folder(ident: dict[str, Any]) -> Path | None:
+    root = _root()
+    if root is None:
+        return None
+    where = repr((ident["path"], ident["offset"], ident["tag"], ident["step"]))
+    return root / hashlib.blake2b(where.encode("utf-8", "surrogatepass"),
+                                  digest_size=12).hexdigest()
+
+
+def read(ident: dict[str, Any] | None) -> TraceModel | None:
+    """The saved model of the profile ``ident`` names, or None (none saved, or saved for
+    other bytes, or unreadable: then the caller parses the trace)."""
+    folder = _folder(ident) if ident else None
+    return None if folder is None else read_folder(folder, ident)
+
+
+def read_folder(folder: Path, ident: dict[str, Any] | None) -> TraceModel | None:
+    """The model :func:`write_folder` wrote in ``folder`` for ``ident``, memory-mapped;
+    None when the folder holds another identity's model, or is damaged."""
+    try:
+        info = json.loads((folder / _INFO).read_text("utf-8"))
+        if info.get("identity") != ident:
+            return None
+        arrays = {k: np.load(folder / f"{k}.npy", mmap_mode="r", allow_pickle=False)
+                  for k in TraceModel.SAVED}
+        if any(len(a) != info["model"]["n"] for a in arrays.values()):
+            return None
+        with open(folder / _ARGS, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        model = TraceModel.from_state(arrays, blob, info["model"])
+        model.folder = folder
+        return model
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_overview(folder: Path, overview: dict[str, Any]) -> bool:
+    """Keep a model's overview beside it (it depends on the model alone)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(overview, f)
+        os.replace(tmp, folder / _OVERVIEW)
+        return True
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def overview(model: TraceModel, wait: float = 120.0) -> dict[str, Any] | None:
+    """The overview saved beside ``model``'s files (by the worker that built it: waited
+    for, up to ``wait`` seconds, while it is still computing it), or None."""
+    folder = getattr(model, "folder", None)
+    if folder is None:
+        return None
+    proc = getattr(model, "worker", None)
+    if proc is not None:
+        try:
+            proc.wait(wait)
+        except Exception:  # noqa: BLE001 - still running: compute it here instead
+            return None
+    try:
+        return json.loads((folder / _OVERVIEW).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def save(ident: dict[str, Any] | None, model: TraceModel) -> Path | None:
+    """Write ``model`` for ``ident`` (replacing what was saved for an older version of the
+    same trace). Returns the folder, or None when not saved (too small, caching off, or
+    the cache folder cannot be written)."""
+    folder = _folder(ident) if ident else None
+    if folder is None or model.n < MIN_EVENTS:
+        return None
+    return folder if write_folder(folder, ident, model) else None
+
+
+def folder_for(ident: dict[str, Any] | None) -> Path | None:
+    """Where the model of ``ident`` is saved (None when caching is off)."""
+    return _folder(ident) if ident else None
+
+
+def write_folder(folder: Path, ident: dict[str, Any] | None, model: TraceModel) -> bool:
+    """Write ``model`` into ``folder``, which appears whole or not at all (written beside
+    it, then renamed). False when it could not be written."""
+    arrays, args_blob, info = model.state()
+    tmp = None
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
+        for key, array in arrays.items():
+            np.save(tmp / f"{key}.npy", np.ascontiguousarray(array), allow_pickle=False)
+        with open(tmp / _ARGS, "wb") as f:
+            f.write(args_blob)
+        (tmp / _INFO).write_text(json.dumps({"identity": ident, "model": info}), "utf-8")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(tmp, folder)
+        return True
+    except (OSError, TypeError, ValueError):  # full disk, read-only cache, odd meta
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return False
+
+
+def save_later(ident: dict[str, Any] | None, model: TraceModel) -> threading.Thread | None:
+    """:func:`save` on a daemon thread (writing a hundred MB must not hold up the request
+    that built the model); at most one write per trace at a time."""
+    folder = _folder(ident) if ident else None
+    if folder is None or model.n < MIN_EVENTS:
+        return None
+    with _lock:
+        if str(folder) in _writing:
+            return None
+        _writing.add(str(folder))
+
+    def run() -> None:
+        try:
+            save(ident, model)
+        finally:
+            with _lock:
+                _writing.discard(str(folder))
+
+    thread = threading.Thread(target=run, name="visualdl-profile-save", daemon=True)
+    thread.start()
+    return thread
