@@ -114,26 +114,27 @@ _SMALL = 1 << 16
 
 
 def _chain(v: _Views, cand: np.ndarray) -> tuple | None:
-    """The records among candidate starts ``cand`` when they chain from the buffer's first
-    byte to its last complete record (each one's end the next one's start), else None."""
+    """The records among candidate starts ``cand`` (sorted) when they chain from the
+    buffer's first byte to its last complete record (each one's end the next one's
+    start), else None."""
     n = v.n
-    cand = cand[cand <= n - (HEADER_SIZE + FOOTER_SIZE)]
-    lengths = v.u32[cand].astype(np.int64)
+    cand = cand[:np.searchsorted(cand, n - (HEADER_SIZE + FOOTER_SIZE), "right")]
+    lengths = v.u32[cand]
     ends = cand + lengths + (HEADER_SIZE + FOOTER_SIZE)
-    # a length under 2**31 has its top 33 bits zero; the record must fit in the buffer
-    # (also rules out nearly every position that is no record start)
-    whole = (v.u32[cand + 4] == 0) & (lengths < MAX_RECORD_SIZE) & (ends <= n)
-    cand, lengths, ends = cand[whole], lengths[whole], ends[whole]
     # a record is followed by another (or by the end of the buffer): most positions that
     # only look like a header are not, and need no CRC
     starts_here = np.zeros(n + 1, bool)
     starts_here[cand] = True
-    linked = starts_here[ends] | (ends > n - HEADER_SIZE)
-    cand, lengths, ends = cand[linked], lengths[linked], ends[linked]
+    # a length under 2**31 has its top 33 bits zero; the record must fit in the buffer
+    ok = (ends <= n) & (v.u32[cand + 4] == 0) & (lengths < MAX_RECORD_SIZE)
+    ok &= starts_here[np.minimum(ends, n)] | (ends > n - HEADER_SIZE)
+    keep = np.flatnonzero(ok)
+    cand, lengths, ends = cand[keep], lengths[keep], ends[keep]
     good = _length_crcs(lengths) == v.u32[cand + 8]
-    cand, lengths, ends = cand[good], lengths[good], ends[good]
+    if not good.all():
+        cand, lengths, ends = cand[good], lengths[good], ends[good]
     if len(cand) and cand[0] == 0 and (ends[:-1] == cand[1:]).all():
-        return cand, lengths
+        return cand, lengths.astype(np.int64)
     return None
 
 
@@ -215,16 +216,18 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``np.unique(values, return_index=True, return_inverse=True)`` for arrays that hold
-    few distinct values (tags, record lengths): the distinct values are taken from the
-    first rows and everything is matched against them with a binary search; only when
-    some value is not among them is the whole array sorted."""
-    if len(values) and (values == values[0]).all():
-        return values[:1].copy(), np.zeros(1, np.int64), np.zeros(len(values), np.int64)
+    """``np.unique(values, return_index=True, return_inverse=True)`` for integer arrays
+    that hold few distinct values (tags, record lengths): the distinct values are taken
+    from the first rows, and every value is matched with them through a small hash table
+    (one multiply, one shift, one lookup each) and then compared with what it matched;
+    only when some value is not among them is the whole array sorted."""
+    if not len(values) or (values == values[0]).all():
+        return values[:1].copy(), np.zeros(min(len(values), 1), np.int64), \
+            np.zeros(len(values), np.int64)
     head = values[:256]
     uniq = _sorted_unique(head)
-    at = np.minimum(np.searchsorted(uniq, values), len(uniq) - 1)
-    if len(values) > len(head) and (uniq[at] == values).all():
+    at = _lookup(uniq, values)
+    if at is not None:
         first = np.full(len(uniq), len(values), np.int64)
         np.minimum.at(first, at[:len(head)], np.arange(len(head)))
         return uniq, first, at
@@ -236,6 +239,35 @@ def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     inverse = np.empty(len(values), np.int64)
     inverse[order] = np.cumsum(new) - 1
     return ordered[new], order[new], inverse
+
+
+# odd 64-bit multipliers for _lookup's hash (golden ratio, then splitmix64's and murmur's)
+_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB,
+                0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53)
+
+
+def _lookup(uniq: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """Each value's index in ``uniq`` (a few distinct integers), or None when some value
+    is not among them. A multiplicative hash into a table of at least 256 slots that
+    ``uniq`` fills without collision; what a value finds there is then checked."""
+    if len(uniq) > 64:
+        return None
+    bits = 8 if len(uniq) <= 16 else 12
+    shift = np.uint64(64 - bits)
+    keys = uniq.astype(np.uint64) if uniq.dtype != np.uint64 else uniq
+    for mult in _MULTIPLIERS:
+        with np.errstate(over="ignore"):
+            slots = (keys * np.uint64(mult)) >> shift
+        if len(_sorted_unique(slots)) == len(uniq):
+            break
+    else:
+        return None
+    table = np.zeros(1 << bits, np.int64)
+    table[slots] = np.arange(len(uniq))
+    v = values.view(np.uint64) if values.dtype.itemsize == 8 else values.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        at = table[(v * np.uint64(mult)) >> shift]
+    return at if (uniq[at] == values).all() else None
 
 
 _TABLE_MAX = 512  # longer records are checked one by one with google_crc32c (C)
@@ -530,13 +562,20 @@ def _series(found: list[_Found], tags: dict[bytes, int], firsts: list[int]) -> l
         order = np.argsort(cat[0], kind="stable")
         f = _Found(*(col[order] for col in cat))
     names = list(tags)
+    if len(names) > 1:  # one stable radix sort by tag, then a slice per tag
+        order = np.argsort(f.tag.astype(np.int16 if len(names) < 1 << 15 else np.int64),
+                           kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(f.tag, minlength=len(names)))))
+        f = _Found(*(col[order] for col in f))
+    else:
+        bounds = np.array([0, len(f.idx)])
     out = []
     for t in np.argsort(np.asarray(firsts, np.int64), kind="stable").tolist():
         try:
             name = names[t].decode("utf-8")
         except UnicodeDecodeError:
             continue
-        sel = np.flatnonzero(f.tag == t) if len(names) > 1 else np.arange(len(f.idx))
+        sel = slice(int(bounds[t]), int(bounds[t + 1]))
         out.append((DecodedSeries(name, f.steps[sel], f.walls[sel], f.values[sel]),
                     f.idx[sel]))
     return out
