@@ -12,6 +12,7 @@ import gc
 import signal
 import socket
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -216,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"visualdl: error: cannot listen on {args.host}:{args.port}: {err}",
                   file=sys.stderr)
             return 1
+        _quick_handoffs_until_loaded(data)
         data.start()
         from visualdl.server.app import create_app
 
@@ -223,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             app = create_app(models=args.model or [], data=data, path_prefix=args.path_prefix,
                              allow_embedding=args.allow_embedding)
         except (FileNotFoundError, ValueError) as err:  # e.g. a missing --model file
+            _usual_handoffs()
             data.stop(timeout=2.0)
             for sock in sockets:
                 sock.close()
@@ -246,6 +249,45 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+# Seconds a thread may hold the GIL while another waits for it, during the first load.
+START_SWITCH_INTERVAL = 0.0002
+
+
+def _quick_handoffs_until_loaded(data) -> None:  # noqa: ANN001 - a DataProvider
+    """Hand the GIL over quickly (``sys.setswitchinterval``) until the first load is done.
+
+    The first load (numpy over the record files, on the provider's thread) runs while this
+    thread imports Flask and builds the app (pure Python: it holds the GIL). Numpy releases
+    the GIL for each operation, but taking it back waits for the importing thread's time
+    slice to end: 5 ms by default, against some 50 us per operation, so the two would in
+    effect take turns instead of sharing two cores. The usual interval comes back once the
+    data are loaded (a server answering requests has no use for quicker hand-overs), or
+    when the server stops first (:func:`_usual_handoffs`)."""
+    if sys.getswitchinterval() <= START_SWITCH_INTERVAL:
+        return
+    _previous_interval.append(sys.getswitchinterval())
+    sys.setswitchinterval(START_SWITCH_INTERVAL)
+
+    def restore() -> None:
+        data.wait_loaded(timeout=600)
+        _usual_handoffs()
+
+    threading.Thread(target=restore, name="visualdl-switch-interval", daemon=True).start()
+
+
+_previous_interval: list[float] = []
+
+
+def _usual_handoffs() -> None:
+    """Undo :func:`_quick_handoffs_until_loaded` (once; later calls do nothing)."""
+    try:
+        previous = _previous_interval.pop()
+    except IndexError:
+        return
+    if sys.getswitchinterval() == START_SWITCH_INTERVAL:
+        sys.setswitchinterval(previous)
 
 
 def make_server(app, sockets: list[socket.socket]):  # noqa: ANN001, ANN201 - Flask app, waitress server
@@ -316,6 +358,7 @@ def serve(app, sockets: list[socket.socket], host: str,  # noqa: ANN001 - a Flas
         if previous_int in (signal.SIG_IGN, signal.SIG_DFL):
             signal.signal(signal.SIGINT, previous_int)
         server.close()
+        _usual_handoffs()
         from visualdl.server.api_common import provider
 
         provider(app).stop(timeout=2.0)
