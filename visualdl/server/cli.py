@@ -265,10 +265,11 @@ def _quick_handoffs_until_loaded(data) -> None:  # noqa: ANN001 - a DataProvider
     effect take turns instead of sharing two cores. The usual interval comes back once the
     data are loaded (a server answering requests has no use for quicker hand-overs), or
     when the server stops first (:func:`_usual_handoffs`)."""
-    if sys.getswitchinterval() <= START_SWITCH_INTERVAL:
+    previous = sys.getswitchinterval()
+    if previous <= START_SWITCH_INTERVAL * 1.01:
         return
-    _previous_interval.append(sys.getswitchinterval())
     sys.setswitchinterval(START_SWITCH_INTERVAL)
+    _previous_interval.append((previous, sys.getswitchinterval()))  # as Python stores it
 
     def restore() -> None:
         data.wait_loaded(timeout=600)
@@ -277,16 +278,17 @@ def _quick_handoffs_until_loaded(data) -> None:  # noqa: ANN001 - a DataProvider
     threading.Thread(target=restore, name="visualdl-switch-interval", daemon=True).start()
 
 
-_previous_interval: list[float] = []
+_previous_interval: list[tuple[float, float]] = []
 
 
 def _usual_handoffs() -> None:
-    """Undo :func:`_quick_handoffs_until_loaded` (once; later calls do nothing)."""
+    """Undo :func:`_quick_handoffs_until_loaded` (once; later calls do nothing), unless
+    something else has set another interval since."""
     try:
-        previous = _previous_interval.pop()
+        previous, quick = _previous_interval.pop()
     except IndexError:
         return
-    if sys.getswitchinterval() == START_SWITCH_INTERVAL:
+    if sys.getswitchinterval() == quick:
         sys.setswitchinterval(previous)
 
 
