@@ -104,3 +104,28 @@ def test_cli_serves_every_point_of_an_event_file(tmp_path):
         assert body["steps"][:3] == [0, 1, 2] and body["steps"][-1] == 4999
         assert abs(body["values"][7] - 1.0) < 1e-6
         client.close()
+
+
+def test_start_up_objects_are_frozen_and_the_collector_resumes(tmp_path):
+    """What start-up made (Flask, numpy, the reader) is frozen out of the collector's walks
+    before it resumes; the collector is running again while the server serves."""
+    _log(tmp_path / "run")
+    code = (
+        "import gc, json, sys\n"
+        "import visualdl.server.cli as cli\n"
+        "def serve(app, sockets, host, prefix=''):\n"
+        "    from visualdl.server.api_common import provider\n"
+        "    provider(app).wait_loaded(60)\n"
+        "    print(json.dumps({'enabled': gc.isenabled(), 'frozen': gc.get_freeze_count(),\n"
+        "                      'runs': provider(app).runs(), 'numpy': 'numpy' in sys.modules}))\n"
+        "    for s in sockets:\n"
+        "        s.close()\n"
+        "    return 0\n"
+        "cli.serve = serve\n"
+        "sys.exit(cli.main(['--logdir', sys.argv[1], '--port', '0']))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=cli_env(),
+                         capture_output=True, text=True, timeout=120, check=True)
+    got = json.loads(out.stdout.splitlines()[-1])
+    assert got["enabled"] is True and got["numpy"] is True and got["runs"] == ["run"]
+    assert got["frozen"] > 50_000  # Flask's, numpy's and the reader's objects
