@@ -22,6 +22,7 @@ requests for the same tag on a warm server, response size is measured on the wir
 the server offers it) and raw, RSS covers the server and its child processes.
 
 Usage: python bench/server.py [--skip-peers] [--skip-tb-slow] [--repeats 5] [--only NAME[,NAME]] [--cache .bench]
+       [--before DIR]  (another checkout, e.g. a git worktree of main: before/after in one run)
 """
 
 from __future__ import annotations
@@ -273,6 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="first-chart repeats (TB slow runs once)")
     parser.add_argument("--setup-only", action="store_true", help="create venvs and data, then exit")
     parser.add_argument("--only", help="measure only servers whose name contains this text")
+    parser.add_argument(
+        "--before", type=Path, metavar="DIR",
+        help="also serve the TensorBoard files with the visualdl package of another checkout "
+        "(e.g. `git worktree add /tmp/before main`), in the same interleaved runs: "
+        "before/after figures from one run")
     args = parser.parse_args(argv)
     cache = args.cache.resolve()
     cache.mkdir(parents=True, exist_ok=True)
@@ -292,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     skipped: list[Result] = []
     if not args.skip_peers:
-        peers = prepare_peers(cache, args.skip_tb_slow, skipped, (ours_python, ours_env))
+        peers = prepare_peers(cache, args.skip_tb_slow, skipped, (ours_python, ours_env),
+                              args.before)
         servers.extend(peers)
     if args.setup_only:
         return 0
@@ -336,6 +343,13 @@ def verdicts(results: list[Result]) -> str:
         ok = value <= target if op == "<=" else value >= target
         lines.append(f"  {name:<58} {value:8.2f} {unit:<3} target {op} {target:g} {unit}  "
                      f"{'PASS' if ok else 'MISS'}")
+    for name, before in by_name.items():
+        if name.startswith(f"{OURS_ON_TB} (before") and on_tb:
+            was, now = (statistics.median(r.first_chart) for r in (before, on_tb))
+            vs_tb = f"; TB fast / before {statistics.median(tb_fast.first_chart) / was:.2f}x" \
+                if tb_fast else ""
+            lines.append(f"  first chart on the event files, before -> now: {was:.2f} s -> "
+                         f"{now:.2f} s ({was / now:.2f}x sooner{vs_tb})")
     return "\n".join(lines)
 
 
@@ -372,9 +386,10 @@ OURS_ON_TB = "visualdl (ours) on the TensorBoard files"
 
 
 def prepare_peers(cache: Path, skip_tb_slow: bool, skipped: list[Result],
-                  ours: tuple[str, dict]) -> list[Server]:
+                  ours: tuple[str, dict], before: Path | None = None) -> list[Server]:
     """Venvs (shared with write_read.py), data written by each peer's own writer, commands;
-    and ours serving TensorBoard's files (``ours``: its interpreter and environment)."""
+    and ours serving TensorBoard's files (``ours``: its interpreter and environment; and
+    ``before``, another checkout's package, run by the same interpreter)."""
     servers = []
     env = peer_env()
     workdir = cache / "peer-cwd"
@@ -390,6 +405,8 @@ def prepare_peers(cache: Path, skip_tb_slow: bool, skipped: list[Result],
             OURS_ON_TB, [ours[0], "-m", "visualdl", "--logdir", str(tb_dir), "--port", "{port}"],
             "http://127.0.0.1:{port}/api/scalars?run=run&tag=tag0&points=1000",
             ours_done, ours[1]))
+        if before is not None:
+            servers.append(before_server(before, ours, tb_dir))
         for fast in ("true", "false"):
             if fast == "false" and skip_tb_slow:
                 skipped.append(Result("TensorBoard 2.21 --load_fast=false", note="skipped (--skip-tb-slow)"))
@@ -422,6 +439,21 @@ def prepare_peers(cache: Path, skip_tb_slow: bool, skipped: list[Result],
             )
         )
     return servers
+
+
+def before_server(checkout: Path, ours: tuple[str, dict], tb_dir: Path) -> Server:
+    """Ours from another checkout (its ``visualdl`` package first on PYTHONPATH, bytecode
+    compiled as ours is) on the TensorBoard files."""
+    checkout = checkout.resolve()
+    if not (checkout / "visualdl" / "__init__.py").is_file():
+        raise SystemExit(f"--before: {checkout} holds no visualdl package")
+    subprocess.run([ours[0], "-m", "compileall", "-q", str(checkout / "visualdl")], check=True)
+    env = dict(ours[1], PYTHONPATH=os.pathsep.join(
+        filter(None, [str(checkout), os.environ.get("PYTHONPATH")])))
+    return Server(f"{OURS_ON_TB} (before: {checkout.name})",
+                  [ours[0], "-m", "visualdl", "--logdir", str(tb_dir), "--port", "{port}"],
+                  "http://127.0.0.1:{port}/api/scalars?run=run&tag=tag0&points=1000",
+                  ours_done, env)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ import importlib
 import pkgutil
 import threading
 import warnings
-from importlib.metadata import entry_points
 
 from visualdl.kinds.spec import Kind
 
@@ -47,6 +46,8 @@ def _builtin() -> list[Kind]:
 
 
 def _plugins() -> list[Kind]:
+    from importlib.metadata import entry_points  # ~10 ms: not on a server's first read
+
     found = []
     for point in entry_points(group=ENTRY_POINT_GROUP):
         try:

@@ -12,6 +12,7 @@ import gc
 import signal
 import socket
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -169,17 +170,9 @@ def _convert(argv: Sequence[str]) -> int:
     return 1 if summary.skipped else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``visualdl`` console script; returns the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["inspect"]:
-        return _inspect(argv[1:])
-    if argv[:1] == ["convert"]:
-        return _convert(argv[1:])
-    if argv[:1] == ["export"]:
-        from visualdl.export import main as export_main
-
-        return export_main(argv[1:])
+def _start(argv: list[str]) -> int | tuple:
+    """Parse the flags, start loading, build the app: ``(app, sockets, args)``, or the exit
+    code when something is wrong."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.logdir and not args.model:
@@ -199,45 +192,71 @@ def main(argv: Sequence[str] | None = None) -> int:
             if cache_dir.exists() and not cache_dir.is_dir():
                 parser.error(f"argument --cache-dir: {args.cache_dir} is a file, not a folder")
         scalar_cache.configure(cache_dir=args.cache_dir, persist=not args.no_cache)
-    with _collector_paused():
-        # The data provider (reader, numpy, protobuf; no Flask) is built first and starts
-        # reading the logdir before the web stack is imported, so its file reads overlap
-        # Flask's import; the port is bound in between (see listen.py).
-        from visualdl.server.reader_provider import open_provider
+    # The data provider (reader, numpy, protobuf; no Flask) is built first and starts
+    # reading the logdir before the web stack is imported, so its file reads overlap
+    # Flask's import; the port is bound in between (see listen.py).
+    from visualdl.server.reader_provider import open_provider
 
-        try:
-            data = open_provider(args.logdir or [], args.reload_interval, storage_options)
-        except (FileNotFoundError, ValueError, ImportError) as err:
-            print(f"visualdl: error: {err}", file=sys.stderr)
-            return 2
-        try:
-            sockets = listen(args.host, args.port)
-        except OSError as err:
-            print(f"visualdl: error: cannot listen on {args.host}:{args.port}: {err}",
-                  file=sys.stderr)
-            return 1
-        data.start()
-        from visualdl.server.app import create_app
+    try:
+        data = open_provider(args.logdir or [], args.reload_interval, storage_options)
+    except (FileNotFoundError, ValueError, ImportError) as err:
+        print(f"visualdl: error: {err}", file=sys.stderr)
+        return 2
+    try:
+        sockets = listen(args.host, args.port)
+    except OSError as err:
+        print(f"visualdl: error: cannot listen on {args.host}:{args.port}: {err}",
+              file=sys.stderr)
+        return 1
+    _quick_handoffs_until_loaded(data)
+    data.start()
+    from visualdl.server.app import create_app
 
-        try:
-            app = create_app(models=args.model or [], data=data, path_prefix=args.path_prefix,
-                             allow_embedding=args.allow_embedding)
-        except (FileNotFoundError, ValueError) as err:  # e.g. a missing --model file
-            data.stop(timeout=2.0)
-            for sock in sockets:
-                sock.close()
-            print(f"visualdl: error: {err}", file=sys.stderr)
-            return 2
+    try:
+        app = create_app(models=args.model or [], data=data, path_prefix=args.path_prefix,
+                         allow_embedding=args.allow_embedding)
+    except (FileNotFoundError, ValueError) as err:  # e.g. a missing --model file
+        _usual_handoffs()
+        data.stop(timeout=2.0)
+        for sock in sockets:
+            sock.close()
+        print(f"visualdl: error: {err}", file=sys.stderr)
+        return 2
+    return app, sockets, args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``visualdl`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["inspect"]:
+        return _inspect(argv[1:])
+    if argv[:1] == ["convert"]:
+        return _convert(argv[1:])
+    if argv[:1] == ["export"]:
+        from visualdl.export import main as export_main
+
+        return export_main(argv[1:])
+    with _collector_paused():  # from the start: numpy and the reader import here too
+        started = _start(argv)
+        if not isinstance(started, int):
+            gc.freeze()  # see _collector_paused
+    if isinstance(started, int):
+        return started
+    app, sockets, args = started
     return serve(app, sockets, args.host, args.path_prefix)
 
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the server starts.
+    """Pause the cyclic garbage collector while the server starts (:func:`main` freezes what
+    start-up made, ``gc.freeze``, before it resumes).
 
     Start-up imports Flask, numpy and protobuf: some hundred thousand objects that live as
     long as the process, which the collector would walk again and again for nothing (about
     7% of the time to the first chart). Nothing started here makes garbage cycles to speak of.
+    Resuming without freezing them would only defer that walk: they are all still in the
+    youngest generation, so the first allocation after ``gc.enable()`` would collect them
+    all at once (some 50-100 ms, on this thread, while the first load runs).
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -246,6 +265,47 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+# Seconds a thread may hold the GIL while another waits for it, during the first load.
+START_SWITCH_INTERVAL = 0.0002
+
+
+def _quick_handoffs_until_loaded(data) -> None:  # noqa: ANN001 - a DataProvider
+    """Hand the GIL over quickly (``sys.setswitchinterval``) until the first load is done.
+
+    The first load (numpy over the record files, on the provider's thread) runs while this
+    thread imports Flask and builds the app (pure Python: it holds the GIL). Numpy releases
+    the GIL for each operation, but taking it back waits for the importing thread's time
+    slice to end: 5 ms by default, against some 50 us per operation, so the two would in
+    effect take turns instead of sharing two cores. The usual interval comes back once the
+    data are loaded (a server answering requests has no use for quicker hand-overs), or
+    when the server stops first (:func:`_usual_handoffs`)."""
+    previous = sys.getswitchinterval()
+    if previous <= START_SWITCH_INTERVAL * 1.01:
+        return
+    sys.setswitchinterval(START_SWITCH_INTERVAL)
+    _previous_interval.append((previous, sys.getswitchinterval()))  # as Python stores it
+
+    def restore() -> None:
+        data.wait_loaded(timeout=600)
+        _usual_handoffs()
+
+    threading.Thread(target=restore, name="visualdl-switch-interval", daemon=True).start()
+
+
+_previous_interval: list[tuple[float, float]] = []
+
+
+def _usual_handoffs() -> None:
+    """Undo :func:`_quick_handoffs_until_loaded` (once; later calls do nothing), unless
+    something else has set another interval since."""
+    try:
+        previous, quick = _previous_interval.pop()
+    except IndexError:
+        return
+    if sys.getswitchinterval() == quick:
+        sys.setswitchinterval(previous)
 
 
 def make_server(app, sockets: list[socket.socket]):  # noqa: ANN001, ANN201 - Flask app, waitress server
@@ -316,6 +376,8 @@ def serve(app, sockets: list[socket.socket], host: str,  # noqa: ANN001 - a Flas
         if previous_int in (signal.SIG_IGN, signal.SIG_DFL):
             signal.signal(signal.SIGINT, previous_int)
         server.close()
+        _usual_handoffs()
+        gc.unfreeze()  # (for a process that goes on: tests, a notebook's kernel)
         from visualdl.server.api_common import provider
 
         provider(app).stop(timeout=2.0)

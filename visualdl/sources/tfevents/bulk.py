@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator, NamedTuple
 
 import numpy as np
 
@@ -86,23 +86,55 @@ def _walk(view: memoryview, n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(starts, np.int64), np.asarray(lengths, np.int64)
 
 
-def _chain(arr: np.ndarray, cand: np.ndarray, n: int) -> tuple | None:
-    """The records among candidate starts ``cand`` when they chain from the buffer's first
-    byte to its last complete record (each one's end the next one's start), else None."""
-    lengths = _u32_at(arr, cand).astype(np.int64)  # the top four bytes are zero
+def _at_every_byte(arr: np.ndarray, dtype: str) -> np.ndarray:
+    """``arr``'s bytes read as little-endian ``dtype`` starting at every offset (a view:
+    element ``i`` is the value whose first byte is ``arr[i]``), so that a field at any
+    offset of many records is one gather, with no copy of the bytes around it."""
+    kind = np.dtype(dtype)
+    count = max(len(arr) - kind.itemsize + 1, 0)
+    return np.ndarray((count,), kind, buffer=arr, strides=(1,))
+
+
+class _Views:
+    """The buffer of one chunk as bytes and as every-offset u32, u64, f32 and f64 views."""
+
+    __slots__ = ("u8", "u32", "u64", "f32", "f64", "n")
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.u8 = arr
+        self.n = len(arr)
+        self.u32 = _at_every_byte(arr, "<u4")
+        self.u64 = _at_every_byte(arr, "<u8")
+        self.f32 = _at_every_byte(arr, "<f4")
+        self.f64 = _at_every_byte(arr, "<f8")
+
+
+_LENGTH_CRC_TABLE: list[np.ndarray] = []  # masked CRCs of the lengths 0..65535, made once
+_SMALL = 1 << 16
+
+
+def _chain(v: _Views, cand: np.ndarray) -> tuple | None:
+    """The records among candidate starts ``cand`` (sorted) when they chain from the
+    buffer's first byte to its last complete record (each one's end the next one's
+    start), else None."""
+    n = v.n
+    cand = cand[:np.searchsorted(cand, n - (HEADER_SIZE + FOOTER_SIZE), "right")]
+    lengths = v.u32[cand]
     ends = cand + lengths + (HEADER_SIZE + FOOTER_SIZE)
-    whole = ends <= n  # (also rules out nearly every position that is no record start)
-    cand, lengths, ends = cand[whole], lengths[whole], ends[whole]
     # a record is followed by another (or by the end of the buffer): most positions that
     # only look like a header are not, and need no CRC
     starts_here = np.zeros(n + 1, bool)
     starts_here[cand] = True
-    linked = starts_here[ends] | (ends > n - HEADER_SIZE)
-    cand, lengths, ends = cand[linked], lengths[linked], ends[linked]
-    good = _length_crcs(lengths) == _u32_at(arr, cand + 8)
-    cand, lengths, ends = cand[good], lengths[good], ends[good]
+    # a length under 2**31 has its top 33 bits zero; the record must fit in the buffer
+    ok = (ends <= n) & (v.u32[cand + 4] == 0) & (lengths < MAX_RECORD_SIZE)
+    ok &= starts_here[np.minimum(ends, n)] | (ends > n - HEADER_SIZE)
+    keep = np.flatnonzero(ok)
+    cand, lengths, ends = cand[keep], lengths[keep], ends[keep]
+    good = _length_crcs(lengths) == v.u32[cand + 8]
+    if not good.all():
+        cand, lengths, ends = cand[good], lengths[good], ends[good]
     if len(cand) and cand[0] == 0 and (ends[:-1] == cand[1:]).all():
-        return cand, lengths
+        return cand, lengths.astype(np.int64)
     return None
 
 
@@ -110,28 +142,29 @@ def _boundaries(arr: np.ndarray, view: memoryview) -> tuple[np.ndarray, np.ndarr
     """Starts and lengths of the complete records at the head of the buffer whose length
     CRC checks (data CRCs are not checked yet).
 
-    Every position that could frame a record (a length under 2**31 has its top four bytes
-    zero) has its length CRC checked at once; when each survivor's declared end is the
-    next survivor, those are the records. Otherwise (a payload that happens to hold a
-    well-framed header, or damage) the records are walked one by one."""
+    Every event TensorBoard's writers make starts with its wall time (field 1, key 09), so
+    the positions 12 bytes before a 09 byte are tried first (one pass over the buffer);
+    when each one whose length CRC checks ends where the next begins, those are the
+    records. A file where that does not hold (a wall time of 0 is not serialized) is
+    searched again at every position that could frame a record (a length under 2**31 has
+    its top four bytes zero). Otherwise (a payload that happens to hold a well-framed
+    header, or damage) the records are walked one by one."""
     n = len(arr)
     m = n - HEADER_SIZE + 1
     if m <= 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    v = _Views(arr)
+    found = _chain(v, np.flatnonzero(arr[HEADER_SIZE:] == 0x09))
+    if found is not None:
+        return found
     z = arr == 0
     plausible = z[4:m + 4] & z[5:m + 5] & z[6:m + 6] & z[7:m + 7] & (arr[3:m + 3] < 0x80)
-    # Every event TensorBoard's writers make starts with its wall time (field 1, key 09):
-    # trying those positions first leaves a quarter of the candidates; a file where that
-    # does not hold (a wall time of 0 is not serialized) is searched again without it.
-    wall_first = plausible.copy()
-    wall_first[:m - 1] &= arr[HEADER_SIZE:n] == 0x09
-    for where in (wall_first, plausible):
-        found = _chain(arr, np.flatnonzero(where), n)
-        if found is not None:
-            return found
+    found = _chain(v, np.flatnonzero(plausible))
+    if found is not None:
+        return found
     starts, lengths = _walk(view, n)
     if len(starts):
-        ok = _length_crcs(lengths) == _u32_at(arr, starts + 8)
+        ok = _length_crcs(lengths) == v.u32[starts + 8]
         if not ok.all():
             keep = int(np.argmin(ok))
             starts, lengths = starts[:keep], lengths[:keep]
@@ -140,10 +173,7 @@ def _boundaries(arr: np.ndarray, view: memoryview) -> tuple[np.ndarray, np.ndarr
 
 def _u32_at(arr: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """The little-endian uint32 at each position."""
-    out = arr[pos].astype(np.uint32)
-    for k in (1, 2, 3):
-        out |= arr[pos + k].astype(np.uint32) << np.uint32(8 * k)
-    return out
+    return _at_every_byte(arr, "<u4")[pos]
 
 
 def _windows(arr: np.ndarray, length: int) -> np.ndarray:
@@ -153,29 +183,91 @@ def _windows(arr: np.ndarray, length: int) -> np.ndarray:
 
 
 def _length_crcs(lengths: np.ndarray) -> np.ndarray:
-    """Masked CRC32C of each 8-byte little-endian length (all under 2**31, so four
-    table lookups each: framing's vectorised search computes them the same way)."""
-    return _masked_length_crcs(lengths.astype(np.uint32))
+    """Masked CRC32C of each 8-byte little-endian length (all under 2**31). Lengths under
+    65,536 (nearly all) are looked up in a table made once; the others are computed with
+    four table lookups each, as framing's vectorised search does."""
+    if not _LENGTH_CRC_TABLE:
+        _LENGTH_CRC_TABLE.append(_masked_length_crcs(np.arange(_SMALL, dtype=np.uint32)))
+    table = _LENGTH_CRC_TABLE[0]
+    if not len(lengths):
+        return np.zeros(0, np.uint32)
+    small = lengths < _SMALL
+    if small.all():
+        return table[lengths]
+    out = _masked_length_crcs(lengths.astype(np.uint32))
+    out[small] = table[lengths[small]]
+    return out
 
 
 def _masked(crc: np.ndarray) -> np.ndarray:
     return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + _MASK_DELTA
 
 
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``, which imports ``numpy.ma`` (some 40 ms at a server's start) on
+    its first call: a sort and a comparison of neighbours."""
+    s = np.sort(values)
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``np.unique(values, return_index=True, return_inverse=True)`` for arrays that hold
-    few distinct values (tags, record lengths): the distinct values are taken from the
-    first rows and everything is matched against them with a binary search; only when
-    some value is not among them is the whole array sorted."""
+    """``np.unique(values, return_index=True, return_inverse=True)`` for integer arrays
+    that hold few distinct values (tags, record lengths): the distinct values are taken
+    from the first rows, and every value is matched with them through a small hash table
+    (one multiply, one shift, one lookup each) and then compared with what it matched;
+    only when some value is not among them is the whole array sorted."""
+    if not len(values) or (values == values[0]).all():
+        return values[:1].copy(), np.zeros(min(len(values), 1), np.int64), \
+            np.zeros(len(values), np.int64)
     head = values[:256]
-    uniq = np.unique(head)
-    at = np.minimum(np.searchsorted(uniq, values), len(uniq) - 1)
-    if len(values) > len(head) and (uniq[at] == values).all():
+    uniq = _sorted_unique(head)
+    at = _lookup(uniq, values)
+    if at is not None:
         first = np.full(len(uniq), len(values), np.int64)
         np.minimum.at(first, at[:len(head)], np.arange(len(head)))
         return uniq, first, at
-    uniq, first, inverse = np.unique(values, return_index=True, return_inverse=True)
-    return uniq, first, inverse.reshape(-1)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.empty(len(values), bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inverse = np.empty(len(values), np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], order[new], inverse
+
+
+# odd 64-bit multipliers for _lookup's hash (golden ratio, then splitmix64's and murmur's)
+_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB,
+                0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53)
+
+
+def _lookup(uniq: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """Each value's index in ``uniq`` (a few distinct integers), or None when some value
+    is not among them. A multiplicative hash into a table of at least 256 slots that
+    ``uniq`` fills without collision; what a value finds there is then checked."""
+    if len(uniq) > 64:
+        return None
+    bits = 8 if len(uniq) <= 16 else 12
+    shift = np.uint64(64 - bits)
+    keys = uniq.astype(np.uint64) if uniq.dtype != np.uint64 else uniq
+    for mult in _MULTIPLIERS:
+        with np.errstate(over="ignore"):
+            slots = (keys * np.uint64(mult)) >> shift
+        if len(_sorted_unique(slots)) == len(uniq):
+            break
+    else:
+        return None
+    table = np.zeros(1 << bits, np.int64)
+    table[slots] = np.arange(len(uniq))
+    v = values.view(np.uint64) if values.dtype.itemsize == 8 else values.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        at = table[(v * np.uint64(mult)) >> shift]
+    return at if (uniq[at] == values).all() else None
 
 
 _TABLE_MAX = 512  # longer records are checked one by one with google_crc32c (C)
@@ -186,7 +278,7 @@ def _position_tables(length: int) -> tuple[np.ndarray, np.uint32]:
     """CRC32C is affine in the message bits: ``crc(x) = crc(0...0) ^ XOR_j T[j][x_j]``,
     where ``T[j][b]`` is byte ``b``'s contribution at position ``j`` (its table entry
     carried through the zero bytes after it). So the CRCs of many messages of one length
-    are one gather and one XOR-reduce, with no loop over bytes."""
+    are one gather per byte position, with no loop over messages."""
     got = _tables.get(length)
     if got is None:
         rows = np.empty((length, 256), np.uint32)
@@ -211,16 +303,13 @@ def _crc(arr: np.ndarray, pos: np.ndarray, length: int) -> np.ndarray:
     cols = np.ascontiguousarray(_windows(arr, length)[pos].T)
     # Bytes that are the same in every message (field keys, a tag, the high bytes of a
     # wall time) contribute the same term to each CRC: looked up once, not per message.
-    same = (cols == cols[:, :1]).all(axis=1)
     first = cols[:, 0]
+    same = np.bitwise_or.reduce(cols ^ first[:, None], axis=1) == 0
     for j in np.flatnonzero(same).tolist():
         zero ^= table[j, first[j]]
-    varying = np.flatnonzero(~same)
-    if not len(varying):
-        return _masked(np.full(len(pos), zero, np.uint32))
-    cols = cols[varying].astype(np.int32)
-    cols += (varying.astype(np.int32) * 256)[:, None]
-    crc = np.bitwise_xor.reduce(table.reshape(-1).take(cols), axis=0) ^ zero
+    crc = np.full(len(pos), zero, np.uint32)
+    for j in np.flatnonzero(~same).tolist():
+        crc ^= table[j].take(cols[j])
     return _masked(crc)
 
 
@@ -228,125 +317,268 @@ def _first_bad(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> int:
     """Index of the first record whose data CRC fails (len(starts) if none)."""
     bad = len(starts)
     uniq, _, which = _distinct(lengths)
+    u32 = _at_every_byte(arr, "<u4")
     for k, length in enumerate(uniq.tolist()):
-        idx = np.flatnonzero(which == k)
+        idx = np.flatnonzero(which == k) if len(uniq) > 1 else np.arange(len(starts))
         data = starts[idx] + HEADER_SIZE
-        good = _crc(arr, data, length) == _u32_at(arr, data + length)
+        good = _crc(arr, data, length) == u32[data + length]
         if not good.all():
             bad = min(bad, int(idx[np.argmin(good)]))
     return bad
 
 
-def _steps(arr: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The varints at ``at``: (values, sizes, ok); ok is False past 9 bytes."""
-    value = np.zeros(len(at), np.int64)
-    size = np.zeros(len(at), np.int64)
-    going = np.ones(len(at), bool)
-    for k in range(_MAX_STEP_BYTES):
-        byte = arr[at + k].astype(np.int64)
-        value |= np.where(going, (byte & 0x7F) << (7 * k), 0)
-        size += going
-        going &= byte >= 0x80
-        if not going.any():
-            break
-    return value, size, ~going
+# -- one-value scalar events --------------------------------------------------------------
+_SIMPLE, _TENSOR = 0, 1
+_MAX_MISSES = 8  # events of one length that fit no layout before the rest are left alone
 
 
-def _tag_groups(arr: np.ndarray, tag_at: np.ndarray, tag_len: np.ndarray
-                ) -> tuple[list, np.ndarray]:
-    """The distinct tags (in order of first appearance; None for bytes that are not UTF-8)
-    and each record's index into them.
+class _Layout(NamedTuple):
+    """Where the fields of a one-value scalar event of one length are: the wall time at
+    byte 1, the step (a ``step_size``-byte varint) at byte 10, then the summary's keys and
+    sizes (``head``: the six bytes ``2a S 0a V 0a T`` at ``keys``), the tag (``tag_len``
+    bytes), and the value (``simple_value``: key 15 and a float32; or the scalars plugin's
+    tensor form)."""
 
-    Rows of tag bytes are told apart by a 64-bit hash (np.unique of integers is fast; of
-    byte rows it is not), and every row is then compared with its group's first row, so a
-    collision is caught and settled by comparing the bytes themselves."""
-    which = np.empty(len(tag_at), np.int64)
-    names: list = []
-    firsts: list[int] = []
-    lens, _, by_len = _distinct(tag_len)
-    for k, length in enumerate(lens.tolist()):
-        idx = np.flatnonzero(by_len == k)
-        rows = arr[tag_at[idx][:, None] + np.arange(length)]
-        h = np.full(len(rows), length, np.uint64)
+    form: int
+    step_size: int
+    keys: int
+    head: int
+    tag_len: int
+
+    @property
+    def tag_at(self) -> int:
+        return self.keys + 6
+
+    @property
+    def suffix_at(self) -> int:
+        return self.tag_at + self.tag_len
+
+    @property
+    def value_at(self) -> int:
+        return self.suffix_at + (1 if self.form == _SIMPLE else len(_TENSOR_SCALAR))
+
+
+def _layout(b: bytes) -> _Layout | None:
+    """The layout of the one event ``b`` (its bytes), or None when it is not a one-value
+    scalar event: ``09 <wall> 10 <step> 2a S 0a V 0a T <tag> (15 <f32> | <tensor form>)``."""
+    n = len(b)
+    if n < 22 or b[0] != 0x09 or b[9] != 0x10:
+        return None
+    size = 1
+    while b[9 + size] & 0x80:
+        size += 1
+        if size > _MAX_STEP_BYTES or 10 + size > n:
+            return None
+    p = 10 + size
+    if p + 6 > n or b[p] != 0x2A or b[p + 2] != 0x0A or b[p + 4] != 0x0A:
+        return None
+    s, v, t = b[p + 1], b[p + 3], b[p + 5]
+    if s >= 0x80 or v >= 0x80 or t >= 0x80 or s != v + 2:
+        return None
+    after = p + 6 + t
+    head = int.from_bytes(b[p:p + 6], "little")
+    if v == t + 7 and after + 5 == n and b[after] == 0x15:
+        return _Layout(_SIMPLE, size, p, head, t)
+    if v == t + 14 and after + 12 == n and b[after:after + 8] == _TENSOR_SCALAR.tobytes():
+        return _Layout(_TENSOR, size, p, head, t)
+    return None
+
+
+_HEAD_MASK = (1 << 48) - 1
+_TENSOR_WORD = int.from_bytes(_TENSOR_SCALAR.tobytes(), "little")
+
+
+def _fits(v: _Views, d: np.ndarray, lay: _Layout) -> np.ndarray:
+    """Which events at ``d`` (payload starts, all of the layout's length) have ``lay``'s
+    keys, sizes and step size: then every field is at the layout's offsets."""
+    u8 = v.u8
+    ok = u8[d] == 0x09
+    ok &= u8[d + 9] == 0x10
+    for k in range(lay.step_size - 1):  # a varint's bytes but its last have the top bit
+        ok &= u8[d + (10 + k)] >= 0x80
+    ok &= u8[d + (9 + lay.step_size)] < 0x80
+    ok &= (v.u64[d + lay.keys] & np.uint64(_HEAD_MASK)) == np.uint64(lay.head)
+    if lay.form == _SIMPLE:
+        ok &= u8[d + lay.suffix_at] == 0x15
+    else:
+        ok &= v.u64[d + lay.suffix_at] == np.uint64(_TENSOR_WORD)
+    return ok
+
+
+def _step_values(v: _Views, d: np.ndarray, size: int) -> np.ndarray:
+    """The ``size``-byte varints at ``d + 10``."""
+    if size <= 4:
+        word = v.u32[d + 10].astype(np.int64)
+        out = word & 0x7F
+        for k in range(1, size):
+            out |= (word >> k) & (0x7F << (7 * k))
+        return out
+    out = np.zeros(len(d), np.int64)
+    for k in range(size):
+        out |= (v.u8[d + (10 + k)].astype(np.int64) & 0x7F) << (7 * k)
+    return out
+
+
+def _tag_keys(v: _Views, at: np.ndarray, length: int) -> list[np.ndarray]:
+    """The tag bytes at ``at`` as 8-byte words (the last one masked to the tag's end): two
+    tags are equal when all their words are."""
+    words = []
+    for w in range(0, max(length, 1), 8):
+        word = v.u64[at + w]
+        left = length - w
+        if left < 8:
+            word &= np.uint64((1 << (8 * left)) - 1)
+        words.append(word)
+    return words
+
+
+def _tag_groups(v: _Views, at: np.ndarray, length: int) -> tuple[list, np.ndarray, np.ndarray]:
+    """The distinct tags of ``length`` bytes at ``at`` (as bytes; in order of first
+    appearance), each event's index into them, and the index of each one's first event.
+
+    Tags of up to 8 bytes are one integer each; longer ones are told apart by a 64-bit hash
+    of their words, and every event's words are then compared with its group's first
+    event's, so a collision is caught and settled by comparing the bytes themselves."""
+    words = _tag_keys(v, at, length)
+    key = words[0]
+    if len(words) > 1:
         with np.errstate(over="ignore"):
-            for col in rows.T:
-                h = h * np.uint64(1099511628211) + col
-        _, first, inverse = _distinct(h)
-        if not (rows == rows[first[inverse]]).all():
-            _, first, inverse = np.unique(rows, axis=0, return_index=True,
-                                          return_inverse=True)
-            inverse = inverse.reshape(-1)
-        base = len(names)
-        for f in first.tolist():
-            try:
-                names.append(rows[f].tobytes().decode("utf-8"))
-            except UnicodeDecodeError:
-                names.append(None)
-            firsts.append(int(idx[f]))
-        which[idx] = base + inverse
-    # renumber in order of first appearance, so series come out in file order
-    order = np.argsort(np.asarray(firsts, np.int64), kind="stable")
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    return [names[i] for i in order], rank[which]
+            key = key.copy()
+            for word in words[1:]:
+                key = (key * np.uint64(1099511628211)) ^ word
+    uniq, first, which = _distinct(key)
+    if len(words) > 1:
+        rep = first[which]
+        if not all((word == word[rep]).all() for word in words):
+            rows = _windows(v.u8, length)[at]
+            uniq, first, which = _distinct_rows(rows)
+    names = [v.u8[int(at[f]):int(at[f]) + length].tobytes() for f in first.tolist()]
+    return names, which, first
 
 
-def _members(which: np.ndarray, count: int) -> list[np.ndarray]:
-    """For each of ``count`` groups, the indices whose ``which`` is that group, in order."""
-    if count <= 32:  # a pass per group beats a sort
-        return [np.flatnonzero(which == t) for t in range(count)]
-    order = np.argsort(which, kind="stable")
-    bounds = np.searchsorted(which[order], np.arange(count + 1))
-    return [order[bounds[t]:bounds[t + 1]] for t in range(count)]
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_distinct` for rows of bytes (after a hash collision: never in practice)."""
+    seen: dict[bytes, int] = {}
+    which = np.empty(len(rows), np.int64)
+    first: list[int] = []
+    for i, row in enumerate(rows):
+        key = row.tobytes()
+        k = seen.get(key)
+        if k is None:
+            k = seen[key] = len(first)
+            first.append(i)
+        which[i] = k
+    return np.arange(len(first)), np.asarray(first, np.int64), which
+
+
+class _Found(NamedTuple):
+    """The events of one layout: their indices, each one's tag (an index into the chunk's
+    tags), steps, wall times and values."""
+
+    idx: np.ndarray
+    tag: np.ndarray
+    steps: np.ndarray
+    walls: np.ndarray
+    values: np.ndarray
+
+
+def _decode_layout(v: _Views, d: np.ndarray, idx: np.ndarray, lay: _Layout,
+                   tags: dict[bytes, int], firsts: list[int]) -> _Found:
+    """The fields of the events at ``d`` (indices ``idx``), all of layout ``lay``; their
+    tags are added to ``tags`` (bytes -> index, with each one's first event in
+    ``firsts``)."""
+    names, which, first = _tag_groups(v, d + lay.tag_at, lay.tag_len)
+    ids = np.empty(len(names), np.int64)
+    for k, name in enumerate(names):
+        got = tags.get(name)
+        at = int(idx[first[k]])
+        if got is None:
+            got = tags[name] = len(firsts)
+            firsts.append(at)
+        else:  # seen in another layout: which came first in the file?
+            firsts[got] = min(firsts[got], at)
+        ids[k] = got
+    return _Found(idx, ids[which] if len(ids) > 1 else np.full(len(idx), ids[0]),
+                  _step_values(v, d, lay.step_size), v.f64[d + 1],
+                  v.f32[d + lay.value_at].astype(np.float64))
 
 
 def _scalars(arr: np.ndarray, data: np.ndarray, lengths: np.ndarray
              ) -> tuple[np.ndarray, list, list]:
-    """Recognise the one-value scalar layout in the events at ``data`` (payload starts):
+    """Recognise one-value scalar events among the events at ``data`` (payload starts):
     ``09 <wall> 10 <step> 2a S 0a V 0a T <tag> (15 <f32> | <tensor form>)``.
+
+    Events of one length nearly always share one layout (keys, step size, tag length): the
+    first one's is read with Python, every event of its length is checked against it at
+    once, and those that fit are decoded at its offsets; the others try the next one's.
 
     Returns (mask of the simple_value events decoded, their series, and the tensor-form
     candidates as ``(series, indices)`` per tag)."""
+    simple = np.zeros(len(data), bool)
     if not len(data):
-        return np.zeros(0, bool), [], []
-    big = lengths >= 20
-    d = np.where(big, data, 0)
-    ok = big & (arr[d] == 0x09) & (arr[d + 9] == 0x10)
-    step, k, ok_step = _steps(arr, np.minimum(d + 10, len(arr) - _MAX_STEP_BYTES))
-    ok &= ok_step
-    p = np.minimum(np.where(ok, d + 10 + k, 0), len(arr) - 6)
-    n_tag = arr[p + 5].astype(np.int64)
-    ok &= (arr[p] == 0x2A) & (arr[p + 2] == 0x0A) & (arr[p + 4] == 0x0A) & (n_tag < 0x80)
-    ok &= (arr[p + 1] < 0x80) & (arr[p + 3] < 0x80)
-    n_value = arr[p + 3].astype(np.int64)
-    ok &= arr[p + 1].astype(np.int64) == n_value + 2
-    after = p + 6 + n_tag  # the first byte after the tag
-    end = data + lengths
-    simple = ok & (n_value == n_tag + 7) & (after + 5 == end)
-    simple &= arr[np.where(simple, after, 0)] == 0x15
-    tensor = ok & (n_value == n_tag + 14) & (after + 12 == end)
-    if tensor.any():
-        t_at = np.where(tensor, after, 0)
-        tensor &= (_windows(arr, 8)[t_at] == _TENSOR_SCALAR).all(axis=1)
-    found: list = []
-    for mask, value_at in ((simple, after + 1), (tensor, after + 8)):
-        if not mask.any():
-            found.append([])
-            continue
-        idx = np.flatnonzero(mask)
-        names, which = _tag_groups(arr, p[idx] + 6, n_tag[idx])
-        walls = _windows(arr, 8)[d[idx] + 1].copy().view("<f8").reshape(-1)
-        values = _windows(arr, 4)[value_at[idx]].copy().view("<f4").reshape(-1)
-        values = values.astype(np.float64)
-        groups = []
-        for name, sel in zip(names, _members(which, len(names))):
-            if name is None:  # not UTF-8: protobuf refuses it, so the careful path decides
-                mask[idx[sel]] = False
+        return simple, [], []
+    v = _Views(arr)
+    found: tuple[list, list] = ([], [])
+    tags: tuple[dict, dict] = ({}, {})
+    firsts: tuple[list, list] = ([], [])
+    uniq, _, which = _distinct(lengths)
+    for k, length in enumerate(uniq.tolist()):
+        todo = np.flatnonzero(which == k) if len(uniq) > 1 else np.arange(len(data))
+        misses = 0
+        while len(todo) and misses < _MAX_MISSES:
+            start = int(data[todo[0]])
+            lay = _layout(arr[start:start + length].tobytes())
+            if lay is None:
+                misses += 1
+                todo = todo[1:]
                 continue
-            groups.append((DecodedSeries(name, step[idx][sel], walls[sel], values[sel]),
-                           idx[sel]))
-        found.append(groups)
-    return simple, [series for series, _ in found[0]], found[1]
+            d = data[todo]
+            fits = _fits(v, d, lay)
+            sel = todo[fits] if not fits.all() else todo
+            found[lay.form].append(_decode_layout(
+                v, d[fits] if sel is not todo else d, sel, lay, tags[lay.form],
+                firsts[lay.form]))
+            todo = todo[~fits]
+    out = []
+    for form in (_SIMPLE, _TENSOR):
+        groups = _series(found[form], tags[form], firsts[form])
+        if form == _SIMPLE:
+            for _, sel in groups:
+                simple[sel] = True
+        out.append(groups)
+    return simple, [series for series, _ in out[0]], out[1]
+
+
+def _series(found: list[_Found], tags: dict[bytes, int], firsts: list[int]) -> list:
+    """One ``(DecodedSeries, indices)`` per UTF-8 tag, in order of first appearance, each
+    in file order; tags that are not UTF-8 are left out (protobuf refuses them, so the
+    careful path decides)."""
+    if not found:
+        return []
+    if len(found) == 1:
+        f = found[0]
+    else:  # several layouts (e.g. steps whose varints grew a byte): back to file order
+        cat = [np.concatenate(cols) for cols in zip(*found)]
+        order = np.argsort(cat[0], kind="stable")
+        f = _Found(*(col[order] for col in cat))
+    names = list(tags)
+    if len(names) > 1:  # one stable radix sort by tag, then a slice per tag
+        order = np.argsort(f.tag.astype(np.int16 if len(names) < 1 << 15 else np.int64),
+                           kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(f.tag, minlength=len(names)))))
+        f = _Found(*(col[order] for col in f))
+    else:
+        bounds = np.array([0, len(f.idx)])
+    out = []
+    for t in np.argsort(np.asarray(firsts, np.int64), kind="stable").tolist():
+        try:
+            name = names[t].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        sel = slice(int(bounds[t]), int(bounds[t + 1]))
+        out.append((DecodedSeries(name, f.steps[sel], f.walls[sel], f.values[sel]),
+                    f.idx[sel]))
+    return out
 
 
 def scan_chunk(view: memoryview, base: int, first: bool = False) -> Chunk:
