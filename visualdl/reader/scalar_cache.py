@@ -146,6 +146,27 @@ def _new_dir() -> Path:
     return path
 
 
+def block_extremes(block: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per row of ``block``: the index of its minimum and of its maximum and those values,
+    NaN ignored (a row of NaN only: index 0, value NaN).
+
+    ``argmin`` / ``argmax`` straight on the rows, one pass each (0.7 ns a point), and the
+    rows holding a NaN (where numpy's argmin stops at the NaN) done again with the NaN
+    masked; masking every row first was 10 ns a point, half of a cache build's own cost.
+    """
+    rows = np.arange(len(block))
+    lo, hi = block.argmin(axis=1), block.argmax(axis=1)
+    lo_v, hi_v = block[rows, lo], block[rows, hi]
+    bad = np.flatnonzero(np.isnan(lo_v) | np.isnan(hi_v))
+    if len(bad):
+        sub = block[bad]
+        nan = np.isnan(sub)
+        lo[bad] = np.where(nan, np.inf, sub).argmin(axis=1)
+        hi[bad] = np.where(nan, -np.inf, sub).argmax(axis=1)
+        lo_v[bad], hi_v[bad] = block[bad, lo[bad]], block[bad, hi[bad]]
+    return lo, hi, lo_v, hi_v
+
+
 class SpilledScalars(Scalars):
     """``Scalars`` over memory-mapped columns that can also answer a downsampled window
     from the pyramid (``minmax_window``) without reading the whole series."""
@@ -235,13 +256,9 @@ class SpilledSeries:
         pending = np.concatenate((self._tail, values)) if len(self._tail) else values
         full = len(pending) // BASE
         if full:
-            block = pending[: full * BASE].reshape(full, BASE)
-            nan = np.isnan(block)
-            lo = np.where(nan, np.inf, block).argmin(axis=1)
-            hi = np.where(nan, -np.inf, block).argmax(axis=1)
-            rows = np.arange(full)
-            base = first + rows * BASE
-            self._l0.append((base + lo, base + hi, block[rows, lo], block[rows, hi]))
+            lo, hi, lo_v, hi_v = block_extremes(pending[: full * BASE].reshape(full, BASE))
+            base = first + np.arange(full, dtype=np.int64) * BASE
+            self._l0.append((base + lo, base + hi, lo_v, hi_v))
         self._tail = pending[full * BASE:].copy()
 
     def _write(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
