@@ -69,6 +69,27 @@ def _submit(fn, *args):  # noqa: ANN001, ANN202 - a function and its arguments; 
     return future
 
 
+#: the file's data to the disk (its size too; not its times): fsync where there is no fdatasync
+datasync = getattr(os, "fdatasync", os.fsync)
+
+
+def submit(fn, *args):  # noqa: ANN001, ANN201 - a function and its arguments; a Future
+    """Queue ``fn`` after every cache write queued so far (the persistent cache's commits:
+    they describe only what was written before them)."""
+    return _submit(fn, *args)
+
+
+def wait_writes() -> None:
+    """Wait until every queued cache write and commit of this process is done (a commit's
+    own errors are its business: see scalar_persist)."""
+    while _inflight:
+        future = _inflight.popleft()
+        try:
+            future.result()
+        except Exception:  # noqa: BLE001 - a failed series write surfaces at its series
+            pass
+
+
 def _load_trim():  # noqa: ANN202 - a C function or None
     """glibc's malloc_trim, or None elsewhere. The decoded chunks a spilled series drops are
     small arrays from the C heap, which glibc keeps after they are freed (measured: 230 of
@@ -456,6 +477,13 @@ class SpilledSeries:
 
     def flush(self) -> None:
         self._drain()
+
+    def sync(self) -> None:
+        """Flush the column files to the disk (``fdatasync``), on the writer thread after
+        the writes queued before: a manifest that counts these points is written after."""
+        for f in self._files.values():
+            f.flush()
+            datasync(f.fileno())
 
     @property
     def last_step(self) -> int | None:
