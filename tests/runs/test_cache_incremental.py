@@ -210,6 +210,7 @@ def test_folders_of_deleted_record_files_and_dead_servers_are_removed(tmp_path, 
                           capture_output=True, text=True, check=True).stdout.strip()
     (cache / f"scalars-{dead}-abc" / "s1").mkdir(parents=True)
     (cache / f"scalars-{os.getpid()}-mine").mkdir()
+    (cache / "persist" / "never-committed" / "series-1").mkdir(parents=True)
     for p in (logdir / "gone").iterdir():
         p.unlink()
     (logdir / "gone").rmdir()
@@ -220,4 +221,5 @@ def test_folders_of_deleted_record_files_and_dead_servers_are_removed(tmp_path, 
     sources = [json.loads(p.read_text())["source"] for p in cache.glob("persist/*/manifest.json")]
     assert len(sources) == 1 and "/kept/" in sources[0]
     assert not (cache / f"scalars-{dead}-abc").exists()
+    assert not (cache / "persist" / "never-committed").exists()
     assert (cache / f"scalars-{os.getpid()}-mine").exists()

@@ -73,6 +73,21 @@ def _submit(fn, *args):  # noqa: ANN001, ANN202 - a function and its arguments; 
 datasync = getattr(os, "fdatasync", os.fsync)
 
 
+def sync_all(fds: list[int]) -> None:
+    """``datasync`` every descriptor, several at once: the file system joins concurrent
+    syncs into one journal commit (measured: 100 files one after another 560-800 ms, on
+    8 threads 50 ms)."""
+    if len(fds) <= 1:
+        for fd in fds:
+            datasync(fd)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(16, len(fds)), thread_name_prefix="visualdl-cache-sync") as ex:
+        for done in [ex.submit(datasync, fd) for fd in fds]:
+            done.result()
+
+
 def submit(fn, *args):  # noqa: ANN001, ANN201 - a function and its arguments; a Future
     """Queue ``fn`` after every cache write queued so far (the persistent cache's commits:
     they describe only what was written before them)."""
@@ -478,12 +493,14 @@ class SpilledSeries:
     def flush(self) -> None:
         self._drain()
 
-    def sync(self) -> None:
-        """Flush the column files to the disk (``fdatasync``), on the writer thread after
-        the writes queued before: a manifest that counts these points is written after."""
+    def flushed(self) -> list[int]:
+        """The column files' descriptors, their buffers flushed: to be synced to the disk by
+        a commit (on the writer thread, after the writes queued before it)."""
+        out = []
         for f in self._files.values():
             f.flush()
-            datasync(f.fileno())
+            out.append(f.fileno())
+        return out
 
     @property
     def last_step(self) -> int | None:

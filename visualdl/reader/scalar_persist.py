@@ -247,7 +247,10 @@ def restore(reader: Any, state: Any, f: Any) -> None:
         cache.off = True
         return
     sweep()
-    scalar_cache.wait_writes()  # an earlier reader's commit in this process comes first
+    pending = _commits.get(cache.where)
+    if pending is not None:  # an earlier reader's commit in this process comes first
+        with contextlib.suppress(Exception):
+            pending.result()
     if not cache.acquire(create=False):
         return
     try:
@@ -262,6 +265,8 @@ def restore(reader: Any, state: Any, f: Any) -> None:
             stats["rejected"] += 1
             reader._error(f"{state.path}: scalar cache ignored and rebuilt ({reason})")
         cache.reset()
+        if state.decoder is not None:  # what a rejected cache told the decoder: forgotten
+            state.decoder = FileDecoder()
         return
     manifest, series, events = loaded
     with reader._lock:
@@ -444,7 +449,8 @@ def _save(reader: Any, state: Any, cache: FileCache) -> None:
     with open(state.path, "rb") as f:
         manifest["identity"] = _identity(f, state.offset)
     cache.saved = state.offset
-    scalar_cache.submit(_commit, cache.failed, where, manifest, items, writes, syncs, dropped)
+    _commits[where] = scalar_cache.submit(_commit, cache.failed, where, manifest, items,
+                                          writes, syncs, dropped)
 
 
 def _decoder_state(decoder: Any) -> dict | None:
@@ -463,18 +469,20 @@ def _commit(failed: dict, where: Path, manifest: dict, items: list, writes: list
             syncs: list, dropped: list) -> None:
     """On the writer thread, after the writes the manifest counts: append, sync, then
     replace the manifest. A failure leaves the last manifest, which still holds."""
+    handles = []
     try:
         written = 0
         for path, array in writes:
+            if not len(array) and path.exists():
+                continue  # not grown: not touched
             path.parent.mkdir(exist_ok=True)
-            with open(path, "ab") as fh:
-                if len(array):
-                    fh.write(np.ascontiguousarray(array, _dtype(path.name)))
-                    written += array.nbytes
-                fh.flush()
-                scalar_cache.datasync(fh.fileno())
-        for sp in syncs:
-            sp.sync()
+            fh = open(path, "ab")
+            handles.append(fh)
+            fh.write(np.ascontiguousarray(array, _dtype(path.name)))
+            fh.flush()
+            written += array.nbytes
+        scalar_cache.sync_all([fh.fileno() for fh in handles] +
+                              [fd for sp in syncs for fd in sp.flushed()])
         series = []
         for tag, now, order in items:
             folder = where / now.dir
@@ -496,6 +504,9 @@ def _commit(failed: dict, where: Path, manifest: dict, items: list, writes: list
         stats["commit_bytes"] += written
     except (OSError, ValueError) as exc:
         failed["why"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        for fh in handles:
+            fh.close()
 
 
 def _atomic(path: Path, data: bytes) -> int:
@@ -519,6 +530,11 @@ def _atomic(path: Path, data: bytes) -> int:
         finally:
             os.close(dir_fd)
     return len(data)
+
+
+#: each folder's last commit queued by this process (a restart in the same process waits
+#: for it; other folders' reads do not wait for a sync of this one)
+_commits: dict[Path, Any] = {}
 
 
 # -- eviction ----------------------------------------------------------------------------------
@@ -546,11 +562,15 @@ def sweep() -> None:
 
 
 def _sweep_persisted(folder: Path) -> None:
+    """Remove a folder whose record file is gone, or that never got a manifest (a server
+    stopped before its first commit), unless its owner is at work in it."""
     try:
         source = json.loads((folder / MANIFEST).read_text()).get("source")
+    except FileNotFoundError:
+        source = None
     except (OSError, ValueError, AttributeError):
-        return  # no manifest yet (being built), or not ours to judge
-    if not isinstance(source, str) or os.path.exists(source):
+        return  # not ours to judge
+    if isinstance(source, str) and os.path.exists(source):
         return
     try:
         lock = open(folder / "lock", "a+b")
