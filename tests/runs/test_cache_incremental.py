@@ -223,3 +223,83 @@ def test_folders_of_deleted_record_files_and_dead_servers_are_removed(tmp_path, 
     assert not (cache / f"scalars-{dead}-abc").exists()
     assert not (cache / "persist" / "never-committed").exists()
     assert (cache / f"scalars-{os.getpid()}-mine").exists()
+
+
+def write_vdl2(path: Path, lo: int, hi: int) -> None:
+    """VisualDL 2.x records (``uint64`` length, a ``Record``), one value each, as its
+    LogWriter writes them: a text first, then ``loss`` and ``add_scalars``' ``all/train``."""
+    import struct
+
+    from visualdl.sources.vdl2 import vdl2_record_pb2 as pb
+
+    def frame(value: pb.Record.Value) -> bytes:
+        payload = pb.Record(values=[value]).SerializeToString()
+        return struct.pack("<Q", len(payload)) + payload
+
+    with open(path, "ab") as f:
+        if lo == 0:
+            f.write(frame(pb.Record.Value(id=0, tag="notes", timestamp=1_000_000,
+                                          text=pb.Record.Text(encoded_text_string="start"))))
+        for s in range(lo, hi):
+            f.write(frame(pb.Record.Value(id=s, tag="loss", timestamp=1_000_000 + s,
+                                          value=float(np.float32(np.cos(s / 40.0))))))
+            f.write(frame(pb.Record.Value(id=s, tag="all", timestamp=1_000_000 + s,
+                                          tag_value=pb.Record.TagValue(tag="train",
+                                                                       value=s % 13))))
+
+
+def test_visualdl_2_files_use_the_cache(tmp_path, cache):
+    logdir = tmp_path / "logs"
+    (logdir / "run").mkdir(parents=True)
+    path = logdir / "run" / "vdlrecords.1700000000.log"
+    write_vdl2(path, 0, 25_000)
+    reader = LogReader(logdir)
+    tags = reader.tags("run")
+    assert isinstance(reader.scalars("run", "loss"), scalar_cache.SpilledScalars)
+    assert manifest(cache)["decoder"]["kind"] == "vdl2"
+    del reader
+    reader, read = restart(logdir)
+    assert read == 0
+    assert reader.tags("run") == tags
+    steps = np.arange(25_000)
+    assert np.array_equal(reader.scalars("run", "loss").values,
+                          np.cos(steps / 40.0).astype(np.float32))
+    assert [t.text for t in reader.texts("run", "notes")] == ["start"]
+    write_vdl2(path, 25_000, 25_100)
+    reader.reload()
+    assert reader.tags("run") == tags  # the add_scalars chart was not announced again
+    assert np.array_equal(reader.scalars("run", "all/train").values,
+                          (np.arange(25_100) % 13).astype(float))
+    assert reader.error_messages == []
+    del reader
+    reader, read = restart(logdir)
+    assert read == 0
+    assert len(reader.scalars("run", "loss").steps) == 25_100
+
+
+def test_a_short_series_does_not_pin_the_records_of_the_long_ones(tmp_path, cache):
+    """scalar_codec decodes a record into one array per column, each series a view of it:
+    a short series' view kept the whole record's arrays alive after the long series went to
+    the disk (RSS grew by the size of the record file read)."""
+    from visualdl.format.framing import frame
+    from visualdl.format.scalar_codec import encode_entry, record_entry
+
+    logdir = tmp_path / "logs"
+    path = make_run(logdir / "run", 40_000)
+    s = np.arange(40_000, 45_000)
+    with open(path, "ab") as f:
+        entries = [record_entry(encode_entry(tag, np.column_stack(
+            [s, 1e9 + s * 0.37, np.sin(s / 3.0) + k]).ravel().tolist()))
+            for k, tag in enumerate(("a", "b"))]
+        few = s[::500]
+        entries.append(record_entry(encode_entry("c", np.column_stack(
+            [few, 1e9 + few * 0.37, np.cos(few / 3.0)]).ravel().tolist())))
+        f.write(frame(b"".join(entries)))
+    scalar_cache.configure(cache_dir=cache, persist=False)  # (a save joins the chunks)
+    reader = LogReader(logdir)
+    (short,) = reader._runs["run"].scalars["c"].values()
+    assert short.spilled is None
+    last = short.chunks[-1]
+    assert all(col.base is None for col in last[:3])  # its own memory, not the record's
+    assert np.array_equal(reader.scalars("run", "c").values[10:], np.cos(few / 3.0))
+    assert np.array_equal(reader.scalars("run", "a").values[40_000:], np.sin(s / 3.0))

@@ -3,8 +3,9 @@ instead of decoded again, and kept up to date by appending, never by rewriting.
 
 Decoding 200M points from the records takes the first start tens of seconds; the series
 it spilled (see :mod:`visualdl.reader.scalar_cache`) are already on disk. So once a local
-record file (ours or a TensorBoard event file) holding at least one spilled series is read,
-its cache folder (``<cache root>/persist/<hash of the file's real path>/``) holds:
+record file (ours, a TensorBoard event file, a VisualDL 2.x file) holding at least one
+spilled series is read, its cache folder (``<cache root>/persist/<hash of the file's real
+path>/``) holds:
 
 - one folder per series: the spilled series' own folders, moved there (``steps.i64``,
   ``walls.f64``, ``values.f64``, appended to by the writer thread), with their level 0 of
@@ -14,7 +15,7 @@ its cache folder (``<cache root>/persist/<hash of the file's real path>/``) hold
 - ``others.i64``: the offsets of the records that held anything but scalars (append-only);
 - ``manifest.json``: the offset read up to, the file's identity there (size, ``mtime_ns``,
   device and inode, a hash of its first 4 KiB and of the 4 KiB before the offset), its
-  header (and a TensorBoard decoder's state), and for every file in the folder how many
+  header (and the state of a TensorBoard or VisualDL 2.x file's decoder), and for every file in the folder how many
   items of it are valid, with a hash of its last 4 KiB of them.
 
 A reload that adds k points to a series writes O(k) bytes: the points (appended by the
@@ -63,6 +64,8 @@ from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.reader import scalar_cache
 from visualdl.sources import vdl2
 from visualdl.sources.tfevents.decode import HEADER, FileDecoder
+from visualdl.sources.vdl2.decode import FileDecoder as Vdl2Decoder
+from visualdl.sources.vdl2.framing import read_payload_at as vdl2_payload_at
 from visualdl.writer.segments import segment_key
 
 try:
@@ -173,11 +176,11 @@ class FileCache:
 
 
 def eligible(state: Any) -> bool:
-    """Local visualdl record files and TensorBoard event files (VisualDL 2.x files, traces
-    and segment streams are read as before)."""
-    return (state.remote is None and not state.torch_trace and not vdl2.is_vdl2(state)
+    """Local record files: ours, TensorBoard event files, VisualDL 2.x files (traces, graph
+    files and segment streams are read as before)."""
+    return (state.remote is None and not state.torch_trace and not state.vdl2_graph
             and segment_key(state.path) is None
-            and (state.decoder is None or isinstance(state.decoder, FileDecoder)))
+            and (state.decoder is None or isinstance(state.decoder, (FileDecoder, Vdl2Decoder))))
 
 
 def note_record(state: Any, offset: int, record: Record) -> None:
@@ -265,8 +268,10 @@ def restore(reader: Any, state: Any, f: Any) -> None:
             stats["rejected"] += 1
             reader._error(f"{state.path}: scalar cache ignored and rebuilt ({reason})")
         cache.reset()
-        if state.decoder is not None:  # what a rejected cache told the decoder: forgotten
+        if isinstance(state.decoder, FileDecoder):  # what a rejected cache told it: forgotten
             state.decoder = FileDecoder()
+        elif vdl2.is_vdl2(state):  # adopted for the cache: the first read tells again
+            state.decoder = state.header = None
         return
     manifest, series, events = loaded
     with reader._lock:
@@ -295,7 +300,9 @@ def _load(cache: FileCache, state: Any, f: Any):  # noqa: ANN202 - see restore
         return None
     if manifest.get("format") != FORMAT or manifest.get("source") != os.path.realpath(state.path):
         return None
-    if (state.decoder is None) != (manifest.get("decoder") is None):
+    kind = (manifest.get("decoder") or {}).get("kind")
+    if kind != ("tfevents" if isinstance(state.decoder, FileDecoder) else None) and not (
+            kind == "vdl2" and state.decoder is None):
         return None
     offset = int(manifest["offset"])
     if not _still_same(manifest["identity"], f, offset):
@@ -336,19 +343,18 @@ def _load(cache: FileCache, state: Any, f: Any):  # noqa: ANN202 - see restore
 
 
 def _other_events(state: Any, manifest: dict, others: list[int]) -> list:
-    """The entries other than scalars, read again from their records by offset (a
-    TensorBoard file's decoder first gets back the state it had at the offset)."""
+    """The entries other than scalars, read again from their records by offset. A
+    TensorBoard or VisualDL 2.x file's decoder reads them from its first state, in order (an
+    ``add_scalars`` chart is announced at its first key, as it was), then gets the state it
+    had at the offset (a tag's plugin named by a scalar event before it, say)."""
     events = []
+    saved = manifest["decoder"]
+    vdl2_file = saved is not None and saved["kind"] == "vdl2"
+    if vdl2_file:
+        vdl2.adopt(state)
     decoder = state.decoder
-    if decoder is not None:
-        saved = manifest["decoder"]
-        decoder.plugins = dict(saved["plugins"])
-        decoder.contents = {k: bytes.fromhex(v) for k, v in saved["contents"].items()}
-        decoder.metric_tags = list(saved["metric_tags"])
-        decoder.hparams = saved["hparams"]
-        decoder.file_version = saved["file_version"]
     for off in others:
-        payload = read_record_at(state.path, off)
+        payload = (vdl2_payload_at if vdl2_file else read_record_at)(state.path, off)
         if decoder is not None:
             items = decoder.decode(payload)
             if isinstance(items, str) or items is HEADER:
@@ -358,6 +364,15 @@ def _other_events(state: Any, manifest: dict, others: list[int]) -> list:
             record = Record.FromString(payload)
             events += [(off, e) for e in record.entries
                        if e.WhichOneof("kind") not in ("scalars", None)]
+    if vdl2_file:
+        decoder.chart_keys = {k: list(v) for k, v in saved["chart_keys"].items()}
+        decoder.display_name = saved["display_name"]
+    elif isinstance(decoder, FileDecoder):
+        decoder.plugins = dict(saved["plugins"])
+        decoder.contents = {k: bytes.fromhex(v) for k, v in saved["contents"].items()}
+        decoder.metric_tags = list(saved["metric_tags"])
+        decoder.hparams = saved["hparams"]
+        decoder.file_version = saved["file_version"]
     return events
 
 
@@ -454,15 +469,22 @@ def _save(reader: Any, state: Any, cache: FileCache) -> None:
 
 
 def _decoder_state(decoder: Any) -> dict | None:
-    """What a TensorBoard file's decoder remembers from the events before the offset
-    (a tag's plugin comes with its first value only)."""
+    """What a TensorBoard or VisualDL 2.x file's decoder remembers from the records before
+    the offset (a tag's plugin comes with its first value only; an ``add_scalars`` chart's
+    keys so far)."""
     if decoder is None:
         return None
-    out = {"plugins": decoder.plugins, "metric_tags": decoder.metric_tags,
-           "contents": {k: bytes(v).hex() for k, v in decoder.contents.items()},
-           "hparams": decoder.hparams, "file_version": decoder.file_version}
-    json.dumps(out)  # hparams of a type JSON does not hold: not cached (TypeError)
-    return out
+    if isinstance(decoder, Vdl2Decoder):
+        out = {"kind": "vdl2", "chart_keys": decoder.chart_keys,
+               "display_name": decoder.display_name}
+    else:
+        out = {"kind": "tfevents", "plugins": decoder.plugins,
+               "metric_tags": decoder.metric_tags,
+               "contents": {k: bytes(v).hex() for k, v in decoder.contents.items()},
+               "hparams": decoder.hparams, "file_version": decoder.file_version}
+    # a copy (the commit is written on the writer thread while the reader goes on); hparams
+    # of a type JSON does not hold are refused here (TypeError: the file is not cached)
+    return json.loads(json.dumps(out))
 
 
 def _commit(failed: dict, where: Path, manifest: dict, items: list, writes: list,
