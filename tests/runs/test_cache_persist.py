@@ -89,6 +89,7 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 
 def manifests(cache: Path) -> list[dict]:
+    scalar_cache.wait_writes()  # the commits run on the cache's writer thread
     return [json.loads(p.read_text()) for p in sorted(cache.glob("persist/*/manifest.json"))]
 
 
@@ -136,12 +137,14 @@ def test_records_appended_after_restart_are_read_and_kept(tmp_path, cache):
 
 
 def _series_dir(cache: Path) -> Path:
+    scalar_cache.wait_writes()
     (folder,) = cache.glob("persist/*")
     m = json.loads((folder / "manifest.json").read_text())
     return folder / next(s["dir"] for s in m["series"] if s["tag"] == "a")
 
 
 def _garbage_manifest(cache: Path) -> None:
+    scalar_cache.wait_writes()
     (next(cache.glob("persist/*/manifest.json"))).write_text("{not json")
 
 
@@ -155,8 +158,34 @@ def _scribbled_values(cache: Path) -> None:
     f.write_bytes(np.full(f.stat().st_size // 8, 123.0).tobytes())
 
 
-def _garbage_arrays(cache: Path) -> None:
-    (next(cache.glob("persist/*/arrays-*.npz"))).write_bytes(b"PK\x03\x04 nonsense")
+def _scribbled_level0(cache: Path) -> None:
+    f = _series_dir(cache) / "hi_v.f64"
+    raw = bytearray(f.read_bytes())
+    raw[-8:] = np.float64(1e9).tobytes()
+    f.write_bytes(bytes(raw))
+
+
+def _truncated_block_steps(cache: Path) -> None:
+    f = _series_dir(cache) / "firsts.i64"
+    os.truncate(f, f.stat().st_size - 8)
+
+
+def _scribbled_short_series(cache: Path) -> None:
+    (folder,) = cache.glob("persist/*")
+    m = json.loads((folder / "manifest.json").read_text())
+    f = folder / next(s["dir"] for s in m["series"] if s["tag"] == "c") / "values.f64"
+    f.write_bytes(np.full(f.stat().st_size // 8, 7.0).tobytes())
+
+
+def _lost_other_records(cache: Path) -> None:
+    os.truncate(next(cache.glob("persist/*/others.i64")), 0)
+
+
+def _older_format(cache: Path) -> None:
+    path = next(cache.glob("persist/*/manifest.json"))
+    m = json.loads(path.read_text())
+    m["format"] = 1
+    path.write_text(json.dumps(m))
 
 
 def _missing_series(cache: Path) -> None:
@@ -164,13 +193,16 @@ def _missing_series(cache: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", [_garbage_manifest, _truncated_values, _scribbled_values,
-                                    _garbage_arrays, _missing_series])
+                                    _scribbled_level0, _truncated_block_steps,
+                                    _scribbled_short_series, _lost_other_records,
+                                    _older_format, _missing_series])
 def test_a_damaged_cache_is_ignored_and_rebuilt(tmp_path, cache, damage):
     logdir = tmp_path / "logs"
     make_run(logdir / "run", 60_000)
     first = LogReader(logdir)
     del first
     gc.collect()
+    scalar_cache.wait_writes()
     damage(cache)
     reader, read = restart(logdir)
     assert read == 1 + 60_000 // CHUNK + 1  # read again from the records
@@ -278,7 +310,7 @@ def test_cli_cache_dir_is_used_and_reused(tmp_path, monkeypatch):
     (folder,) = where.glob("persist/*")
     m = json.loads((folder / "manifest.json").read_text())
     series = {p.name: p.stat().st_ino for p in folder.glob("series-*")}
-    assert len(series) == 2
+    assert len(series) == 3  # a and b spilled, c short
     _, again = _cli_load(logdir, "--cache-dir", str(where))
     assert again == body
     # reused, not rebuilt: the same series files and manifest generation

@@ -123,3 +123,24 @@ def test_unwritable_cache_keeps_the_series_in_memory(tmp_path, monkeypatch):
     data = LogReader(tmp_path / "run").scalars("run", "x")
     assert not isinstance(data, scalar_cache.SpilledScalars)
     assert np.array_equal(data.values, values_at(np.arange(30_000)))
+
+
+def test_block_extremes_ignore_nan_like_a_masked_argmin():
+    rng = np.random.default_rng(3)
+    block = rng.normal(size=(64, scalar_cache.BASE))
+    block[5, 17] = np.nan                 # one NaN in a row
+    block[9, :] = np.nan                  # a row of NaN only
+    block[11, ::2] = np.nan               # half NaN, the minimum among the rest
+    block[11, 101] = -9.0
+    block[20, 0] = np.nan                 # a NaN first, the maximum after it
+    block[20, 3] = 9.0
+    lo, hi, lo_v, hi_v = scalar_cache.block_extremes(block.copy())
+    nan = np.isnan(block)
+    want_lo = np.where(nan, np.inf, block).argmin(axis=1)
+    want_hi = np.where(nan, -np.inf, block).argmax(axis=1)
+    assert np.array_equal(lo, want_lo) and np.array_equal(hi, want_hi)
+    rows = np.arange(64)
+    assert np.array_equal(lo_v, block[rows, want_lo], equal_nan=True)
+    assert np.array_equal(hi_v, block[rows, want_hi], equal_nan=True)
+    assert (lo[11], lo_v[11], hi[20], hi_v[20]) == (101, -9.0, 3, 9.0)
+    assert lo[9] == 0 and np.isnan(lo_v[9]) and np.isnan(hi_v[9])

@@ -306,8 +306,10 @@ class LogReader:
                     continue
                 # a ScalarPoint (a tuple) is gathered; anything else is an entry
                 points.extend(item for item in items if isinstance(item, tuple))
-                self._add_entries(state, [item for item in items
-                                          if not isinstance(item, tuple)], offset)
+                entries = [item for item in items if not isinstance(item, tuple)]
+                if entries:  # re-read by offset when the file's scalars come from the cache
+                    scalar_persist.note_offset(state, offset)
+                self._add_entries(state, entries, offset)
             state.records += n_fast
             added += n_fast
             self._add_entries(state, (gather(points) if points else []) + fast, 0)

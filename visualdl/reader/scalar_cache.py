@@ -69,6 +69,42 @@ def _submit(fn, *args):  # noqa: ANN001, ANN202 - a function and its arguments; 
     return future
 
 
+#: the file's data to the disk (its size too; not its times): fsync where there is no fdatasync
+datasync = getattr(os, "fdatasync", os.fsync)
+
+
+def sync_all(fds: list[int]) -> None:
+    """``datasync`` every descriptor, several at once: the file system joins concurrent
+    syncs into one journal commit (measured: 100 files one after another 560-800 ms, on
+    8 threads 50 ms)."""
+    if len(fds) <= 1:
+        for fd in fds:
+            datasync(fd)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(16, len(fds)), thread_name_prefix="visualdl-cache-sync") as ex:
+        for done in [ex.submit(datasync, fd) for fd in fds]:
+            done.result()
+
+
+def submit(fn, *args):  # noqa: ANN001, ANN201 - a function and its arguments; a Future
+    """Queue ``fn`` after every cache write queued so far (the persistent cache's commits:
+    they describe only what was written before them)."""
+    return _submit(fn, *args)
+
+
+def wait_writes() -> None:
+    """Wait until every queued cache write and commit of this process is done (a commit's
+    own errors are its business: see scalar_persist)."""
+    while _inflight:
+        future = _inflight.popleft()
+        try:
+            future.result()
+        except Exception:  # noqa: BLE001 - a failed series write surfaces at its series
+            pass
+
+
 def _load_trim():  # noqa: ANN202 - a C function or None
     """glibc's malloc_trim, or None elsewhere. The decoded chunks a spilled series drops are
     small arrays from the C heap, which glibc keeps after they are freed (measured: 230 of
@@ -144,6 +180,27 @@ def _new_dir() -> Path:
         path = _session / f"s{_counter[0]}"
     path.mkdir()
     return path
+
+
+def block_extremes(block: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per row of ``block``: the index of its minimum and of its maximum and those values,
+    NaN ignored (a row of NaN only: index 0, value NaN).
+
+    ``argmin`` / ``argmax`` straight on the rows, one pass each (0.7 ns a point), and the
+    rows holding a NaN (where numpy's argmin stops at the NaN) done again with the NaN
+    masked; masking every row first was 10 ns a point, half of a cache build's own cost.
+    """
+    rows = np.arange(len(block))
+    lo, hi = block.argmin(axis=1), block.argmax(axis=1)
+    lo_v, hi_v = block[rows, lo], block[rows, hi]
+    bad = np.flatnonzero(np.isnan(lo_v) | np.isnan(hi_v))
+    if len(bad):
+        sub = block[bad]
+        nan = np.isnan(sub)
+        lo[bad] = np.where(nan, np.inf, sub).argmin(axis=1)
+        hi[bad] = np.where(nan, -np.inf, sub).argmax(axis=1)
+        lo_v[bad], hi_v[bad] = block[bad, lo[bad]], block[bad, hi[bad]]
+    return lo, hi, lo_v, hi_v
 
 
 class SpilledScalars(Scalars):
@@ -235,13 +292,9 @@ class SpilledSeries:
         pending = np.concatenate((self._tail, values)) if len(self._tail) else values
         full = len(pending) // BASE
         if full:
-            block = pending[: full * BASE].reshape(full, BASE)
-            nan = np.isnan(block)
-            lo = np.where(nan, np.inf, block).argmin(axis=1)
-            hi = np.where(nan, -np.inf, block).argmax(axis=1)
-            rows = np.arange(full)
-            base = first + rows * BASE
-            self._l0.append((base + lo, base + hi, block[rows, lo], block[rows, hi]))
+            lo, hi, lo_v, hi_v = block_extremes(pending[: full * BASE].reshape(full, BASE))
+            base = first + np.arange(full, dtype=np.int64) * BASE
+            self._l0.append((base + lo, base + hi, lo_v, hi_v))
         self._tail = pending[full * BASE:].copy()
 
     def _write(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
@@ -439,6 +492,15 @@ class SpilledSeries:
 
     def flush(self) -> None:
         self._drain()
+
+    def flushed(self) -> list[int]:
+        """The column files' descriptors, their buffers flushed: to be synced to the disk by
+        a commit (on the writer thread, after the writes queued before it)."""
+        out = []
+        for f in self._files.values():
+            f.flush()
+            out.append(f.fileno())
+        return out
 
     @property
     def last_step(self) -> int | None:

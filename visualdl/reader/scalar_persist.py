@@ -1,31 +1,47 @@
 """The scalar disk cache kept across restarts: a record file's long series are mapped again
-instead of decoded again.
+instead of decoded again, and kept up to date by appending, never by rewriting.
 
 Decoding 200M points from the records takes the first start tens of seconds; the series
 it spilled (see :mod:`visualdl.reader.scalar_cache`) are already on disk. So once a local
-visualdl record file holding at least one spilled series is read, its cache folder
-(``<cache root>/persist/<hash of the file's real path>/``) gets:
+record file (ours, a TensorBoard event file, a VisualDL 2.x file) holding at least one
+spilled series is read, its cache folder (``<cache root>/persist/<hash of the file's real
+path>/``) holds:
 
-- the spilled series' folders, moved there (append-only column files),
-- ``arrays-<gen>.npz``: every series' level 0 of the pyramid and the file's short series
-  (a file's series are cached all together, or the file is read again),
-- ``manifest.json`` (written to a temporary name, then renamed): the offset read up to,
-  the file's identity there (size, ``mtime_ns``, device and inode, a hash of its first
-  4 KiB and of the 4 KiB before the offset), its header, how many points each series had
-  at that offset, and the offsets of the records that held anything but scalars.
+- one folder per series: the spilled series' own folders, moved there (``steps.i64``,
+  ``walls.f64``, ``values.f64``, appended to by the writer thread), with their level 0 of
+  the pyramid and the step of every 1,024th point in append-only files (``lo_i.i64``,
+  ``hi_i.i64``, ``lo_v.f64``, ``hi_v.f64``, ``firsts.i64``); the file's short series as
+  the same three column files;
+- ``others.i64``: the offsets of the records that held anything but scalars (append-only);
+- ``manifest.json``: the offset read up to, the file's identity there (size, ``mtime_ns``,
+  device and inode, a hash of its first 4 KiB and of the 4 KiB before the offset), its
+  header (and the state of a TensorBoard or VisualDL 2.x file's decoder), and for every file in the folder how many
+  items of it are valid, with a hash of its last 4 KiB of them.
+
+A reload that adds k points to a series writes O(k) bytes: the points (appended by the
+writer thread as they are read), the new level-0 rows and block steps, and a manifest of
+O(tags) bytes. The commit (append the small files, ``fdatasync`` everything written since
+the last commit, write the manifest to a temporary name, ``fsync`` it, rename it over the
+old one, ``fsync`` the folder) runs on the writer thread after the writes it describes, so
+the reader never waits for the disk. A crash at any point leaves either the old manifest,
+whose counts are a prefix of every file (anything after is cut off at the next start), or
+the new one, whose data reached the disk first.
 
 On the next start the reader checks all of it against the file before reading: same inode,
 not shorter, same bytes at both ends of the cached part (and, when not grown, the same
-``mtime_ns``); the series' files are long enough and agree with their level 0 at a few
-blocks. Then the series are mapped, the non-scalar records re-read by offset (images,
-texts, hparams: a few records, their bytes stay in the file), and the file read on from the
-stored offset. Anything that does not check out (a corrupt, truncated or stale cache, a
-file replaced, shrunk or rewritten) drops the folder and reads the file from its start:
-the cache is never trusted over the records.
+``mtime_ns``); every cache file at least as long as counted, its last counted bytes as
+hashed, the series' values agreeing with their level 0 at a few blocks. Then the series are
+mapped, the non-scalar records re-read by offset (images, texts, hparams: a few records,
+their bytes stay in the file), and the file read on from the stored offset. Anything that
+does not check out (a corrupt, truncated or stale cache, a manifest of another format, a
+file replaced, shrunk or rewritten) drops the folder and reads the file from its start: the
+cache is never trusted over the records.
 
 A lock file (``flock``) makes one process the owner of a file's folder; another server on
 the same cache folder reads that file itself, into a private folder, as without a cache.
-Removing the cache folder at any time is safe: the next start rebuilds it.
+Removing the cache folder at any time is safe: the next start rebuilds it. Folders of
+record files that no longer exist, and private folders of servers that are gone, are
+removed at the first use of the cache root in a process (:func:`sweep`).
 """
 
 from __future__ import annotations
@@ -36,6 +52,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +63,9 @@ from visualdl.format.framing import read_record_at
 from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.reader import scalar_cache
 from visualdl.sources import vdl2
+from visualdl.sources.tfevents.decode import HEADER, FileDecoder
+from visualdl.sources.vdl2.decode import FileDecoder as Vdl2Decoder
+from visualdl.sources.vdl2.framing import read_payload_at as vdl2_payload_at
 from visualdl.writer.segments import segment_key
 
 try:
@@ -52,13 +73,35 @@ try:
 except ImportError:  # Windows: no lock, no reuse
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["FileCache", "restore", "save", "note_record", "stats"]
+__all__ = ["FileCache", "restore", "save", "note_record", "note_offset", "stats", "sweep"]
 
-FORMAT = 1
+FORMAT = 2
 MANIFEST = "manifest.json"
+OTHERS = "others.i64"
+COLUMNS = ("steps.i64", "walls.f64", "values.f64")
+LEVEL0 = ("lo_i.i64", "hi_i.i64", "lo_v.f64", "hi_v.f64")
+FIRSTS = "firsts.i64"
 _SPAN = 4096
-#: what the last restores did, for tests and benches: files restored, records skipped
-stats = {"restored": 0, "skipped_records": 0, "skipped_bytes": 0, "rejected": 0}
+#: what the last restores did, for tests and benches: files restored, records skipped,
+#: caches rejected, commits written and the bytes they appended
+stats = {"restored": 0, "skipped_records": 0, "skipped_bytes": 0, "rejected": 0,
+         "commits": 0, "commit_bytes": 0}
+
+
+def _dtype(name: str) -> str:
+    return "<i8" if name.endswith(".i64") else "<f8"
+
+
+@dataclass
+class _Saved:
+    """What a series' folder holds (as queued to the writer thread): points in its column
+    files, rows of its level-0 files and of its block steps."""
+
+    dir: str
+    spilled: bool
+    n: int = 0
+    blocks: int = 0
+    firsts: int = 0
 
 
 class FileCache:
@@ -67,10 +110,14 @@ class FileCache:
     def __init__(self, path: str) -> None:
         self.path = path
         self.dir: Path | None = None
-        self.saved = -1  # the offset of the manifest on disk
+        self.saved = -1  # the offset of the last commit queued
         self.gen = 0
-        self.arrays: str = ""
+        self.series: dict[str, _Saved] = {}
         self.others: list[int] = []
+        self.others_saved = 0
+        # why the last commit failed, reported at the next save (the writer thread's commit
+        # holds this, not the cache: the lock goes with the reader, not with the thread)
+        self.failed: dict[str, str] = {}
         self.off = not scalar_cache.persist_enabled() or fcntl is None
         self._lock_file: Any = None
         key = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:32]
@@ -120,13 +167,20 @@ class FileCache:
                 else:
                     child.unlink()
         self.saved = -1
+        self.series = {}
+        self.others_saved = 0
+
+    def new_dir(self) -> str:
+        self.gen += 1
+        return f"series-{self.gen}"
 
 
 def eligible(state: Any) -> bool:
-    """Local visualdl record files only (event files, VisualDL 2.x files, traces and
-    segment streams are read as before)."""
-    return (state.remote is None and state.decoder is None and not state.torch_trace
-            and segment_key(state.path) is None)
+    """Local record files: ours, TensorBoard event files, VisualDL 2.x files (traces, graph
+    files and segment streams are read as before)."""
+    return (state.remote is None and not state.torch_trace and not state.vdl2_graph
+            and segment_key(state.path) is None
+            and (state.decoder is None or isinstance(state.decoder, (FileDecoder, Vdl2Decoder))))
 
 
 def note_record(state: Any, offset: int, record: Record) -> None:
@@ -135,6 +189,13 @@ def note_record(state: Any, offset: int, record: Record) -> None:
     if cache is None or cache.off:
         return
     if any(e.WhichOneof("kind") not in ("scalars", None) for e in record.entries):
+        cache.others.append(offset)
+
+
+def note_offset(state: Any, offset: int) -> None:
+    """Remember the offset of an event that gave entries other than scalar points."""
+    cache = state.cache
+    if cache is not None and not cache.off:
         cache.others.append(offset)
 
 
@@ -163,6 +224,24 @@ def _still_same(saved: dict, f: Any, offset: int) -> bool:
     return now["head"] == saved["head"] and now["tail"] == saved["tail"]
 
 
+def _tail_hash(path: Path, nbytes: int) -> str:
+    with open(path, "rb") as f:
+        return _digest(f, max(0, nbytes - _SPAN), nbytes)
+
+
+def _counted(path: Path, items: int, tail: str) -> None:
+    """Cut a cache file to ``items`` 8-byte items (what a commit that did not finish
+    appended goes), after checking that it holds them and ends as hashed."""
+    nbytes = 8 * items
+    size = path.stat().st_size
+    if size < nbytes:
+        raise ValueError(f"{path.name}: {size} bytes, {nbytes} counted")
+    if _tail_hash(path, nbytes) != tail:
+        raise ValueError(f"{path.name}: not the bytes counted")
+    if size > nbytes:
+        os.truncate(path, nbytes)
+
+
 # -- restore -----------------------------------------------------------------------------------
 def restore(reader: Any, state: Any, f: Any) -> None:
     """Before a file is first read: take its cached series and offset, if they check out."""
@@ -170,6 +249,11 @@ def restore(reader: Any, state: Any, f: Any) -> None:
     if not eligible(state):
         cache.off = True
         return
+    sweep()
+    pending = _commits.get(cache.where)
+    if pending is not None:  # an earlier reader's commit in this process comes first
+        with contextlib.suppress(Exception):
+            pending.result()
     if not cache.acquire(create=False):
         return
     try:
@@ -184,6 +268,10 @@ def restore(reader: Any, state: Any, f: Any) -> None:
             stats["rejected"] += 1
             reader._error(f"{state.path}: scalar cache ignored and rebuilt ({reason})")
         cache.reset()
+        if isinstance(state.decoder, FileDecoder):  # what a rejected cache told it: forgotten
+            state.decoder = FileDecoder()
+        elif vdl2.is_vdl2(state):  # adopted for the cache: the first read tells again
+            state.decoder = state.header = None
         return
     manifest, series, events = loaded
     with reader._lock:
@@ -198,8 +286,6 @@ def restore(reader: Any, state: Any, f: Any) -> None:
         reader.version += 1
     cache.saved = manifest["offset"]
     cache.gen = manifest["gen"]
-    cache.arrays = manifest["arrays"]
-    cache.others = list(manifest["others"])
     stats["restored"] += 1
     stats["skipped_records"] += manifest["records"]
     stats["skipped_bytes"] += manifest["offset"]
@@ -214,34 +300,80 @@ def _load(cache: FileCache, state: Any, f: Any):  # noqa: ANN202 - see restore
         return None
     if manifest.get("format") != FORMAT or manifest.get("source") != os.path.realpath(state.path):
         return None
+    kind = (manifest.get("decoder") or {}).get("kind")
+    if kind != ("tfevents" if isinstance(state.decoder, FileDecoder) else None) and not (
+            kind == "vdl2" and state.decoder is None):
+        return None
     offset = int(manifest["offset"])
     if not _still_same(manifest["identity"], f, offset):
         return None
-    with np.load(where / manifest["arrays"], allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+    saved: dict[str, _Saved] = {}
     series = []
-    for i, item in enumerate(manifest["series"]):
-        n = int(item["n"])
+    for item in manifest["series"]:
+        folder = where / item["dir"]
+        n, tails = int(item["n"]), item["tails"]
+        for name in COLUMNS:
+            _counted(folder / name, n, tails[name])
+        record = _Saved(item["dir"], bool(item["spilled"]), n)
         if item["spilled"]:
-            l0 = tuple(arrays[f"{i}_{c}"] for c in ("lo_i", "hi_i", "lo_v", "hi_v"))
-            if any(len(c) != n // scalar_cache.BASE for c in l0):
+            blocks, firsts_n = int(item["blocks"]), -(-n // scalar_cache.BASE)
+            if blocks != n // scalar_cache.BASE:
                 return None
-            spilled = scalar_cache.SpilledSeries.attach(
-                where / item["dir"], n, l0, arrays[f"{i}_f"], bool(item["sorted"]),
-                item["last"])
+            for name in LEVEL0:
+                _counted(folder / name, blocks, tails[name])
+            _counted(folder / FIRSTS, firsts_n, tails[FIRSTS])
+            l0 = tuple(np.fromfile(folder / name, _dtype(name), blocks) for name in LEVEL0)
+            firsts = np.fromfile(folder / FIRSTS, "<i8", firsts_n)
+            spilled = scalar_cache.SpilledSeries.attach(folder, n, l0, firsts,
+                                                        bool(item["sorted"]), item["last"])
             if not _agrees(spilled, l0, item["last"]):
                 return None
+            record.blocks, record.firsts = blocks, firsts_n
             series.append((item["tag"], spilled, None))
         else:
-            cols = tuple(arrays[f"{i}_{c}"] for c in ("s", "w", "v"))
-            if any(len(c) != n for c in cols):
-                return None
+            cols = tuple(np.fromfile(folder / name, _dtype(name), n) for name in COLUMNS)
             series.append((item["tag"], None, cols))
-    events = []
-    for off in manifest["others"]:
-        record = Record.FromString(read_record_at(state.path, off))
-        events += [(off, e) for e in record.entries if e.WhichOneof("kind") not in ("scalars", None)]
+        saved[item["tag"]] = record
+    n_others = int(manifest["others"])
+    _counted(where / OTHERS, n_others, manifest["others_tail"])
+    others = np.fromfile(where / OTHERS, "<i8", n_others).tolist() if n_others else []
+    events = _other_events(state, manifest, others)
+    cache.series, cache.others, cache.others_saved = saved, others, n_others
     return manifest, series, events
+
+
+def _other_events(state: Any, manifest: dict, others: list[int]) -> list:
+    """The entries other than scalars, read again from their records by offset. A
+    TensorBoard or VisualDL 2.x file's decoder reads them from its first state, in order (an
+    ``add_scalars`` chart is announced at its first key, as it was), then gets the state it
+    had at the offset (a tag's plugin named by a scalar event before it, say)."""
+    events = []
+    saved = manifest["decoder"]
+    vdl2_file = saved is not None and saved["kind"] == "vdl2"
+    if vdl2_file:
+        vdl2.adopt(state)
+    decoder = state.decoder
+    for off in others:
+        payload = (vdl2_payload_at if vdl2_file else read_record_at)(state.path, off)
+        if decoder is not None:
+            items = decoder.decode(payload)
+            if isinstance(items, str) or items is HEADER:
+                raise ValueError(f"record at offset {off} is not what was cached")
+            events += [(off, e) for e in items if not isinstance(e, tuple)]
+        else:
+            record = Record.FromString(payload)
+            events += [(off, e) for e in record.entries
+                       if e.WhichOneof("kind") not in ("scalars", None)]
+    if vdl2_file:
+        decoder.chart_keys = {k: list(v) for k, v in saved["chart_keys"].items()}
+        decoder.display_name = saved["display_name"]
+    elif isinstance(decoder, FileDecoder):
+        decoder.plugins = dict(saved["plugins"])
+        decoder.contents = {k: bytes.fromhex(v) for k, v in saved["contents"].items()}
+        decoder.metric_tags = list(saved["metric_tags"])
+        decoder.hparams = saved["hparams"]
+        decoder.file_version = saved["file_version"]
+    return events
 
 
 def _agrees(spilled: scalar_cache.SpilledSeries, l0: tuple, last: Any) -> bool:
@@ -253,15 +385,11 @@ def _agrees(spilled: scalar_cache.SpilledSeries, l0: tuple, last: Any) -> bool:
     blocks = len(l0[0])
     picks = sorted({0, blocks // 3, blocks // 2, 2 * blocks // 3, blocks - 1}) if blocks else []
     for b in picks:
-        lo_i, hi_i = int(l0[0][b]), int(l0[1][b])
-        got = np.asarray(data.values[[lo_i, hi_i]])
-        want = np.array([l0[2][b], l0[3][b]])
-        if not np.array_equal(got, want, equal_nan=True):
-            return False
         block = np.asarray(data.values[b * scalar_cache.BASE:(b + 1) * scalar_cache.BASE])
-        if not np.array_equal(np.array([np.nanmin(block) if not np.all(np.isnan(block)) else np.nan,
-                                        np.nanmax(block) if not np.all(np.isnan(block)) else np.nan]),
-                              want, equal_nan=True):
+        got = scalar_cache.block_extremes(block.reshape(1, -1))
+        want = (l0[0][b] - b * scalar_cache.BASE, l0[1][b] - b * scalar_cache.BASE,
+                l0[2][b], l0[3][b])
+        if not all(np.array_equal(g, [w], equal_nan=True) for g, w in zip(got, want)):
             return False
     scalar_cache._release(data)
     return True
@@ -269,16 +397,20 @@ def _agrees(spilled: scalar_cache.SpilledSeries, l0: tuple, last: Any) -> bool:
 
 # -- save --------------------------------------------------------------------------------------
 def save(reader: Any, state: Any) -> None:
-    """After a file was read: record what its cache now covers (when it has a long series
-    and nothing about it is in doubt)."""
+    """After a file was read: queue the commit of what its cache now covers (when it has a
+    long series and nothing about it is in doubt)."""
     cache = state.cache
-    if cache is None or cache.off or not eligible(state) or vdl2.is_vdl2(state):
+    if cache is None or cache.off or not eligible(state):
+        return
+    if cache.failed:  # the last commit failed (the cache folder removed, the disk full)
+        reader._error(f"{state.path}: scalar cache not kept: {cache.failed['why']}")
+        cache.disable()
         return
     if state.refused or state.errors or state.header is None or state.offset == cache.saved:
         return
     try:
         _save(reader, state, cache)
-    except OSError as exc:  # the cache folder removed or full: go on without it
+    except (OSError, TypeError) as exc:  # the folder removed or full; hparams JSON lacks
         cache.disable()
         reader._error(f"{state.path}: scalar cache not kept: {exc}")
 
@@ -294,47 +426,191 @@ def _save(reader: Any, state: Any, cache: FileCache) -> None:
                 return
             cache.reset()  # what another process left there: this one's data is newer
         where = cache.dir
-        offset, records, header = state.offset, state.records, state.header
-        items, arrays = [], {}
-        for i, (tag, series) in enumerate(sorted(found.items())):
+        items, writes, syncs, dropped = [], [], [], []
+        for tag, series in sorted(found.items()):
+            old = cache.series.get(tag)
             if series.spilled is not None:
                 sp = series.spilled
                 if sp.dir.parent != where:
-                    sp.move_to(where / f"series-{cache.gen}-{i}")
-                sp.flush()
-                for c, col in zip(("lo_i", "hi_i", "lo_v", "hi_v"), sp.level0()):
-                    arrays[f"{i}_{c}"] = col
-                arrays[f"{i}_f"] = sp.block_firsts()
-                items.append({"tag": tag, "spilled": True, "dir": sp.dir.name, "n": sp.n,
-                              "sorted": sp.sorted, "last": sp.last_step})
+                    sp.move_to(where / cache.new_dir())
+                if old is None or old.dir != sp.dir.name:
+                    if old is not None:
+                        dropped.append(old.dir)  # a short series that spilled since
+                    old = _Saved(sp.dir.name, True)
+                now = _Saved(old.dir, True, sp.n, len(sp.level0()[0]), len(sp.block_firsts()))
+                folder = where / now.dir
+                writes += [(folder / name, col[old.blocks:now.blocks])
+                           for name, col in zip(LEVEL0, sp.level0())]
+                writes.append((folder / FIRSTS, sp.block_firsts()[old.firsts:now.firsts]))
+                if now.n != old.n:
+                    syncs.append(sp)
             else:
-                view = series.view()
-                for c, col in zip(("s", "w", "v"), view):
-                    arrays[f"{i}_{c}"] = np.asarray(col)
-                items.append({"tag": tag, "spilled": False, "n": series.n})
+                if old is None:
+                    old = _Saved(cache.new_dir(), False)
+                now = _Saved(old.dir, False, series.n)
+                folder = where / now.dir
+                writes += [(folder / name, np.asarray(col[old.n:now.n]))
+                           for name, col in zip(COLUMNS, series.view())]
+            order = (series.spilled.sorted, series.spilled.last_step) if now.spilled else None
+            items.append((tag, now, order))
+            cache.series[tag] = now
+        writes.append((where / OTHERS, np.asarray(cache.others[cache.others_saved:], np.int64)))
+        cache.others_saved = len(cache.others)
+        manifest = {"format": FORMAT, "source": os.path.realpath(state.path), "run": state.run,
+                    "offset": state.offset, "records": state.records,
+                    "header": state.header.SerializeToString().hex(),
+                    "decoder": _decoder_state(state.decoder), "others": cache.others_saved,
+                    "gen": cache.gen}
     with open(state.path, "rb") as f:
-        identity = _identity(f, offset)
-    cache.gen += 1
-    name = f"arrays-{cache.gen}.npz"
-    _atomic(where / name, lambda fh: np.savez(fh, **arrays))
-    manifest = {"format": FORMAT, "source": os.path.realpath(state.path), "run": state.run,
-                "offset": offset, "records": records, "header": header.SerializeToString().hex(),
-                "identity": identity, "others": cache.others, "series": items, "arrays": name,
-                "gen": cache.gen}
-    _atomic(where / MANIFEST, lambda fh: fh.write(json.dumps(manifest).encode()))
-    if cache.arrays and cache.arrays != name:
-        with contextlib.suppress(OSError):
-            (where / cache.arrays).unlink()
-    cache.arrays, cache.saved = name, offset
+        manifest["identity"] = _identity(f, state.offset)
+    cache.saved = state.offset
+    _commits[where] = scalar_cache.submit(_commit, cache.failed, where, manifest, items,
+                                          writes, syncs, dropped)
 
 
-def _atomic(path: Path, write) -> None:  # noqa: ANN001 - a function of a binary file
+def _decoder_state(decoder: Any) -> dict | None:
+    """What a TensorBoard or VisualDL 2.x file's decoder remembers from the records before
+    the offset (a tag's plugin comes with its first value only; an ``add_scalars`` chart's
+    keys so far)."""
+    if decoder is None:
+        return None
+    if isinstance(decoder, Vdl2Decoder):
+        out = {"kind": "vdl2", "chart_keys": decoder.chart_keys,
+               "display_name": decoder.display_name}
+    else:
+        out = {"kind": "tfevents", "plugins": decoder.plugins,
+               "metric_tags": decoder.metric_tags,
+               "contents": {k: bytes(v).hex() for k, v in decoder.contents.items()},
+               "hparams": decoder.hparams, "file_version": decoder.file_version}
+    # a copy (the commit is written on the writer thread while the reader goes on); hparams
+    # of a type JSON does not hold are refused here (TypeError: the file is not cached)
+    return json.loads(json.dumps(out))
+
+
+def _commit(failed: dict, where: Path, manifest: dict, items: list, writes: list,
+            syncs: list, dropped: list) -> None:
+    """On the writer thread, after the writes the manifest counts: append, sync, then
+    replace the manifest. A failure leaves the last manifest, which still holds."""
+    handles = []
+    try:
+        written = 0
+        for path, array in writes:
+            if not len(array) and path.exists():
+                continue  # not grown: not touched
+            path.parent.mkdir(exist_ok=True)
+            fh = open(path, "ab")
+            handles.append(fh)
+            fh.write(np.ascontiguousarray(array, _dtype(path.name)))
+            fh.flush()
+            written += array.nbytes
+        scalar_cache.sync_all([fh.fileno() for fh in handles] +
+                              [fd for sp in syncs for fd in sp.flushed()])
+        series = []
+        for tag, now, order in items:
+            folder = where / now.dir
+            counts = {name: now.n for name in COLUMNS}
+            if now.spilled:
+                counts.update({name: now.blocks for name in LEVEL0}, **{FIRSTS: now.firsts})
+            tails = {name: _tail_hash(folder / name, 8 * count) for name, count in counts.items()}
+            entry = {"tag": tag, "dir": now.dir, "spilled": now.spilled, "n": now.n,
+                     "tails": tails}
+            if now.spilled:
+                entry.update(blocks=now.blocks, sorted=order[0], last=order[1])
+            series.append(entry)
+        manifest.update(series=series,
+                        others_tail=_tail_hash(where / OTHERS, 8 * manifest["others"]))
+        written += _atomic(where / MANIFEST, json.dumps(manifest).encode())
+        for name in dropped:
+            shutil.rmtree(where / name, ignore_errors=True)
+        stats["commits"] += 1
+        stats["commit_bytes"] += written
+    except (OSError, ValueError) as exc:
+        failed["why"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        for fh in handles:
+            fh.close()
+
+
+def _atomic(path: Path, data: bytes) -> int:
+    """Write ``data`` to a temporary file, sync it, rename it over ``path``, sync the
+    folder: a crash leaves the old file or the new one, whole."""
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            write(fh)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    with contextlib.suppress(OSError):  # the rename itself, on file systems that allow it
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    return len(data)
+
+
+#: each folder's last commit queued by this process (a restart in the same process waits
+#: for it; other folders' reads do not wait for a sync of this one)
+_commits: dict[Path, Any] = {}
+
+
+# -- eviction ----------------------------------------------------------------------------------
+_swept: set[Path] = set()
+_sweep_lock = threading.Lock()
+
+
+def sweep() -> None:
+    """Once per cache root and process: remove the folders of record files that no longer
+    exist (a deleted run) and the private folders of servers that are gone (killed before
+    their exit could remove them). A folder another process holds is left alone."""
+    root = scalar_cache.cache_root()
+    with _sweep_lock:
+        if root in _swept or fcntl is None:
+            return
+        _swept.add(root)
+    with contextlib.suppress(OSError):
+        for folder in (root / "persist").iterdir():
+            _sweep_persisted(folder)
+    with contextlib.suppress(OSError):
+        for folder in root.glob("scalars-*-*"):
+            pid = folder.name.split("-")[1]
+            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _sweep_persisted(folder: Path) -> None:
+    """Remove a folder whose record file is gone, or that never got a manifest (a server
+    stopped before its first commit), unless its owner is at work in it."""
+    try:
+        source = json.loads((folder / MANIFEST).read_text()).get("source")
+    except FileNotFoundError:
+        source = None
+    except (OSError, ValueError, AttributeError):
+        return  # not ours to judge
+    if isinstance(source, str) and os.path.exists(source):
+        return
+    try:
+        lock = open(folder / "lock", "a+b")
+    except OSError:
+        return
+    with lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # in use
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
