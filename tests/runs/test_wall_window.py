@@ -224,6 +224,13 @@ def test_spilled_series_answer_wall_windows_exactly(spilled):
                                wall_max=mono_wall(110_000))
     assert wide.downsampled and wide.window_total == 109_001 and len(wide.steps) <= 320
     assert wide.steps[0] == 1000 and wide.steps[-1] == 110_000 and SPIKE in wide.steps
+    # a window a few blocks wide is still drawn at the chart's resolution, not per block
+    mid = spilled.scalar_view("run", "mono", 1000, 30_000, 39_999)
+    assert mid.downsampled and 900 <= len(mid.steps) <= 1000
+    assert mid.values.tolist() == [value(s) for s in mid.steps.tolist()]
+    wmid = spilled.scalar_view("run", "mono", 1000, wall_min=mono_wall(30_000),
+                               wall_max=mono_wall(39_999))
+    assert 900 <= len(wmid.steps) <= 1000 and wmid.window_total == mid.window_total
     # wall time going backwards on disk: both stretches
     back = spilled.scalars("run", "back")
     assert back.ordered("wall_times") is False
@@ -241,10 +248,25 @@ def test_spilled_wall_order_unknown_after_restore_is_found_by_a_scan(spilled):
     assert back.ordered("wall_times") is False
 
 
-def test_smoothing_far_into_a_long_series_warms_up_before_the_window(spilled, monkeypatch):
-    monkeypatch.setattr(downsample, "SMOOTH_EXACT_PREFIX", 1000)
+def test_smoothing_far_into_a_long_series_reads_only_what_counts(spilled):
     data = spilled.scalars("run", "mono")
     full = reference_smooth([value(s) for s in range(SPILL_N)], 0.99)
+    # a window: one pass from a few thousand points before it
     idx = np.arange(100_000, 100_050)
     got = downsample.smoothed_at(data.values, idx, 0.99)
+    assert got.tolist() == pytest.approx([full[i] for i in idx], rel=1e-12)
+    # a few points of a wide window (a downsampled one): summed point by point
+    idx = np.array([3, 5000, 60_000, 110_000, SPILL_N - 1])
+    got = downsample.smoothed_at(data.values, idx, 0.99)
+    assert got.tolist() == pytest.approx([full[i] for i in idx], rel=1e-12)
+    assert downsample._ema_at_points(data.values, idx, 0.99, 3913) is not None
+
+
+def test_point_by_point_smoothing_leaves_non_finite_values_to_the_pass():
+    values = np.array([value(s) for s in range(50_000)])
+    values[30_000] = np.nan
+    full = reference_smooth(values.tolist(), 0.9)
+    idx = np.array([10, 20_000, 30_001, 49_999])
+    assert downsample._ema_at_points(values, idx, 0.9, 372) is None
+    got = downsample.smoothed_at(values, idx, 0.9)
     assert got.tolist() == pytest.approx([full[i] for i in idx], rel=1e-12)

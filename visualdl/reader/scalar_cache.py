@@ -39,6 +39,8 @@ __all__ = ["SpilledSeries", "SpilledScalars", "SPILL_POINTS", "BASE", "FANOUT", 
 #: environment variable VISUALDL_SPILL_POINTS overrides it (a huge value: never spill)
 SPILL_POINTS = int(os.environ.get("VISUALDL_SPILL_POINTS") or 500_000)
 BASE = 1024
+#: a window of at most this many points per point asked is bucketed from the file itself
+RAW_WINDOW = 256
 FANOUT = 2
 
 _lock = threading.Lock()
@@ -372,6 +374,13 @@ class SpilledSeries:
         span = max(0, i1 - i0)
         if span <= points:
             return np.arange(i0, i0 + span, dtype=np.int64), span
+        if span <= points * RAW_WINDOW:
+            # a window too narrow for level 0 to fill the chart (a 10,000-step window is
+            # 10 blocks: 22 points where 1,000 were asked): its own min/max buckets, from
+            # the file (at most RAW_WINDOW x points values, let go of by ``take``)
+            from visualdl.server.downsample import minmax_indices  # noqa: PLC0415
+
+            return i0 + minmax_indices(np.asarray(data.values[i0:i1]), points), span
         budget = max(1, (points - 14) // 2)  # blocks; the two partial ends add up to 12
         chosen, size = None, BASE
         for level in self.levels():

@@ -53,12 +53,14 @@ def minmax_indices(values: np.ndarray, max_points: int) -> np.ndarray:
 
 
 # -- windows: what a zoomed chart asks for ---------------------------------------------------
-#: a smoothed window starts its EMA this many points before the window at most when the
-#: series before it is longer than this (else from the series' first point: exact)
-SMOOTH_EXACT_PREFIX = 2_000_000
+#: the skipped points of a smoothed window weigh less than this in its EMA
+SMOOTH_TOLERANCE = 1e-17
 #: a window wider than this gets no server smoothing (it would read that many points); the
 #: chart smooths the points it has instead
 SMOOTH_MAX_SPAN = 20_000_000
+#: values gathered at once when smoothing point by point (memory: 8 bytes each)
+_GATHER = 1 << 22
+
 
 def is_sorted(column: np.ndarray) -> bool:
     """True when ``column`` never decreases (NaN anywhere: False)."""
@@ -154,10 +156,13 @@ def smoothed_at(values: np.ndarray, idx: np.ndarray, weight: float) -> np.ndarra
 
     A zoomed chart that smoothed only the points of its window would start its EMA afresh
     at the window's left edge and draw another curve there than the full view (TensorBoard
-    smooths the whole series). So the EMA runs from the series' first point, or, when that
-    is more than ``SMOOTH_EXACT_PREFIX`` points before the window, from far enough before it
-    that the skipped points weigh less than 1e-17 of the result (``w**k``, well below a
-    float's precision). None when the window is too wide to read (``SMOOTH_MAX_SPAN``).
+    smooths the whole series). A point ``k`` places before weighs ``w**k``, so only the
+    ``warm = log(1e-17) / log(w)`` points before each one count within a float's precision
+    (77 at w = 0.6, 39,000 at 0.999): the EMA runs from ``warm`` points before the window
+    (not from the series' start, which a window at the end of 10M points would read whole),
+    or, when the points asked are few and the weight low, is summed at each point over its
+    own ``warm`` predecessors. None when the window is too wide to read
+    (``SMOOTH_MAX_SPAN``).
     """
     from visualdl.server.groups import smooth  # noqa: PLC0415 - groups imports numpy only
 
@@ -166,9 +171,38 @@ def smoothed_at(values: np.ndarray, idx: np.ndarray, weight: float) -> np.ndarra
     first, last = int(idx[0]), int(idx[-1])
     if last - first > SMOOTH_MAX_SPAN:
         return None
-    start = 0
-    if first > SMOOTH_EXACT_PREFIX:
-        warm = int(np.ceil(np.log(1e-17) / np.log(weight))) if weight < 1 else first
-        start = max(0, first - warm)
+    warm = int(np.ceil(np.log(SMOOTH_TOLERANCE) / np.log(weight))) if weight < 1 else last + 1
+    if idx.shape[0] * warm < (last - first + warm) // 4:
+        found = _ema_at_points(values, idx, weight, warm)
+        if found is not None:
+            return found
+    start = max(0, first - warm)
     ema = smooth(np.asarray(values[start:last + 1], dtype=np.float64), weight)
     return ema[idx - start]
+
+
+def _ema_at_points(values: np.ndarray, idx: np.ndarray, w: float,
+                   warm: int) -> np.ndarray | None:
+    """The EMA at each of ``idx`` as the weighted sum of its ``warm`` predecessors (itself
+    included): a few points of a long window without the pass over all of it. None when a
+    non-finite value is among them (they do not count towards the debiasing: the pass
+    handles that)."""
+    ago = np.arange(warm - 1, -1, -1, dtype=np.int64)  # how many points before idx
+    kernel = (1.0 - w) * np.power(w, ago.astype(np.float64))
+    out = np.empty(idx.shape[0])
+    rows = max(1, _GATHER // warm)
+    for a in range(0, idx.shape[0], rows):
+        at = idx[a:a + rows]
+        pos = at[:, None] - ago[None, :]
+        inside = pos >= 0
+        gathered = np.asarray(values[np.maximum(pos, 0).ravel()], dtype=np.float64)
+        gathered = np.where(inside.ravel(), gathered, 0.0).reshape(pos.shape)
+        if not np.isfinite(gathered).all():
+            return None
+        last = gathered @ kernel
+        # every point up to each one is finite and counted: n = index + 1 when the sum
+        # reaches the series' start, else at least warm (w**n below the tolerance)
+        with np.errstate(under="ignore"):
+            debias = 1.0 - np.power(w, np.minimum(at + 1, warm).astype(np.float64))
+        out[a:a + rows] = last / debias
+    return out
