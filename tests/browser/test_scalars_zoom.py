@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from tests.helpers.pages import ema
+from tests.helpers.pages import PageWatch, ema
 from tests.helpers.server import serving
 from visualdl import LogWriter
 
@@ -127,11 +127,33 @@ def test_relative_axis_zooms_to_single_steps_of_a_million(watched, server):
     assert trace(page, plot, run="big") == full
 
 
-def test_wall_axis_zooms_to_single_steps(watched, server):
-    page, card, plot, windows = open_chart(watched, server, "runFilter=^big$&x=wall&smoothing=0")
+@pytest.fixture
+def far_east(browser):
+    """A page whose clock is at UTC+5:45: plotly's date axis writes local wall-clock
+    strings, which the chart must read back in the page's own time zone."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800},
+                                  timezone_id="Asia/Kathmandu")
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    watch = PageWatch(page)
+    yield watch
+    context.close()
+    assert watch.errors == [], f"console errors: {watch.errors}"
+
+
+def test_wall_axis_zooms_to_single_steps(far_east, server):
+    page, card, plot, windows = open_chart(far_east, server, "runFilter=^big$&x=wall&smoothing=0")
+    assert page.evaluate(f"() => new Date({T0 * 1000!r}).getTimezoneOffset()") == -345
     full = trace(page, plot)
     assert page.evaluate(f"() => {plot}.layout.xaxis.type") == "date"
-    # the axis range as plotly writes it: local wall-clock strings
+    # a user's drag: plotly reports the range as local wall-clock strings
+    drag_zoom(page, card, 0.30, 0.60)
+    page.wait_for_function(f"() => {plot}.closest('.card').dataset.window.startsWith('wall:')")
+    lo, hi = windows[-1]["wall_min"] - T0, windows[-1]["wall_max"] - T0
+    assert 1000 < lo < hi < 9000 and "start_step" not in windows[-1]
+    dragged = trace(page, plot)
+    assert lo * 1000 - 1 <= min(dragged["x"]) - T0 * 1000 and max(dragged["x"]) - T0 * 1000 <= hi * 1000 + 1
+    # the same range written by a script
     t_lo, t_hi = T0 + (HIDDEN - 5) * DT - 0.002, T0 + (HIDDEN + 5) * DT + 0.002
     page.evaluate(
         f"""([lo, hi]) => {{
