@@ -39,6 +39,8 @@ __all__ = ["SpilledSeries", "SpilledScalars", "SPILL_POINTS", "BASE", "FANOUT", 
 #: environment variable VISUALDL_SPILL_POINTS overrides it (a huge value: never spill)
 SPILL_POINTS = int(os.environ.get("VISUALDL_SPILL_POINTS") or 500_000)
 BASE = 1024
+#: a window of at most this many points per point asked is bucketed from the file itself
+RAW_WINDOW = 256
 FANOUT = 2
 
 _lock = threading.Lock()
@@ -213,6 +215,18 @@ class SpilledScalars(Scalars):
                       points: int) -> tuple[np.ndarray, int]:
         return self.series.minmax_window(self, start, end, points)
 
+    def minmax_range(self, i0: int, i1: int, points: int) -> tuple[np.ndarray, int]:
+        """``minmax_window`` for the index range ``[i0, i1)`` (a wall-time window)."""
+        return self.series.minmax_range(self, i0, i1, points)
+
+    def ordered(self, column: str) -> bool:
+        """Whether ``steps`` or ``wall_times`` never decreases, known without a read."""
+        return self.series.ordered(self, column)
+
+    def release(self) -> None:
+        """Let go of the file pages a read touched (see ``take``)."""
+        _release(self)
+
     def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The points at ``idx`` as arrays of their own; then the pages the query touched
         are let go. (Each touch maps a file page and its neighbours into the process:
@@ -267,6 +281,10 @@ class SpilledSeries:
         self._levels: tuple[int, list[_Level]] | None = None
         self.sorted = True
         self._last_step: int | None = None
+        # wall times never decreasing, as steps: None when unknown (a series restored from
+        # the cache folder), found by one pass over the file the first time it is asked
+        self._walls_sorted: bool | None = True
+        self._last_wall: float | None = None
 
     def append(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
         k = len(steps)
@@ -277,6 +295,11 @@ class SpilledSeries:
                 self._last_step is not None and int(steps[0]) < self._last_step)):
             self.sorted = False
         self._last_step = int(steps[-1])
+        if self._walls_sorted:
+            w = np.asarray(walls, dtype=np.float64)
+            self._walls_sorted = bool(np.all(w[1:] >= w[:-1])) and (
+                self._last_wall is None or bool(w[0] >= self._last_wall))
+        self._last_wall = float(walls[-1])
         self._firsts.append(steps[(-self.n) % BASE::BASE].copy())
         values = np.ascontiguousarray(values, dtype="<f8")
         self._raise_failed()
@@ -377,9 +400,40 @@ class SpilledSeries:
                 mask &= data.steps <= end
             idx = np.flatnonzero(mask)
             return idx[minmax_indices(np.asarray(data.values[idx]), points)], len(idx)
+        return self.minmax_range(data, i0, i1, points)
+
+    def ordered(self, data: SpilledScalars, column: str) -> bool:
+        """Whether a column never decreases (steps: tracked on append; wall times too,
+        or found by one pass over the file, in slices whose pages are let go)."""
+        if column == "steps":
+            return self.sorted
+        if self._walls_sorted is None:
+            walls, ok, prev = data.wall_times, True, -np.inf
+            for a in range(0, len(walls), 1 << 20):
+                part = np.asarray(walls[a:a + (1 << 20)])
+                if not (part[0] >= prev and bool(np.all(part[1:] >= part[:-1]))):
+                    ok = False
+                    break
+                prev = part[-1]
+            _release(data)
+            self._walls_sorted = ok
+            if ok and len(walls):
+                self._last_wall = float(prev)
+        return self._walls_sorted
+
+    def minmax_range(self, data: SpilledScalars, i0: int, i1: int,
+                     points: int) -> tuple[np.ndarray, int]:
+        """``minmax_window`` over the points ``i0`` to ``i1 - 1``."""
         span = max(0, i1 - i0)
         if span <= points:
             return np.arange(i0, i0 + span, dtype=np.int64), span
+        if span <= points * RAW_WINDOW:
+            # a window too narrow for level 0 to fill the chart (a 10,000-step window is
+            # 10 blocks: 22 points where 1,000 were asked): its own min/max buckets, from
+            # the file (at most RAW_WINDOW x points values, let go of by ``take``)
+            from visualdl.server.downsample import minmax_indices  # noqa: PLC0415
+
+            return i0 + minmax_indices(np.asarray(data.values[i0:i1]), points), span
         budget = max(1, (points - 14) // 2)  # blocks; the two partial ends add up to 12
         chosen, size = None, BASE
         for level in self.levels():
@@ -466,6 +520,8 @@ class SpilledSeries:
         out.n = n
         out.sorted = sorted_
         out._last_step = last_step
+        out._walls_sorted = None  # not saved: found when first asked
+        out._last_wall = None
         if len(firsts) != -(-n // BASE):
             raise ValueError(f"{where}: {len(firsts)} block steps for {n} points")
         if len(l0[0]):

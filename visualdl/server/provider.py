@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from visualdl.reader.events import BlobRef, Scalars
-from visualdl.server.downsample import minmax_indices
+from visualdl.server.downsample import window_indices
 
 __all__ = ["DataProvider", "EmptyProvider", "ScalarView", "step_window"]
 
@@ -36,6 +36,7 @@ class ScalarView:
     total: int          # points in the full series
     downsampled: bool   # False when every point (of the window, if any) is here
     window_total: int = -1  # points in the step window asked for (all: ``total``)
+    index: np.ndarray | None = None  # where the points are in the full series
 
 
 def step_window(steps: np.ndarray, start: int | None, end: int | None) -> np.ndarray:
@@ -139,30 +140,28 @@ class DataProvider(ABC):
                 float(data.wall_times[-1]), float(data.values[-1]))
 
     def scalar_view(self, run: str, tag: str, points: int, start_step: int | None = None,
-                    end_step: int | None = None) -> ScalarView:
+                    end_step: int | None = None, wall_min: float | None = None,
+                    wall_max: float | None = None) -> ScalarView:
         """The series downsampled to at most ``points`` points, keeping each bucket's
         minimum and maximum so that spikes survive.
 
-        ``start_step``/``end_step`` (inclusive, either may be None) restrict it to a step
-        window first, so a zoomed chart gets the window at screen resolution: the same
-        min/max buckets over the window, and every point once the window holds no more
-        than ``points``. ``total`` stays the length of the whole series."""
+        ``start_step``/``end_step`` and ``wall_min``/``wall_max`` (inclusive, any may be
+        None) restrict it to a window first (see ``downsample.window_indices``), so a
+        zoomed chart gets the window at screen resolution: the same min/max buckets over
+        the window, and every point once the window holds no more than ``points``.
+        ``total`` stays the length of the whole series."""
         data = self.scalars(run, tag)
         total = int(data.steps.shape[0])
-        window_query = getattr(data, "minmax_window", None)
-        if window_query is not None:  # a long series on disk: answered from its pyramid
-            # (``take`` gathers the points and lets go of the file pages it touched)
-            idx, in_window = window_query(start_step, end_step, points)
-            steps, walls, values = data.take(idx)
-            return ScalarView(steps, walls, values, total, len(idx) < in_window, in_window)
-        steps, walls, values = data.steps, data.wall_times, data.values
-        if start_step is not None or end_step is not None:
-            keep = step_window(steps, start_step, end_step)
-            steps, walls, values = steps[keep], walls[keep], values[keep]
-        idx = minmax_indices(values, points)
-        if idx.shape[0] == steps.shape[0]:
-            return ScalarView(steps, walls, values, total, False, int(steps.shape[0]))
-        return ScalarView(steps[idx], walls[idx], values[idx], total, True, int(steps.shape[0]))
+        idx, in_window = window_indices(data, points, start_step, end_step, wall_min, wall_max)
+        take = getattr(data, "take", None)
+        if take is not None:  # memory-mapped: gathers, then lets go of the pages it touched
+            steps, walls, values = take(idx)
+        elif idx.shape[0] == total:
+            steps, walls, values = data.steps, data.wall_times, data.values
+        else:
+            steps, walls, values = data.steps[idx], data.wall_times[idx], data.values[idx]
+        return ScalarView(steps, walls, values, total, int(idx.shape[0]) < in_window,
+                          in_window, idx)
 
     @abstractmethod
     def events(self, run: str, kind: str, tag: str) -> list:

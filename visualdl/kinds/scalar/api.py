@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from visualdl.server.api_common import (
     read_tag,
 )
 from visualdl.server import groups
-from visualdl.server.downsample import MIN_POINTS
+from visualdl.server.downsample import MIN_POINTS, smoothed_at
 from visualdl.server.errors import ApiError
 from visualdl.server.jsonio import dumps, float_list, json_response
 
@@ -49,12 +50,31 @@ def _load(run: str, tag: str):
     return read_tag(run, KIND, tag, provider().scalars)
 
 
+class Window(NamedTuple):
+    """What part of a series a request asks for: an inclusive step range and an inclusive
+    wall-time range (seconds since the epoch), any end None (open), and the smoothing
+    weight whose values of the whole series the answer carries at its points (0: none)."""
+
+    start_step: int | None = None
+    end_step: int | None = None
+    wall_min: float | None = None
+    wall_max: float | None = None
+    smoothing: float = 0.0
+
+    @property
+    def bounded(self) -> bool:
+        return any(v is not None for v in self[:4])
+
+
 def series_json(run: str, tag: str, points: int,
-                window: tuple[int | None, int | None] = (None, None)) -> dict[str, Any]:
-    """The downsampled series of ``run``/``tag`` as a JSON-ready dict; ``window`` is an
-    inclusive step range (either end None: open)."""
+                window: "Window | tuple[int | None, int | None]" = Window()) -> dict[str, Any]:
+    """The downsampled series of ``run``/``tag`` as a JSON-ready dict; ``window`` (a
+    ``Window``, or a ``(start_step, end_step)`` pair) restricts it to a zoomed chart's
+    window."""
+    if not isinstance(window, Window):
+        window = Window(*window)
     view = read_tag(run, KIND, tag,
-                    lambda r, t: provider().scalar_view(r, t, points, *window))
+                    lambda r, t: provider().scalar_view(r, t, points, *window[:4]))
     out = {
         "run": run,
         "tag": tag,
@@ -64,9 +84,52 @@ def series_json(run: str, tag: str, points: int,
         "wall_times": float_list(view.wall_times),
         "values": float_list(view.values),
     }
-    if window != (None, None):
-        out.update(start_step=window[0], end_step=window[1], window_total=view.window_total)
+    if window.bounded:
+        out.update(start_step=window.start_step, end_step=window.end_step,
+                   window_total=view.window_total)
+        if window.wall_min is not None or window.wall_max is not None:
+            out.update(wall_min=window.wall_min, wall_max=window.wall_max)
+    if window.smoothing > 0 and view.index is not None:
+        smoothed = _smoothed(run, tag, view.index, window.smoothing)
+        if smoothed is not None:
+            out.update(smoothing=window.smoothing, smoothed=float_list(smoothed))
     return out
+
+
+def _smoothed(run: str, tag: str, idx: np.ndarray, weight: float) -> np.ndarray | None:
+    """The whole series' smoothed values at ``idx`` (see ``downsample.smoothed_at``)."""
+    data = read_tag(run, KIND, tag, provider().scalars)
+    try:
+        return smoothed_at(data.values, idx, weight)
+    finally:
+        release = getattr(data, "release", None)
+        if release is not None:  # memory-mapped: let go of the pages the EMA read
+            release()
+
+
+def window_of(source: Any = None, base: Window = Window()) -> Window:
+    """The optional window of a request: ``start_step``/``end_step``, ``wall_min``/
+    ``wall_max`` and ``smoothing``. A batch item that names any of the four ends has a
+    window of its own; one that names none has the batch's (``base``); ``smoothing`` is
+    the batch's unless the item gives it."""
+    args = request.args if source is None else source
+    given = {name: args.get(name) not in (None, "") for name in Window._fields}
+    if any(given[name] for name in Window._fields[:4]):
+        base = Window(smoothing=base.smoothing)
+    start = _opt_step("start_step", source) if given["start_step"] else base.start_step
+    end = _opt_step("end_step", source) if given["end_step"] else base.end_step
+    if start is not None and end is not None and start > end:
+        raise ApiError(400, "parameter start_step must not be greater than end_step")
+    low = _opt_float("wall_min", args) if given["wall_min"] else base.wall_min
+    high = _opt_float("wall_max", args) if given["wall_max"] else base.wall_max
+    if low is not None and high is not None and low > high:
+        raise ApiError(400, "parameter wall_min must not be greater than wall_max")
+    smoothing = base.smoothing
+    if given["smoothing"]:
+        smoothing = _opt_float("smoothing", args)
+        if not 0 <= smoothing < 1:
+            raise ApiError(400, "parameter smoothing must be a number from 0 to below 1")
+    return Window(start, end, low, high, smoothing)
 
 
 def step_range(source: Any = None) -> tuple[int | None, int | None]:
@@ -85,21 +148,39 @@ def _opt_step(name: str, source: Any) -> int | None:
     return arg_int(name, 0, STEP_MIN, STEP_MAX, source=source)
 
 
+def _opt_float(name: str, args: Any) -> float:
+    """A finite number (a query string's text or a JSON number)."""
+    raw = args.get(name)
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise ApiError(400, f"parameter {name} must be a number")
+    try:
+        value = float(raw)
+    except (ValueError, OverflowError):
+        raise ApiError(400, f"parameter {name} must be a number") from None
+    if not math.isfinite(value):
+        raise ApiError(400, f"parameter {name} must be a finite number")
+    return value
+
+
 @blueprint.get("/api/scalars")
 def scalars() -> Response:
-    """One series: ``?run=&tag=&points=`` and optionally ``&start_step=&end_step=`` (an
-    inclusive step window, answered at ``points`` resolution: what a zoomed chart shows)."""
+    """One series: ``?run=&tag=&points=``, and optionally a window: ``&start_step=&end_step=``
+    (an inclusive step range) and/or ``&wall_min=&wall_max=`` (an inclusive wall-time range,
+    seconds since the epoch), answered at ``points`` resolution: what a zoomed chart shows.
+    ``&smoothing=w`` adds ``smoothed``: the EMA of the whole series at the answer's points."""
     run, tag = arg_str("run"), arg_str("tag")
     points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS)
-    window = step_range()
-    etag = etag_for("scalars", provider().version, run, tag, points, window)
+    window = window_of()
+    etag = etag_for("scalars", provider().version, run, tag, points, tuple(window))
     return etag_json(etag, lambda: series_json(run, tag, points, window))
 
 
 @blueprint.post("/api/scalars/batch")
 def scalars_batch() -> Response:
     """Many series in one request: ``{"series": [{"run", "tag"}, ...], "points": N}``, and
-    optionally ``"start_step"``/``"end_step"``: one step window for every series.
+    optionally a window for every series (``"start_step"``/``"end_step"``, ``"wall_min"``/
+    ``"wall_max"``, ``"smoothing"``), which an item may override with its own (a chart on
+    a Relative axis: each run's window in wall time starts at that run's start).
 
     An unknown pair yields ``{"run", "tag", "error"}`` in its slot instead of failing the
     whole batch, so one deleted run does not blank a page of charts. The work is bounded:
@@ -114,7 +195,7 @@ def scalars_batch() -> Response:
         raise ApiError(400, f"at most {MAX_BATCH} series per batch")
     asked = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS, source=body)
     points = min(asked, max(MIN_POINTS, MAX_BATCH_POINTS // max(1, len(items))))
-    window = step_range(body)
+    window = window_of(body)
     out = [_batch_item(item, points, window) for item in items]
     answer: dict[str, Any] = {"points": points, "series": out}
     if points < asked:
@@ -122,13 +203,13 @@ def scalars_batch() -> Response:
     return json_response(answer)
 
 
-def _batch_item(item: Any, points: int, window: tuple[int | None, int | None]) -> dict[str, Any]:
+def _batch_item(item: Any, points: int, window: Window) -> dict[str, Any]:
     if not isinstance(item, dict) or not isinstance(item.get("run"), str) or not isinstance(
         item.get("tag"), str
     ):
         return {"error": "each item must be {\"run\": string, \"tag\": string}"}
     try:
-        return series_json(item["run"], item["tag"], points, window)
+        return series_json(item["run"], item["tag"], points, window_of(item, window))
     except ApiError as err:
         return {"run": item["run"], "tag": item["tag"], "error": err.message}
 

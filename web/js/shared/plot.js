@@ -84,9 +84,31 @@ export function onThemeChange(fn) {
 }
 
 /**
+ * Epoch milliseconds of a value of a plotly date axis: plotly writes ranges as
+ * "YYYY-MM-DD HH:MM:SS.ssss" in the page's local time (it draws a JS Date by its local
+ * clock), and numbers (from a script's relayout) as milliseconds of that local clock read
+ * as UTC. NaN when it is neither.
+ */
+export function dateAxisMs(value) {
+  if (typeof value === 'number') {
+    const d = new Date(value);
+    return new Date(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(),
+      d.getUTCMinutes(), d.getUTCSeconds()).getTime() + (value - Math.floor(value / 1000) * 1000);
+  }
+  const m = /^(-?\d+)-(\d\d?)(?:-(\d\d?))?(?:[ T](\d\d?)(?::(\d\d?)(?::(\d\d?)(\.\d+)?)?)?)?$/.exec(String(value).trim());
+  if (!m) return NaN;
+  const [, y, mo, d, h, mi, sec, frac] = m;
+  const base = new Date(Number(y), Number(mo) - 1, Number(d || 1), Number(h || 0),
+    Number(mi || 0), Number(sec || 0));
+  base.setFullYear(Number(y)); // years 0..99 are not 1900..1999
+  return base.getTime() + (frac ? Number(frac) * 1000 : 0);
+}
+
+/**
  * Call `fn({start, end})` when the user zooms or pans `plot`'s x axis, and `fn(null)` when
  * the view is reset (double-click, autoscale): charts refetch the visible window at screen
- * resolution. Attached once per plot div, whatever the number of redraws.
+ * resolution. On a date axis `start`/`end` are epoch milliseconds. Attached once per plot
+ * div, whatever the number of redraws.
  */
 export function onXZoom(plot, fn) {
   plot.vdlOnXZoom = fn; // the latest callback wins
@@ -97,7 +119,9 @@ export function onXZoom(plot, fn) {
     const r0 = event['xaxis.range[0]'] ?? (event['xaxis.range'] || [])[0];
     const r1 = event['xaxis.range[1]'] ?? (event['xaxis.range'] || [])[1];
     if (r0 !== undefined && r1 !== undefined) {
-      plot.vdlOnXZoom({ start: Number(r0), end: Number(r1) });
+      const date = plot.layout && plot.layout.xaxis && plot.layout.xaxis.type === 'date';
+      const value = date ? dateAxisMs : Number;
+      plot.vdlOnXZoom({ start: value(r0), end: value(r1) });
     } else if (event['xaxis.autorange'] === true) {
       plot.vdlOnXZoom(null);
     }

@@ -9,11 +9,11 @@ import { createBatcher } from '../shared/batcher.js';
 import { CardGrid } from '../shared/cards.js';
 import { createFilterInput } from '../shared/filterinput.js';
 import { colorOf } from '../shared/colors.js';
-import { showName } from '../shared/format.js';
+import { showName, fmtWall } from '../shared/format.js';
 import { el, setChildren, uid, fmtInt } from '../shared/dom.js';
 import { stateCheckbox, stateRadios, stateSelect, validChoice } from '../shared/controls.js';
 import { PLOT_CONFIG, plotlyReady, onThemeChange, onXZoom } from '../shared/plot.js';
-import { buildChart } from './scalars_chart.js';
+import { buildChart, xAxisOf } from './scalars_chart.js';
 import {
   GROUP_MODES, GROUP_STATS, GROUP_BANDS, grouping, setGrouping, groupRequest, buildGroupChart,
 } from './scalars_groups.js';
@@ -51,10 +51,16 @@ class ScalarsView {
     this.cache = new Map(); // run\0tag -> {version, series} | {version, error}
     this.inflight = new Map(); // run\0tag -> {version, promise} of the fetch under way
     this.drawn = new Map(); // tag -> key of what is drawn
-    // Zoomed charts: key -> {start, end} step window, and the window's series fetched at
-    // screen resolution (key -> {window, version, series: Map(run\0tag -> series)}).
+    // Zoomed charts: key -> {rev, start, end}, the visible x window on the axis `rev` (see
+    // xAxisOf: 'step' in steps, 'wall' in epoch seconds, 'relative|unit' in seconds since
+    // each run's start); the window's series fetched at screen resolution (key -> {window,
+    // version, wanted, series: Map(run\0tag -> series)}: the answer drawn, while the next
+    // one is in zoomPending); and each chart's x axis as last drawn (key -> {rev, unit}).
     this.zoom = new Map();
     this.zoomData = new Map();
+    this.zoomPending = new Map();
+    this.zoomTimers = new Map();
+    this.axes = new Map();
     this.groupData = new Map(); // key -> {request, version, groups | error}
     this.groupTimers = new Map(); // key -> timer of a grouped refetch waiting for input to rest
     this.fetchSeries = createBatcher((items) => this.#fetchMany(items));
@@ -500,6 +506,7 @@ class ScalarsView {
   ensure(key) {
     if (!this.grid.isVisible(key)) return;
     const version = this.#version();
+    this.#dropStaleZoom(key);
     if (this.#grouped(key)) {
       this.#ensureGroups(key, version);
       return;
@@ -551,52 +558,127 @@ class ScalarsView {
     this.cache.set(id, { version, series: toSeries(result) });
   }
 
-  // ---- zoom: the visible step window, fetched at screen resolution ------------------------
+  // ---- zoom: the visible window, fetched at screen resolution ----------------------------
+  // On every x axis: a step window as a step range; a wall-time window as one; a relative
+  // window as each run's own wall-time range (its start plus the window's seconds). Any
+  // single step of any series is reached by zooming: the server answers min/max buckets
+  // over the window, and every point once it holds fewer than the chart is wide.
+
+  /** The x axis `key`'s chart has now (what a zoom window is relative to). */
+  #axisRev(key) {
+    if (this.#grouped(key)) return 'step'; // grouped charts are drawn over steps
+    const mode = validChoice('x', X_MODES);
+    if (mode !== 'relative') return mode;
+    const lines = this.#linesOf(key).lines
+      .map((l) => this.cache.get(`${l.run}\u0000${l.tag}`))
+      .filter((e) => e && e.series)
+      .map((e) => ({ series: e.series }));
+    return xAxisOf(lines, mode).revision;
+  }
+
+  /** Forget a window made on another axis (the x mode, its unit or grouping changed:
+   *  plotly drops the user's range with it, as the axis' uirevision differs). */
+  #dropStaleZoom(key) {
+    const win = this.zoom.get(key);
+    if (win && win.rev !== this.#axisRev(key)) this.#clearZoom(key);
+  }
+
+  #clearZoom(key) {
+    this.zoom.delete(key);
+    this.zoomData.delete(key);
+    this.zoomPending.delete(key);
+    clearTimeout(this.zoomTimers.get(key));
+  }
+
   #zoomTo(key, range) {
-    if (validChoice('x', X_MODES) !== 'step') return; // windows are in steps
     if (!range) {
       if (!this.zoom.has(key)) return;
-      this.zoom.delete(key);
-      this.zoomData.delete(key);
-    } else {
-      const start = Math.floor(Math.min(range.start, range.end));
-      const end = Math.ceil(Math.max(range.start, range.end));
-      if (!Number.isFinite(start) || !Number.isFinite(end)) return;
-      this.zoom.set(key, { start, end });
+      this.#clearZoom(key);
+      this.ensure(key);
+      return;
     }
+    const axis = this.axes.get(key);
+    let start = Math.min(range.start, range.end);
+    let end = Math.max(range.start, range.end);
+    if (!axis || !Number.isFinite(start) || !Number.isFinite(end)) return;
+    if (axis.rev === 'step') {
+      start = Math.floor(start);
+      end = Math.ceil(end);
+    } else if (axis.rev === 'wall') {
+      start /= 1000; // epoch milliseconds on a date axis
+      end /= 1000;
+    } else {
+      start *= axis.unit.div; // the relative axis' unit, in seconds
+      end *= axis.unit.div;
+    }
+    this.zoom.set(key, { rev: axis.rev, start, end });
     this.ensure(key);
   }
 
   /** Fetch the zoom window of `key`'s series unless held for this version and window. */
   #ensureWindow(key, pairs, version) {
     const win = this.zoom.get(key);
-    const have = this.zoomData.get(key);
-    const wanted = JSON.stringify([win, pairs]);
-    if (have && have.version === version && have.wanted === wanted) {
-      if (have.series) this.draw(key);
+    const smoothing = state.get('smoothing');
+    const wanted = JSON.stringify([win, pairs, smoothing]);
+    const shown = this.zoomData.get(key);
+    if (shown && shown.version === version && shown.wanted === wanted) {
+      if (shown.series) this.draw(key);
       return;
     }
+    const pending = this.zoomPending.get(key);
+    if (pending && pending.version === version && pending.wanted === wanted) return;
     const entry = { version, wanted, window: win, series: null };
-    this.zoomData.set(key, entry);
-    const body = {
-      series: pairs.map(([run, tag]) => ({ run, tag })),
-      points: this.#points(),
-      start_step: win.start,
-      end_step: win.end,
+    this.zoomPending.set(key, entry);
+    const body = { series: [], points: this.#points() };
+    if (smoothing > 0) body.smoothing = smoothing;
+    if (win.rev === 'step') Object.assign(body, { start_step: win.start, end_step: win.end });
+    else if (win.rev === 'wall') Object.assign(body, { wall_min: win.start, wall_max: win.end });
+    for (const [run, tag] of pairs) {
+      const item = { run, tag };
+      if (win.rev.startsWith('relative')) {
+        // each run's relative axis starts at its own first wall time
+        const base = this.cache.get(`${run}\u0000${tag}`);
+        const origin = base && base.series ? base.series.start : NaN;
+        if (!Number.isFinite(origin)) continue;
+        Object.assign(item, { wall_min: origin + win.start, wall_max: origin + win.end });
+      }
+      body.series.push(item);
+    }
+    const send = () => {
+      if (this.destroyed || this.zoomPending.get(key) !== entry) return;
+      postJSON('api/scalars/batch', body).then(
+        (answer) => {
+          if (this.destroyed || this.zoomPending.get(key) !== entry) return;
+          this.zoomPending.delete(key);
+          entry.series = new Map();
+          for (const item of answer.series) {
+            if (!item.error) entry.series.set(`${item.run}\u0000${item.tag}`, toSeries(item));
+          }
+          this.zoomData.set(key, entry);
+          this.draw(key);
+        },
+        () => {
+          if (this.zoomPending.get(key) === entry) this.zoomPending.delete(key);
+        },
+      );
     };
-    postJSON('api/scalars/batch', body).then(
-      (answer) => {
-        if (this.destroyed || this.zoomData.get(key) !== entry) return;
-        entry.series = new Map();
-        for (const item of answer.series) {
-          if (!item.error) entry.series.set(`${item.run}\u0000${item.tag}`, toSeries(item));
-        }
-        this.draw(key);
-      },
-      () => {
-        if (this.zoomData.get(key) === entry) this.zoomData.delete(key);
-      },
-    );
+    // Only the smoothing changed (a dragged slider): ask once it rests, and draw the
+    // window held meanwhile.
+    clearTimeout(this.zoomTimers.get(key));
+    const sameWindow = shown && shown.series && shown.version === version &&
+      JSON.stringify(shown.window) === JSON.stringify(win);
+    if (sameWindow) this.zoomTimers.set(key, setTimeout(send, 150));
+    else send();
+  }
+
+  /** A note on the window `win` shown, for the card. */
+  #windowNote(key, win) {
+    if (win.rev === 'step') return `steps ${fmtInt(win.start)}–${fmtInt(win.end)}`;
+    if (win.rev === 'wall') return `wall time ${fmtWall(win.start)}–${fmtWall(win.end)}`;
+    const unit = this.axes.get(key)?.unit;
+    const div = unit ? unit.div : 1;
+    const fmt = (t) => Number((t / div).toPrecision(6));
+    return `relative ${fmt(win.start)}–${fmt(win.end)} ${unit ? unit.label : 's'}`;
   }
 
   // ---- groups: one line and band per group, computed by the server ------------------------
@@ -612,7 +694,7 @@ class ScalarsView {
     return groupRequest(tag, runs, grouping(), {
       smoothing: state.get('smoothing'),
       points: this.#points(),
-      window: this.zoom.get(key),
+      window: this.zoom.get(key)?.rev === 'step' ? this.zoom.get(key) : null,
     });
   }
 
@@ -676,13 +758,17 @@ class ScalarsView {
       return;
     }
     // A zoomed chart draws its window's series where it has them (the full ones meanwhile).
-    const zoomed = this.zoom.has(key) ? this.zoomData.get(key) : null;
-    const windowed = zoomed && zoomed.series ? zoomed : null;
+    // A window's series keeps its full series' start and span: the relative axis' origin
+    // and unit do not move with the window.
+    const win = this.zoom.get(key);
+    const zoomed = win ? this.zoomData.get(key) : null;
+    const windowed = zoomed && zoomed.series && JSON.stringify(zoomed.window) === JSON.stringify(win) ? zoomed : null;
     const entry = (run, tag) => {
       const id = `${run}\u0000${tag}`;
       const base = this.cache.get(id);
       const part = windowed && windowed.series.get(id);
-      return part && base ? { ...base, series: part } : base;
+      if (!part || !base || !base.series) return base;
+      return { ...base, series: { ...part, start: base.series.start, span: base.series.span } };
     };
     const found = this.#linesOf(key);
     const lines = found.lines
@@ -694,7 +780,7 @@ class ScalarsView {
       .filter((b) => b.lower && b.lower.series && b.upper && b.upper.series)
       .map((b) => ({ ...b, color: colorOf(b.run), name: `${b.run}/${spec.margin[0]}`, versions: [b.lower.version, b.upper.version], lower: b.lower.series, upper: b.upper.series }));
     const dark = window.matchMedia('(prefers-color-scheme: dark)').matches;
-    const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.version]), bands.map((b) => [b.run, b.versions]), found.error, windowed ? windowed.wanted : null]);
+    const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.version]), bands.map((b) => [b.run, b.versions]), found.error, windowed ? [windowed.wanted, windowed.version] : null]);
     if (this.drawn.get(key) === drawKey) return;
     this.drawn.set(key, drawKey);
     const plot = card.querySelector('.plot');
@@ -704,17 +790,20 @@ class ScalarsView {
       return;
     }
     opts.uirevision = `${opts.xMode}|${opts.logY}|${opts.ignoreOutliers}`;
+    // the x axis keeps the user's zoom through a log-y or outlier switch; y rescales
+    opts.yRevision = `${opts.logY}|${opts.ignoreOutliers}`;
     opts.legend = spec.kind !== 'tag';
     opts.bands = bands;
-    const { traces, layout, nonFinite } = buildChart(lines, opts);
+    const { traces, layout, nonFinite, unit, xRevision } = buildChart(lines, opts);
+    this.axes.set(key, { rev: xRevision, unit });
     Plotly.react(plot, traces, layout, PLOT_CONFIG);
     onXZoom(plot, (range) => this.#zoomTo(key, range));
     this.#annotate(card, spec, lines, bands, nonFinite, found.error);
-    const win = windowed ? windowed.window : null;
-    card.dataset.window = win ? `${win.start}:${win.end}` : '';
-    if (win) {
+    const shownWin = windowed ? windowed.window : null;
+    card.dataset.window = windowKey(shownWin);
+    if (shownWin) {
       const note = card.querySelector('.card-note');
-      note.textContent += ` · steps ${fmtInt(win.start)}–${fmtInt(win.end)} (double-click to reset)`;
+      note.textContent += ` · ${this.#windowNote(key, shownWin)} (double-click to reset)`;
     }
   }
 
@@ -729,6 +818,7 @@ class ScalarsView {
     if (!plotlyReady()) return;
     const groups = (data.groups || []).map((g) => ({ ...g, color: colorOf(g.name) }));
     const body = JSON.parse(data.request);
+    this.axes.set(key, { rev: 'step', unit: null });
     const { traces, layout } = buildGroupChart(groups, {
       stat: body.stat, band: body.band, logY: opts.logY, tipOrder: opts.tipOrder,
       uirevision: `groups|${opts.logY}`,
@@ -738,13 +828,13 @@ class ScalarsView {
     const runs = groups.reduce((n, g) => n + g.members.length, 0);
     let note = data.error || `${groups.length} group${groups.length === 1 ? '' : 's'} of ${fmtInt(runs)} run${runs === 1 ? '' : 's'} · ${body.stat}, ${body.band} band, smoothed before grouping`;
     if (!data.error && groups.some((g) => g.interpolated)) note += ' · runs on other step grids interpolated';
-    const win = this.zoom.get(key);
-    if (win) note += ` · steps ${fmtInt(win.start)}–${fmtInt(win.end)} (double-click to reset)`;
+    const win = this.zoom.get(key)?.rev === 'step' ? this.zoom.get(key) : null;
+    if (win) note += ` · ${this.#windowNote(key, win)} (double-click to reset)`;
     card.querySelector('.card-note').textContent = note;
     card.dataset.state = data.error ? 'error' : groups.length ? 'ready' : 'empty';
     card.dataset.traces = String(traces.length);
     card.dataset.groups = String(groups.length);
-    card.dataset.window = win ? `${win.start}:${win.end}` : '';
+    card.dataset.window = windowKey(win);
   }
 
   #annotate(card, spec, lines, bands, nonFinite, error) {
@@ -787,6 +877,7 @@ class ScalarsView {
 
   destroy() {
     this.destroyed = true; // fetches still in flight draw nothing
+    for (const timer of this.zoomTimers.values()) clearTimeout(timer);
     this.unsubscribe.forEach((fn) => fn());
     for (const card of this.grid.cards.values()) {
       const plot = card.querySelector('.plot');
@@ -797,17 +888,29 @@ class ScalarsView {
   }
 }
 
-/** A series as the API sends it, with numbers parsed and its first wall time. */
+/** A series as the API sends it, with numbers parsed, its first wall time and its span
+ *  (to its last point: the relative axis' unit), and the server's smoothing if any. */
 function toSeries(result) {
   const wall = toNumbers(result.wall_times);
-  return {
+  const start = wall.reduce((m, t) => (Number.isFinite(t) && t < m ? t : m), Infinity);
+  const last = wall.length ? wall[wall.length - 1] : 0;
+  const series = {
     steps: result.steps,
     wall,
     values: toNumbers(result.values),
     total: result.total,
     downsampled: result.downsampled,
-    start: wall.reduce((m, t) => (Number.isFinite(t) && t < m ? t : m), Infinity),
+    start,
+    span: Number.isFinite(start) ? last - start : 0,
   };
+  if (result.smoothed) Object.assign(series, { smoothed: toNumbers(result.smoothed), smoothing: result.smoothing });
+  return series;
+}
+
+/** A card's data-window: "start:end" for steps, "rev:start:end" on a time axis. */
+function windowKey(win) {
+  if (!win) return '';
+  return win.rev === 'step' ? `${win.start}:${win.end}` : `${win.rev}:${win.start}:${win.end}`;
 }
 
 registerView(classView({

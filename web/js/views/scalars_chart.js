@@ -38,6 +38,24 @@ export function relativeUnit(seconds) {
   return UNITS.find((u) => seconds < u.limit);
 }
 
+/** Seconds from a series' start to its last point: a zoomed window's series carries its
+ *  full series' `span` (and `start`), so the relative axis keeps its origin and unit. */
+function spanOf(series) {
+  if (Number.isFinite(series.span)) return series.span;
+  const last = series.wall.length ? series.wall[series.wall.length - 1] : 0;
+  return Number.isFinite(series.start) ? last - series.start : 0;
+}
+
+/**
+ * The x axis of a chart of `lines` in `mode`: the relative axis' unit and the axis'
+ * `uirevision`, which changes whenever a range on the axis would mean something else (a
+ * zoom window is kept while it stays the same, and dropped with the user's range when not).
+ */
+export function xAxisOf(lines, mode) {
+  const unit = relativeUnit(Math.max(0, ...lines.map(({ series }) => spanOf(series))));
+  return { unit, revision: mode === 'relative' ? `relative|${unit.label}` : mode };
+}
+
 /** x values of one series for the axis mode ('step' | 'relative' | 'wall'). */
 function xValues(series, mode, unit) {
   if (mode === 'step') return Array.from(series.steps);
@@ -107,19 +125,18 @@ function markerOf(line, color) {
  * chart (several tags per run), with the same smoothing, axes, outlier clipping and tooltip.
  * lines: [{run, color, series: {steps, wall, values, total, downsampled, start},
  *          tag?, name? (legend and tooltip name; the run by default), style? ({dash, marker})}]
- * opts: {smoothing, xMode, logY, ignoreOutliers, tipOrder, uirevision,
- *        legend? (show the legend: combined charts), bands? ([{run, color, name, lower, upper}])}
+ * opts: {smoothing, xMode, logY, ignoreOutliers, tipOrder, uirevision, yRevision? (the y
+ *        axis' own uirevision), legend? (show the legend: combined charts),
+ *        bands? ([{run, color, name, lower, upper}])}
+ * A series may carry `smoothed` (with `smoothing`: its weight) and `span` (see spanOf).
+ * Returns the relative axis' `unit` and the x axis' `xRevision` too.
  */
 export function buildChart(lines, opts) {
   const traces = [];
   const shapes = [];
   const nonFinite = [];
   const bands = opts.bands || [];
-  const spans = lines.map(({ series }) => {
-    const last = series.wall.length ? series.wall[series.wall.length - 1] : 0;
-    return Number.isFinite(series.start) ? last - series.start : 0;
-  });
-  const unit = relativeUnit(Math.max(0, ...spans));
+  const { unit, revision } = xAxisOf(lines, opts.xMode);
   const smoothing = opts.smoothing;
   // Margin bands first: each is its lower edge and then its upper edge filled down to it.
   for (const band of bands) {
@@ -187,7 +204,7 @@ export function buildChart(lines, opts) {
         type: 'scatter',
         ...markers,
         x,
-        y: finiteOrNull(smooth(series.values, smoothing)),
+        y: finiteOrNull(smoothedOf(series, smoothing)),
         customdata: raw,
         name,
         line: styled(line, color, 1.6),
@@ -229,6 +246,7 @@ export function buildChart(lines, opts) {
     xaxis: axis({
       type: opts.xMode === 'wall' ? 'date' : 'linear',
       title: { text: xTitle, standoff: 4 },
+      uirevision: revision,
     }),
     yaxis,
     shapes,
@@ -237,5 +255,18 @@ export function buildChart(lines, opts) {
     uirevision: opts.uirevision,
     ...extra,
   });
-  return { traces, layout, nonFinite };
+  if (opts.yRevision !== undefined) layout.yaxis.uirevision = opts.yRevision;
+  return { traces, layout, nonFinite, unit, xRevision: revision };
+}
+
+/**
+ * The smoothed values of a series: the server's when it sent them for this weight (a
+ * zoomed window: the whole series' EMA at the window's points, so the curve at the
+ * window's left edge is the full view's), else the EMA of the points held.
+ */
+export function smoothedOf(series, weight) {
+  if (series.smoothed && series.smoothing === weight && series.smoothed.length === series.values.length) {
+    return series.smoothed;
+  }
+  return smooth(series.values, weight);
 }

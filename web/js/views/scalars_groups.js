@@ -115,9 +115,10 @@ export function buildGroupChart(groups, opts) {
       meta: { ...meta, role: 'center' },
     });
   }
-  const yaxis = axis({ type: opts.logY ? 'log' : 'linear', exponentformat: 'power', autorange: true });
+  // the x axis (steps) keeps a zoom through a log-y switch and across grouping on and off
+  const yaxis = axis({ type: opts.logY ? 'log' : 'linear', exponentformat: 'power', autorange: true, uirevision: String(opts.logY) });
   const layout = baseLayout({
-    xaxis: axis({ type: 'linear', title: { text: `step · ${opts.stat} with ${bandName} band`, standoff: 4 } }),
+    xaxis: axis({ type: 'linear', title: { text: `step · ${opts.stat} with ${bandName} band`, standoff: 4 }, uirevision: 'step' }),
     yaxis,
     hovermode: 'x unified',
     hoversort: opts.tipOrder || 'trace',
