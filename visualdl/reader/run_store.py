@@ -201,6 +201,15 @@ class RunStore:
             merged.pop(tag, None)
         return refused
 
+    def declare_scalars(self, tags: Any, file_id: int) -> None:
+        """Make (empty) series for tags a file holds whose points come later: the first
+        load lists every tag after its first pass (see visualdl.reader.first_load)."""
+        for tag in tags:
+            per_file = self.scalars.setdefault(tag, {})
+            if file_id not in per_file:
+                per_file[file_id] = _Series()
+                self._merged.pop(tag, None)
+
     def add_event(self, kind: str, tag: str, file_id: int, event: Any) -> None:
         """Add an event a source made without an ``Entry`` (a PyTorch trace's profile)."""
         self.events.setdefault(kind, {}).setdefault(tag, _Events()).add(file_id, event)

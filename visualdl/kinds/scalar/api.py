@@ -66,6 +66,8 @@ def series_json(run: str, tag: str, points: int,
     }
     if window != (None, None):
         out.update(start_step=window[0], end_step=window[1], window_total=view.window_total)
+    if provider().scalar_pending(tag):
+        out["loading"] = True  # the first load has more of it: ask again when it is done
     return out
 
 
@@ -88,7 +90,9 @@ def _opt_step(name: str, source: Any) -> int | None:
 @blueprint.get("/api/scalars")
 def scalars() -> Response:
     """One series: ``?run=&tag=&points=`` and optionally ``&start_step=&end_step=`` (an
-    inclusive step window, answered at ``points`` resolution: what a zoomed chart shows)."""
+    inclusive step window, answered at ``points`` resolution: what a zoomed chart shows).
+    While the first load of the logdir still has points of the tag to read, the answer
+    says ``"loading": true`` (here, in each batch item, and in a grouped chart)."""
     run, tag = arg_str("run"), arg_str("tag")
     points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS)
     window = step_range()
@@ -116,7 +120,8 @@ def scalars_batch() -> Response:
     points = min(asked, max(MIN_POINTS, MAX_BATCH_POINTS // max(1, len(items))))
     window = step_range(body)
     out = [_batch_item(item, points, window) for item in items]
-    answer: dict[str, Any] = {"points": points, "series": out}
+    answer: dict[str, Any] = {"points": points, "series": out,
+                              "loading": any(item.get("loading", False) for item in out)}
     if points < asked:
         answer.update(points_requested=asked, reduced=True)
     return json_response(answer)
@@ -182,7 +187,7 @@ def scalar_groups() -> Response:
                     "upper": float_list(result.upper), "count": result.count.tolist(),
                     "interpolated": result.interpolated})
     return json_response({"tag": tag, "stat": stat, "band": band, "smoothing": smoothing,
-                          "groups": out})
+                          "groups": out, "loading": data.scalar_pending(tag)})
 
 
 def _groups_query() -> dict[str, Any]:

@@ -467,6 +467,18 @@ class ScalarsView {
     return info ? info.data_version : 0;
   }
 
+  /** True during the server's first load of the logdir (it answers the first chart's tag
+   * of every run first; an answer without `loading` then needs no refetch until it ends). */
+  #firstLoad() {
+    const info = this.ctx.info();
+    return Boolean(info && !info.loaded);
+  }
+
+  /** Whether a cached answer still holds for `version`. */
+  #current(have, version) {
+    return have.version === version || (have.settled && this.#firstLoad());
+  }
+
   #has(run, tag) {
     const byRun = this.ctx.tagsOf('scalar');
     if (this.tagSetsFor !== byRun) {
@@ -513,7 +525,7 @@ class ScalarsView {
     for (const [run, tag] of pairs) {
       const id = `${run}\u0000${tag}`;
       const have = this.cache.get(id);
-      if (have && have.version === version) continue;
+      if (have && this.#current(have, version)) continue;
       const pending = this.inflight.get(id);
       if (pending && pending.version === version) {
         waits.push(pending.promise);
@@ -548,7 +560,7 @@ class ScalarsView {
       this.cache.set(id, { version, error: result.error, series: old && old.series });
       return;
     }
-    this.cache.set(id, { version, series: toSeries(result) });
+    this.cache.set(id, { version, series: toSeries(result), settled: !result.loading && this.#firstLoad() });
   }
 
   // ---- zoom: the visible step window, fetched at screen resolution ------------------------
@@ -620,7 +632,7 @@ class ScalarsView {
     const body = this.#groupBody(key);
     const request = JSON.stringify(body);
     const have = this.groupData.get(key);
-    if (have && have.version === version && have.request === request) {
+    if (have && have.request === request && this.#current(have, version)) {
       if (have.groups || have.error) this.draw(key);
       return;
     }
@@ -645,6 +657,7 @@ class ScalarsView {
       (answer) => {
         entry.groups = answer.groups;
         entry.answer = answer;
+        entry.settled = !answer.loading && this.#firstLoad();
       },
       (err) => {
         entry.error = err.message;
