@@ -104,6 +104,7 @@ class LogReader:
         self._pending: dict[str, int] = {}  # tag -> files whose points of it wait for pass 2
         self._deferred: list[tuple[FileState, int, frozenset[str], frozenset[str]]] = []
         self._restore_possible = False  # a folder of cached files exists (scalar_persist)
+        self._batch = first_load.Batch()  # pass 1's series of many records, decoded at once
         if load:
             self.reload()
 
@@ -175,16 +176,20 @@ class LogReader:
             return sum(self._read_file(state) for state in states)
         with self._lock:
             self._phase = "first"
+        self._batch = first_load.Batch()
         new = 0
         for state in states:
             with self._lock:  # fixed for the whole file: its series keep their order
                 keep = frozenset(self._priority)
             new += self._read_file(state, keep if keep and _may_defer(state) else None)
+            if self._batch.full():
+                self._take_batch()
             if not keep:  # the first run read names the first chart: its first tag
                 store = self._runs.get(state.run)
                 with self._lock:
                     if store is not None and store.scalars and not self._priority:
                         self._priority.add(min(store.scalars))
+        self._take_batch()
         with self._lock:
             self._phase = "second"
             self.version += 1
@@ -260,7 +265,7 @@ class LogReader:
                 f.seek(state.offset)
                 if keep is not None and (state.offset or size > first_load.MAX_FILE_BYTES):
                     keep = None
-                plan = _FirstPass(keep) if keep is not None else None
+                plan = _FirstPass(keep, state, self._batch) if keep is not None else None
                 count = self._read_stream(state, f, size, plan)
             if plan is not None and plan.seen - keep:
                 with self._lock:
@@ -271,11 +276,30 @@ class LogReader:
                         self._pending[tag] = self._pending.get(tag, 0) + 1
                 return count  # saved after its second pass
             if count:
+                if plan is not None:
+                    self._take_batch()  # its series, before looking for spilled ones
                 self._save(state)
             return count
         except OSError as exc:
             self._error(f"{state.path}: cannot read: {exc}")
             return 0
+
+    def _take_batch(self) -> None:
+        """Decode the first pass's batch and add its series (see first_load.Batch)."""
+        got = self._batch.take()
+        if not got:
+            return
+        with self._lock:
+            for state, offset, series in got:
+                if state.refused:
+                    continue
+                if isinstance(series, str):
+                    state.errors += 1
+                    self._error(f"{state.path}: undecodable record at offset {offset}: "
+                                f"{series}")
+                else:
+                    self._add_entries(state, series, offset)
+            self.version += 1
 
     def _save(self, state: FileState) -> None:
         """Persist the file's spilled series (its cache folder made on the first)."""
@@ -341,13 +365,17 @@ class LogReader:
                 decoded = [(offset, _decode(payload, compact))
                            for offset, payload in result.records]
             else:
-                decoded = [(offset, plan.decode(payload)) for offset, payload in result.records]
+                decoded = [(offset, plan.decode(offset, payload))
+                           for offset, payload in result.records]
             with self._lock:
                 for message in result.errors:
                     state.errors += 1
                     self._error(f"{state.path}: {message}")
                 added = 0
                 for offset, record in decoded:
+                    if plan is not None and isinstance(record, Record) and len(plan.batch) \
+                            and any(e.WhichOneof("kind") == "scalars" for e in record.entries):
+                        self._take_batch()  # its scalars come after those of the batch
                     added += self._handle_record(state, offset, record)
                     if state.refused:
                         return count + added
@@ -694,21 +722,31 @@ class LogReader:
 
 
 class _FirstPass:
-    """One file's first pass: decodes the series of the ``keep`` tags of scalar-only
-    records, and notes every tag those records hold."""
+    """One file's first pass: the series of the ``keep`` tags of scalar-only records go
+    to the batch (decoded with those of other files), the other series wait for the
+    second pass; every tag those records hold is noted. Other records are decoded whole,
+    as always."""
 
-    __slots__ = ("keep", "seen")
+    __slots__ = ("keep", "seen", "state", "batch")
 
-    def __init__(self, keep: frozenset[str]) -> None:
+    def __init__(self, keep: frozenset[str], state: FileState, batch: Any) -> None:
         self.keep = keep
         self.seen: set[str] = set()
+        self.state = state
+        self.batch = batch
 
-    def decode(self, payload: memoryview) -> "Decoded":
-        got = first_load.decode_some(payload, self.keep.__contains__)
-        if got is None:
-            return _decode(payload, True)  # anything else: whole, as always
-        self.seen.update(got[1])
-        return got[0]
+    def decode(self, offset: int, payload: memoryview) -> "Decoded":
+        spans = first_load.entry_spans(payload)
+        if spans is None:
+            return _decode(payload, True)
+        kept = []
+        for span in spans:
+            self.seen.add(span[0])
+            if span[0] in self.keep:
+                kept.append(span)
+        if kept:
+            self.batch.add(self.state, offset, payload, kept)
+        return []  # the record counts now; its kept series are added with the batch
 
 
 def _may_defer(state: FileState) -> bool:
