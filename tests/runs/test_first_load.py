@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from visualdl import LogWriter
+from visualdl.format.framing import frame
+from visualdl.format.scalar_codec import varint
 from visualdl.reader import first_load
 from visualdl.reader.log_reader import LogReader
 from visualdl.server.app import create_app
@@ -27,7 +29,8 @@ def value(i: int, k: int, step: int) -> float:
 
 def write_sweep(root: Path) -> Path:
     """RUNS runs, each: hparams, a text, and the scalar tags in several records (one per
-    flush); run 7 also has a second record file, run 9 a damaged record."""
+    flush); run 7 also has a second record file, run 9 a damaged record, run 11 a record
+    that only protobuf reads."""
     for i in range(RUNS):
         with LogWriter(logdir=str(root / f"run{i:03d}")) as w:
             w.add_hparams({"lr": 0.1 / (1 + i % 4), "seed": i}, ["a/loss"], walltime=1e9)
@@ -44,11 +47,29 @@ def write_sweep(root: Path) -> Path:
             w.add_scalar("b/acc", 0.5, step=step, walltime=2e9 + step)
     (next((root / "tmp").iterdir())).rename(second)
     (root / "tmp").rmdir()
+    with open(next((root / "run011").iterdir()), "ab") as f:
+        f.write(frame(unpacked_record({"a/loss": [500, 501], "lr": [500, 502, 503]})))
     damaged = next((root / "run009").iterdir())
     data = bytearray(damaged.read_bytes())
     data[len(data) // 2] ^= 0xFF  # inside a scalar record: its CRC fails
     damaged.write_bytes(bytes(data))
     return root
+
+
+def unpacked_record(series: dict[str, list[int]]) -> bytes:
+    """A record whose series have their steps unpacked (one varint field each): valid
+    protobuf that the scalar codec leaves to protobuf."""
+    def field(key: bytes, data: bytes) -> bytes:
+        return key + varint(len(data)) + data
+
+    entries = b""
+    for tag, steps in series.items():
+        doubles = np.arange(len(steps), dtype="<f8").tobytes()
+        steps_unpacked = b"".join(b"\x10" + varint(s) for s in steps)
+        body = field(b"\x0a", tag.encode()) + steps_unpacked + field(b"\x1a", doubles) \
+            + field(b"\x22", doubles)
+        entries += field(b"\x12", field(b"\x0a", body))
+    return entries
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +117,9 @@ def test_two_passes_give_the_data_of_one(sweep: Path, monkeypatch) -> None:
     assert watch.seen == ["second"]  # it did take two passes
     assert reader.errors == 1 and "run009" in reader.error_messages[0]
     assert_same(reader, one_pass(sweep, monkeypatch))
+    # the record only protobuf reads, in both passes: its points last, as written
+    assert list(reader.scalars("run011", "a/loss").steps[-2:]) == [500, 501]
+    assert list(reader.scalars("run011", "lr").steps[-3:]) == [500, 502, 503]
     # the second run file of run007 added its points after the first file's
     steps = reader.scalars("run007", "b/acc").steps
     assert steps[-1] == 1009 and len(steps) == FLUSHES * STEPS + 10
