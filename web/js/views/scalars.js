@@ -31,6 +31,8 @@ state.declare('pin', []); // keys of pinned charts
 state.declare('chart', []); // charts made here: each a JSON list of tag regexes
 state.declare('cruns', []); // per-chart run subsets: each a JSON [key, run, ...]
 
+const MAX_BATCH = 2000; // series per /api/scalars/batch request (the server's limit)
+
 const X_MODES = [
   ['step', 'Step'],
   ['relative', 'Relative'],
@@ -504,8 +506,16 @@ class ScalarsView {
   }
 
   async #fetchMany(items) {
-    const body = await postJSON('api/scalars/batch', { series: items, points: this.#points() });
-    return body.series;
+    // The server answers at most MAX_BATCH series a request: the charts on screen of a
+    // sweep of 2,000 runs ask for more, so they go in several requests (one after the
+    // other: the first chart's series first).
+    const points = this.#points();
+    const out = [];
+    for (let i = 0; i < items.length; i += MAX_BATCH) {
+      const body = await postJSON('api/scalars/batch', { series: items.slice(i, i + MAX_BATCH), points });
+      out.push(...body.series);
+    }
+    return out;
   }
 
   /** Make sure `key`'s card has current data for every (run, tag) it draws, then draw it. */
