@@ -204,11 +204,13 @@ class RunStore:
     def declare_scalars(self, tags: Any, file_id: int) -> None:
         """Make (empty) series for tags a file holds whose points come later: the first
         load lists every tag after its first pass (see visualdl.reader.first_load)."""
-        for tag in tags:
-            per_file = self.scalars.setdefault(tag, {})
-            if file_id not in per_file:
+        scalars = self.scalars
+        for tag in tags:  # (an empty series leaves a merged view as it is)
+            per_file = scalars.get(tag)
+            if per_file is None:
+                scalars[tag] = {file_id: _Series()}
+            elif file_id not in per_file:
                 per_file[file_id] = _Series()
-                self._merged.pop(tag, None)
 
     def add_event(self, kind: str, tag: str, file_id: int, event: Any) -> None:
         """Add an event a source made without an ``Entry`` (a PyTorch trace's profile)."""
