@@ -91,7 +91,11 @@ def run_name(root: Root, run_dir: str) -> str:
         rel = root.fs.relpath(run_dir, root.path)
         base = root.path.rstrip("/").rsplit("/", 1)[-1].split("://")[-1]
     else:
-        rel = os.path.relpath(run_dir, root.path).replace(os.sep, "/")
+        inside = root.path.rstrip(os.sep) + os.sep
+        if run_dir.startswith(inside):  # as the walk gives it: no relpath (2,000 calls)
+            rel = run_dir[len(inside):].replace(os.sep, "/")
+        else:
+            rel = os.path.relpath(run_dir, root.path).replace(os.sep, "/")
         base = os.path.basename(root.path.rstrip(os.sep))
     if rel == ".":
         return root.prefix or base or "."

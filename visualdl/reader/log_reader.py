@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Union
 
 from google.protobuf.message import DecodeError
@@ -34,7 +34,7 @@ from visualdl.reader import discovery
 from visualdl.kinds import registry
 from visualdl.reader.events import BlobRef, Scalars
 from visualdl.reader.run_store import RunStore
-from visualdl.reader import scalar_persist
+from visualdl.reader import first_load, scalar_cache, scalar_persist
 from visualdl.format.framing import HEADER_SIZE, length_at, read_record_at, scan_file
 from visualdl.format.version import FORMAT_MAJOR
 from visualdl.format.record_pb2 import FileHeader, Record
@@ -66,6 +66,10 @@ class FileState:
     torch_trace: bool = False  # a PyTorch profiler trace: indexed whole, loaded on demand
     vdl2_graph: bool = False   # a VisualDL 2.x model graph (JSON): likewise
     cache: Any = None      # its scalar_persist.FileCache, once looked at
+    cache_checked: bool = False  # whether a previous start's cache was looked for
+    # offsets of records holding more than scalars, while the file has no cache (it gets
+    # one when a series spills: then they are the cache's, see scalar_persist.note_record)
+    others: list = field(default_factory=list)
 
 
 class LogReader:
@@ -94,6 +98,13 @@ class LogReader:
         self._messages: list[str] = []
         self.errors = 0
         self.version = 0
+        # The first load of many small files goes in two passes (see first_load):
+        self._phase = "waiting"  # -> "first" / "second" (two passes) or "load" -> "done"
+        self._priority: set[str] = set()  # tags pass 1 decodes
+        self._pending: dict[str, int] = {}  # tag -> files whose points of it wait for pass 2
+        self._deferred: list[tuple[FileState, int, frozenset[str], frozenset[str]]] = []
+        self._restore_possible = False  # a folder of cached files exists (scalar_persist)
+        self._batch = first_load.Batch()  # pass 1's series of many records, decoded at once
         if load:
             self.reload()
 
@@ -103,10 +114,12 @@ class LogReader:
 
         Bytes are read and decoded without holding the data lock, which is taken only to
         add each chunk's records: a server keeps answering from what is loaded so far
-        while a large logdir loads.
+        while a large logdir loads. The first load of many small files reads the
+        priority tags of every file first (see :mod:`visualdl.reader.first_load`).
         """
         with self._reload_lock:
-            new = 0
+            self._restore_possible = _cache_folder_exists()
+            states: list[FileState] = []
             for root in self._roots:
                 try:
                     found = discovery.find_record_files(root)
@@ -118,9 +131,101 @@ class LogReader:
                     continue
                 for run_dir, paths in found.items():
                     run = discovery.run_name(root, run_dir)
-                    for path in paths:
-                        new += self._read_file(self._file_state(path, run, root.fs))
-            return new
+                    states.extend(self._file_state(path, run, root.fs) for path in paths)
+            if self._phase != "waiting":
+                return sum(self._read_file(state) for state in states)
+            try:
+                return self._first_load(states)
+            finally:
+                with self._lock:
+                    self._phase = "done"
+                    self._pending.clear()
+                    self._deferred.clear()
+                    self.version += 1  # answers flagged "loading" are stale now
+
+    # -- the first load ---------------------------------------------------------------
+    def prioritize(self, tags: Any) -> None:
+        """Ask the first load to read these scalar tags of every run before the others
+        (a server calls it for the tags a browser asks for while the logdir loads); no
+        effect once the first load is past its first pass."""
+        with self._lock:
+            if self._phase in ("waiting", "first"):
+                self._priority.update(tags)
+
+    def scalar_pending(self, tag: str) -> bool:
+        """Whether the first load may still add points of ``tag`` that it has read from
+        disk (then an answer about it is partial); False once the first load is done."""
+        with self._lock:
+            if self._phase == "done":
+                return False
+            if self._phase == "second":
+                return self._pending.get(tag, 0) > 0
+            return True
+
+    @property
+    def loading(self) -> bool:
+        """True until the first load is done."""
+        return self._phase != "done"
+
+    def _first_load(self, states: list[FileState]) -> int:
+        compact = type(self)._add_entries is LogReader._add_entries
+        candidates = sum(1 for s in states if _may_defer(s))
+        if not compact or candidates < first_load.MIN_FILES:
+            with self._lock:
+                self._phase = "load"
+            return sum(self._read_file(state) for state in states)
+        with self._lock:
+            self._phase = "first"
+        self._batch = first_load.Batch()
+        new = 0
+        for state in states:
+            with self._lock:  # fixed for the whole file: its series keep their order
+                keep = frozenset(self._priority)
+            new += self._read_file(state, keep if keep and _may_defer(state) else None)
+            if self._batch.full():
+                self._take_batch()
+            if not keep:  # the first run read names the first chart: its first tag
+                store = self._runs.get(state.run)
+                with self._lock:
+                    if store is not None and store.scalars and not self._priority:
+                        self._priority.add(min(store.scalars))
+        self._take_batch()
+        with self._lock:
+            self._phase = "second"
+            self.version += 1
+        for state, end, keep, pending in list(self._deferred):
+            new += self._second_pass(state, end, keep)
+            with self._lock:
+                for tag in pending:
+                    self._pending[tag] -= 1
+            new += self._read_file(state)  # what was appended since
+        return new
+
+    def _second_pass(self, state: FileState, end: int, keep: frozenset[str]) -> int:
+        """Add the series pass 1 left (the tags not in ``keep``) of the records before
+        ``end``; records pass 1 took whole are skipped, and so are errors (counted then)."""
+        try:
+            with open(state.path, "rb") as f:
+                for result in scan_file(f, 0, end, _CHUNK):
+                    batch = []
+                    for offset, payload in result.records:
+                        got = first_load.decode_some(payload, lambda t: t not in keep)
+                        if got is not None and got[0]:
+                            batch.append((offset, got[0]))
+                    if batch:
+                        with self._lock:
+                            for offset, series in batch:
+                                if isinstance(series, str):  # the codec and protobuf failed
+                                    state.errors += 1
+                                    self._error(f"{state.path}: undecodable record at "
+                                                f"offset {offset}: {series}")
+                                else:
+                                    self._add_entries(state, series, offset)
+                            self.version += 1
+        except OSError as exc:
+            self._error(f"{state.path}: cannot read: {exc}")
+        self._save(state)
+        return 0
 
     def _file_state(self, path: str, run: str, remote: Any = None) -> FileState:
         with self._lock:
@@ -139,7 +244,9 @@ class LogReader:
                 self._files[path] = state
             return state
 
-    def _read_file(self, state: FileState) -> int:
+    def _read_file(self, state: FileState, keep: frozenset[str] | None = None) -> int:
+        """Read on from the file's offset; ``keep``: the first pass of the first load,
+        which decodes only these scalar tags (see :mod:`visualdl.reader.first_load`)."""
         if state.refused:
             return 0
         if state.torch_trace:
@@ -150,15 +257,63 @@ class LogReader:
             return self._read_remote(state)
         try:
             with open(state.path, "rb") as f:
-                if state.cache is None:  # first read: series a previous start cached
-                    scalar_persist.restore(self, state, f)
+                size = os.fstat(f.fileno()).st_size
+                if not state.cache_checked:  # first read: series a previous start cached
+                    state.cache_checked = True
+                    if self._restore_possible and _may_be_cached(size):
+                        scalar_persist.restore(self, state, f)
                 f.seek(state.offset)
-                count = self._read_stream(state, f, os.fstat(f.fileno()).st_size)
-            scalar_persist.save(self, state)
+                if keep is not None and (state.offset or size > first_load.MAX_FILE_BYTES):
+                    keep = None
+                plan = _FirstPass(keep, state, self._batch) if keep is not None else None
+                count = self._read_stream(state, f, size, plan)
+            if plan is not None and plan.seen - keep:
+                with self._lock:
+                    pending = frozenset(plan.seen - keep)
+                    self._store_for(state.run).declare_scalars(pending, state.file_id)
+                    self._deferred.append((state, state.offset, keep, pending))
+                    for tag in pending:
+                        self._pending[tag] = self._pending.get(tag, 0) + 1
+                return count  # saved after its second pass
+            if count:
+                if plan is not None:
+                    self._take_batch()  # its series, before looking for spilled ones
+                self._save(state)
             return count
         except OSError as exc:
             self._error(f"{state.path}: cannot read: {exc}")
             return 0
+
+    def _take_batch(self) -> None:
+        """Decode the first pass's batch and add its series (see first_load.Batch)."""
+        got = self._batch.take()
+        if not got:
+            return
+        with self._lock:
+            for state, offset, series in got:
+                if state.refused:
+                    continue
+                if isinstance(series, str):
+                    state.errors += 1
+                    self._error(f"{state.path}: undecodable record at offset {offset}: "
+                                f"{series}")
+                else:
+                    self._add_entries(state, series, offset)
+            self.version += 1
+
+    def _save(self, state: FileState) -> None:
+        """Persist the file's spilled series (its cache folder made on the first)."""
+        if state.cache is None and self._spilled(state):
+            state.cache = scalar_persist.FileCache(state.path)
+            state.cache.others = state.others
+        scalar_persist.save(self, state)
+
+    def _spilled(self, state: FileState) -> bool:
+        """Whether a series this file fed moved to the disk cache (then it is persisted)."""
+        with self._lock:
+            store = self._runs.get(state.run)
+            return store is not None and any(
+                s.spilled is not None for s in store.file_series(state.file_id).values())
 
     def _read_remote(self, state: FileState) -> int:
         """Read an object in storage from the stored offset, only when the last listing
@@ -178,7 +333,8 @@ class LogReader:
         state.seen = seen
         return count
 
-    def _read_stream(self, state: FileState, f: Any, size: int) -> int:
+    def _read_stream(self, state: FileState, f: Any, size: int,
+                     plan: "_FirstPass | None" = None) -> int:
         count = 0
         if size <= state.offset:
             return 0
@@ -205,13 +361,21 @@ class LogReader:
                     return count
                 state.offset = result.end
                 continue
-            decoded = [(offset, _decode(payload, compact)) for offset, payload in result.records]
+            if plan is None:
+                decoded = [(offset, _decode(payload, compact))
+                           for offset, payload in result.records]
+            else:
+                decoded = [(offset, plan.decode(offset, payload))
+                           for offset, payload in result.records]
             with self._lock:
                 for message in result.errors:
                     state.errors += 1
                     self._error(f"{state.path}: {message}")
                 added = 0
                 for offset, record in decoded:
+                    if plan is not None and isinstance(record, Record) and len(plan.batch) \
+                            and any(e.WhichOneof("kind") == "scalars" for e in record.entries):
+                        self._take_batch()  # its scalars come after those of the batch
                     added += self._handle_record(state, offset, record)
                     if state.refused:
                         return count + added
@@ -364,7 +528,11 @@ class LogReader:
                 )
                 return 0
         if not isinstance(record, list):
-            scalar_persist.note_record(state, offset, record)
+            if state.cache is None:
+                if any(e.WhichOneof("kind") not in ("scalars", None) for e in record.entries):
+                    state.others.append(offset)
+            else:
+                scalar_persist.note_record(state, offset, record)
         entries = record if isinstance(record, list) else record.entries
         self._add_entries(state, entries, offset)
         return 1
@@ -553,6 +721,58 @@ class LogReader:
             if tag not in store.events.get(kind, {}):
                 raise KeyError(f"run {run!r} has no {kind} tag {tag!r}")
             return store.event_list(kind, tag)
+
+
+class _FirstPass:
+    """One file's first pass: the series of the ``keep`` tags of scalar-only records go
+    to the batch (decoded with those of other files), the other series wait for the
+    second pass; every tag those records hold is noted. Other records are decoded whole,
+    as always."""
+
+    __slots__ = ("keep", "seen", "state", "batch")
+
+    def __init__(self, keep: frozenset[str], state: FileState, batch: Any) -> None:
+        self.keep = keep
+        self.seen: set[str] = set()
+        self.state = state
+        self.batch = batch
+
+    def decode(self, offset: int, payload: memoryview) -> "Decoded":
+        spans = first_load.entry_spans(payload)
+        if spans is None:
+            return _decode(payload, True)
+        kept = []
+        for span in spans:
+            self.seen.add(span[0])
+            if span[0] in self.keep:
+                kept.append(span)
+        if kept:
+            self.batch.add(self.state, offset, payload, kept)
+        return []  # the record counts now; its kept series are added with the batch
+
+
+def _may_defer(state: FileState) -> bool:
+    """A local visualdl record file not read yet: its first load may take two passes."""
+    return (state.offset == 0 and not state.records and state.remote is None
+            and state.decoder is None and not state.torch_trace and not state.vdl2_graph
+            and not state.refused and segment_key(state.path) is None)
+
+
+def _may_be_cached(size: int) -> bool:
+    """Whether a file this size may have a persisted cache: only files holding a spilled
+    series have one, and a series spills past ``SPILL_POINTS`` points of at least 17
+    bytes each (a varint step and two doubles; 9 is the bound used)."""
+    return size > scalar_cache.SPILL_POINTS * 9
+
+
+def _cache_folder_exists() -> bool:
+    """Whether any record file has a persisted scalar cache (one stat per reload rather
+    than a cache lookup per file: 2,000 files spent 0.1 s on it)."""
+    try:
+        return scalar_cache.persist_enabled() and \
+            (scalar_cache.cache_root() / "persist").is_dir()
+    except (OSError, RuntimeError):  # no home directory to find the cache in
+        return False
 
 
 #: What ``_decode`` makes of one record: scalar series decoded with numpy, a protobuf

@@ -217,6 +217,17 @@ class RunStore:
                 one.own_last_chunk()
         return refused
 
+    def declare_scalars(self, tags: Any, file_id: int) -> None:
+        """Make (empty) series for tags a file holds whose points come later: the first
+        load lists every tag after its first pass (see visualdl.reader.first_load)."""
+        scalars = self.scalars
+        for tag in tags:  # (an empty series leaves a merged view as it is)
+            per_file = scalars.get(tag)
+            if per_file is None:
+                scalars[tag] = {file_id: _Series()}
+            elif file_id not in per_file:
+                per_file[file_id] = _Series()
+
     def add_event(self, kind: str, tag: str, file_id: int, event: Any) -> None:
         """Add an event a source made without an ``Entry`` (a PyTorch trace's profile)."""
         self.events.setdefault(kind, {}).setdefault(tag, _Events()).add(file_id, event)

@@ -129,6 +129,11 @@ class DataProvider(ABC):
     def scalars(self, run: str, tag: str) -> Scalars:
         """Every point of a scalar tag (read-only arrays)."""
 
+    def scalar_pending(self, tag: str) -> bool:
+        """True while the first load may still add points of ``tag`` that are already on
+        disk: an answer about it is then partial (the API says ``"loading": true``)."""
+        return not self.loaded
+
     def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
         """(points, first wall time, last wall time, last value) of a scalar tag, None when
         empty: what the run table needs. Providers that keep series compact answer it

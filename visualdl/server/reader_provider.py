@@ -162,7 +162,16 @@ class LogReaderProvider(DataProvider):
         return self._require().tags(run)
 
     def scalars(self, run: str, tag: str) -> Scalars:
-        return self._require().scalars(run, tag)
+        reader = self._require()
+        if reader.loading:  # a chart asks for it: read it first (visualdl.reader.first_load)
+            reader.prioritize((tag,))
+        return reader.scalars(run, tag)
+
+    def scalar_pending(self, tag: str) -> bool:
+        reader = self._reader
+        if reader is None:
+            return not self._loaded.is_set()
+        return reader.scalar_pending(tag)
 
     def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
         return self._require().scalar_ends(run, tag)

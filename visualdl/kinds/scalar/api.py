@@ -93,6 +93,8 @@ def series_json(run: str, tag: str, points: int,
         smoothed = _smoothed(run, tag, view.index, window.smoothing)
         if smoothed is not None:
             out.update(smoothing=window.smoothing, smoothed=float_list(smoothed))
+    if provider().scalar_pending(tag):
+        out["loading"] = True  # the first load has more of it: ask again when it is done
     return out
 
 
@@ -167,7 +169,9 @@ def scalars() -> Response:
     """One series: ``?run=&tag=&points=``, and optionally a window: ``&start_step=&end_step=``
     (an inclusive step range) and/or ``&wall_min=&wall_max=`` (an inclusive wall-time range,
     seconds since the epoch), answered at ``points`` resolution: what a zoomed chart shows.
-    ``&smoothing=w`` adds ``smoothed``: the EMA of the whole series at the answer's points."""
+    ``&smoothing=w`` adds ``smoothed``: the EMA of the whole series at the answer's points.
+    While the first load of the logdir still has points of the tag to read, the answer
+    says ``"loading": true`` (here, in each batch item, and in a grouped chart)."""
     run, tag = arg_str("run"), arg_str("tag")
     points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS)
     window = window_of()
@@ -197,7 +201,8 @@ def scalars_batch() -> Response:
     points = min(asked, max(MIN_POINTS, MAX_BATCH_POINTS // max(1, len(items))))
     window = window_of(body)
     out = [_batch_item(item, points, window) for item in items]
-    answer: dict[str, Any] = {"points": points, "series": out}
+    answer: dict[str, Any] = {"points": points, "series": out,
+                              "loading": any(item.get("loading", False) for item in out)}
     if points < asked:
         answer.update(points_requested=asked, reduced=True)
     return json_response(answer)
@@ -263,7 +268,7 @@ def scalar_groups() -> Response:
                     "upper": float_list(result.upper), "count": result.count.tolist(),
                     "interpolated": result.interpolated})
     return json_response({"tag": tag, "stat": stat, "band": band, "smoothing": smoothing,
-                          "groups": out})
+                          "groups": out, "loading": data.scalar_pending(tag)})
 
 
 def _groups_query() -> dict[str, Any]:

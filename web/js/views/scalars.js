@@ -31,6 +31,8 @@ state.declare('pin', []); // keys of pinned charts
 state.declare('chart', []); // charts made here: each a JSON list of tag regexes
 state.declare('cruns', []); // per-chart run subsets: each a JSON [key, run, ...]
 
+const MAX_BATCH = 2000; // series per /api/scalars/batch request (the server's limit)
+
 const X_MODES = [
   ['step', 'Step'],
   ['relative', 'Relative'],
@@ -473,6 +475,18 @@ class ScalarsView {
     return info ? info.data_version : 0;
   }
 
+  /** True during the server's first load of the logdir (it answers the first chart's tag
+   * of every run first; an answer without `loading` then needs no refetch until it ends). */
+  #firstLoad() {
+    const info = this.ctx.info();
+    return Boolean(info && !info.loaded);
+  }
+
+  /** Whether a cached answer still holds for `version`. */
+  #current(have, version) {
+    return have.version === version || (have.settled && this.#firstLoad());
+  }
+
   #has(run, tag) {
     const byRun = this.ctx.tagsOf('scalar');
     if (this.tagSetsFor !== byRun) {
@@ -498,8 +512,16 @@ class ScalarsView {
   }
 
   async #fetchMany(items) {
-    const body = await postJSON('api/scalars/batch', { series: items, points: this.#points() });
-    return body.series;
+    // The server answers at most MAX_BATCH series a request: the charts on screen of a
+    // sweep of 2,000 runs ask for more, so they go in several requests (one after the
+    // other: the first chart's series first).
+    const points = this.#points();
+    const out = [];
+    for (let i = 0; i < items.length; i += MAX_BATCH) {
+      const body = await postJSON('api/scalars/batch', { series: items.slice(i, i + MAX_BATCH), points });
+      out.push(...body.series);
+    }
+    return out;
   }
 
   /** Make sure `key`'s card has current data for every (run, tag) it draws, then draw it. */
@@ -520,7 +542,7 @@ class ScalarsView {
     for (const [run, tag] of pairs) {
       const id = `${run}\u0000${tag}`;
       const have = this.cache.get(id);
-      if (have && have.version === version) continue;
+      if (have && this.#current(have, version)) continue;
       const pending = this.inflight.get(id);
       if (pending && pending.version === version) {
         waits.push(pending.promise);
@@ -555,7 +577,7 @@ class ScalarsView {
       this.cache.set(id, { version, error: result.error, series: old && old.series });
       return;
     }
-    this.cache.set(id, { version, series: toSeries(result) });
+    this.cache.set(id, { version, series: toSeries(result), settled: !result.loading && this.#firstLoad() });
   }
 
   // ---- zoom: the visible window, fetched at screen resolution ----------------------------
@@ -702,7 +724,7 @@ class ScalarsView {
     const body = this.#groupBody(key);
     const request = JSON.stringify(body);
     const have = this.groupData.get(key);
-    if (have && have.version === version && have.request === request) {
+    if (have && have.request === request && this.#current(have, version)) {
       if (have.groups || have.error) this.draw(key);
       return;
     }
@@ -727,6 +749,7 @@ class ScalarsView {
       (answer) => {
         entry.groups = answer.groups;
         entry.answer = answer;
+        entry.settled = !answer.loading && this.#firstLoad();
       },
       (err) => {
         entry.error = err.message;
