@@ -528,11 +528,7 @@ class LogReader:
                 )
                 return 0
         if not isinstance(record, list):
-            if state.cache is None:
-                if any(e.WhichOneof("kind") not in ("scalars", None) for e in record.entries):
-                    state.others.append(offset)
-            else:
-                scalar_persist.note_record(state, offset, record)
+            scalar_persist.note_record(state, offset, record)
         entries = record if isinstance(record, list) else record.entries
         self._add_entries(state, entries, offset)
         return 1
@@ -769,8 +765,7 @@ def _cache_folder_exists() -> bool:
     """Whether any record file has a persisted scalar cache (one stat per reload rather
     than a cache lookup per file: 2,000 files spent 0.1 s on it)."""
     try:
-        return scalar_cache.persist_enabled() and \
-            (scalar_cache.cache_root() / "persist").is_dir()
+        return scalar_persist.may_restore()
     except (OSError, RuntimeError):  # no home directory to find the cache in
         return False
 

@@ -73,7 +73,8 @@ try:
 except ImportError:  # Windows: no lock, no reuse
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["FileCache", "restore", "save", "note_record", "note_offset", "stats", "sweep"]
+__all__ = ["FileCache", "restore", "save", "may_restore", "note_record", "note_offset", "stats",
+           "sweep"]
 
 FORMAT = 2
 MANIFEST = "manifest.json"
@@ -183,20 +184,37 @@ def eligible(state: Any) -> bool:
             and (state.decoder is None or isinstance(state.decoder, (FileDecoder, Vdl2Decoder))))
 
 
+def may_restore() -> bool:
+    """Whether any record file may have a persisted cache: one, or a commit of this
+    process still on its way to the disk (a reader started right after another)."""
+    if not scalar_cache.persist_enabled():
+        return False
+    return bool(_commits) or (scalar_cache.cache_root() / "persist").is_dir()
+
+
 def note_record(state: Any, offset: int, record: Record) -> None:
     """Remember a record holding anything but scalars: it is re-read on restore."""
-    cache = state.cache
-    if cache is None or cache.off:
-        return
-    if any(e.WhichOneof("kind") not in ("scalars", None) for e in record.entries):
-        cache.others.append(offset)
+    others = _others(state)
+    if others is not None and \
+            any(e.WhichOneof("kind") not in ("scalars", None) for e in record.entries):
+        others.append(offset)
 
 
 def note_offset(state: Any, offset: int) -> None:
     """Remember the offset of an event that gave entries other than scalar points."""
+    others = _others(state)
+    if others is not None:
+        others.append(offset)
+
+
+def _others(state: Any) -> list[int] | None:
+    """Where a file's other records are noted: its cache's list, or, while the file has no
+    cache (none is made before a series spills), the file's own, which becomes the
+    cache's when one is made (``LogReader._save``); None when the cache is off."""
     cache = state.cache
-    if cache is not None and not cache.off:
-        cache.others.append(offset)
+    if cache is None:
+        return state.others
+    return None if cache.off else cache.others
 
 
 # -- identity ----------------------------------------------------------------------------------
