@@ -2,9 +2,10 @@
 
 Measures, on a real ``python -m visualdl`` server process:
 
-* first chart: from process start until the first load is done (``/api/info`` polled) and
-  the grouped chart of ``tag0`` over every run (below) has answered; then the ungrouped
-  chart of ``tag0`` (``/api/scalars/batch``, every run at 500 points: 2,000 lines) on its own;
+* first chart: from process start until the chart the scalars page opens on (``tag0`` of
+  every run, selected by default: ``/api/scalars/batch``, 500 points each, 2,000 lines) has
+  answered complete (every run, every step, no ``loading`` flag), asked again while the
+  logdir loads as the web app does; then the first grouped chart (below) once loaded;
 * grouped chart: ``POST /api/scalars/groups`` for ``tag0`` over all runs, grouped by the
   ``lr`` hparam (10 groups), mean with a std band, smoothing 0.6: median wall time of the
   request on localhost (an upper bound of the server time), and the same grouped by a name
@@ -198,6 +199,11 @@ def bench_ours(logdir: Path, runs: int, steps: int, idle: float, browser: bool) 
                 sum(len(g["members"]) for g in answer["groups"]) == runs and \
                 all(len(g["steps"]) == steps for g in answer["groups"])
 
+        def complete_batch(answer: dict) -> bool:
+            items = answer.get("series", [])
+            return not answer.get("loading") and len(items) == runs and \
+                all(item.get("total") == steps and not item.get("loading") for item in items)
+
         # As the web app does: poll the cheap status route, and while the logdir loads,
         # ask for the chart again every so often (the app: on each new data version, at
         # most every 0.5 s; here every 0.2 s) until an answer is complete: every run, every
@@ -219,20 +225,18 @@ def bench_ours(logdir: Path, runs: int, steps: int, idle: float, browser: bool) 
             if "first chart (s)" not in out and (now - last_chart >= 0.2 or info.get("loaded")):
                 last_chart = now
                 polls += 1
-                answer = s.post(url + "/api/scalars/groups", json=group, timeout=60).json()
-                if complete(answer):
+                answer = s.post(url + "/api/scalars/batch", json=body, timeout=120).json()
+                if complete_batch(answer):
                     out["first chart (s)"] = time.perf_counter() - started
                     # the figure to compare on a busy machine (others stretch the wall time)
                     out["server CPU at first chart (s)"] = cpu_seconds(proc.pid)
                     out["chart requests until complete"] = polls
                     continue
             time.sleep(0.02)
+        t = time.perf_counter()
         answer = s.post(url + "/api/scalars/groups", json=group, timeout=60).json()
         assert complete(answer), "incomplete after load"
-        t = time.perf_counter()
-        got = s.post(url + "/api/scalars/batch", json=body, timeout=120).json()["series"]
-        assert all(item.get("total") == steps for item in got), "incomplete after load"
-        out["first ungrouped chart: tag0 of every run (s)"] = time.perf_counter() - t
+        out["first grouped chart, once loaded (s)"] = time.perf_counter() - t
         time.sleep(1.5)
         out["RSS (MB)"] = rss_mb(proc.pid)
         assert len(answer["groups"]) == len(LRS), answer.keys()
