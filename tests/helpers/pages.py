@@ -15,7 +15,14 @@ class PageWatch:
         self.watching = True
         page.on("console", lambda m: m.type == "error" and self._add(m.text))
         page.on("pageerror", lambda e: self._add(f"pageerror: {e}"))
-        page.on("requestfailed", lambda r: self._add(f"requestfailed: {r.url}"))
+        page.on("requestfailed", self._request_failed)
+
+    def _request_failed(self, request) -> None:  # noqa: ANN001 - a playwright Request
+        # Cancelled, not failed: a reload or navigation drops what the old page still had
+        # in flight (its favicon, a poll), and the app aborts fetches it no longer needs.
+        if request.failure == "net::ERR_ABORTED":
+            return
+        self._add(f"requestfailed: {request.url} ({request.failure})")
 
     def _add(self, message: str) -> None:
         if self.watching:
