@@ -79,22 +79,27 @@ def complete(trace: dict) -> list[dict]:
 
 
 def self_times(events: list[dict]) -> list[float]:
-    """Self time per complete event: its duration minus its direct children's (same thread,
-    proper nesting), recomputed here the plain way."""
+    """Self time per complete event: its duration minus its direct children's (same thread),
+    recomputed here the plain way. A child that outlives its parent is clipped to the
+    parent's end, as the server does (PyTorch rounds ns to three decimals of a us, so a
+    child may end 0.001 us after its parent)."""
     out = [e["dur"] for e in events]
     by_thread = defaultdict(list)
     for i, e in enumerate(events):
         by_thread[(e["pid"], e["tid"])].append(i)
     for idx in by_thread.values():
         idx.sort(key=lambda i: (events[i]["ts"], -events[i]["dur"]))
-        stack: list[int] = []
+        stack: list[tuple[int, float]] = []  # (event, its end clipped to its parent's)
         for i in idx:
             e = events[i]
-            while stack and events[stack[-1]]["ts"] + events[stack[-1]]["dur"] <= e["ts"]:
+            ts, end = e["ts"], e["ts"] + e["dur"]
+            while stack and stack[-1][1] <= ts:
                 stack.pop()
             if stack:
-                out[stack[-1]] -= e["dur"]
-            stack.append(i)
+                end = min(end, stack[-1][1])
+                out[stack[-1][0]] -= end - ts
+            out[i] = end - ts
+            stack.append((i, end))
     return out
 
 
