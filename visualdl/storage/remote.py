@@ -16,36 +16,40 @@ from __future__ import annotations
 
 import posixpath
 import threading
-from dataclasses import dataclass, field
-from typing import Any, Iterator
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Callable, Iterator
 
 from visualdl.format.framing import FOOTER_SIZE, HEADER_SIZE, length_at, masked_crc
 
-__all__ = ["ObjectInfo", "RemoteFS", "Stats", "RangeFile"]
+__all__ = ["BlobCache", "ObjectInfo", "RemoteFS", "Stats", "RangeFile"]
 
 
 @dataclass
 class Stats:
-    """Requests made and bytes moved (since the filesystem was opened, or a ``snapshot``)."""
+    """Requests made and bytes moved (since the filesystem was opened, or a ``snapshot``),
+    and the blob reads answered from the :class:`BlobCache` without a request."""
 
     lists: int = 0
     gets: int = 0
     puts: int = 0
     bytes_read: int = 0
     bytes_written: int = 0
+    cache_hits: int = 0    # blob reads served from the cache (no request)
+    cache_bytes: int = 0   # the bytes they would have fetched
 
     @property
     def requests(self) -> int:
         return self.lists + self.gets + self.puts
 
     def minus(self, other: "Stats") -> "Stats":
-        return Stats(*(getattr(self, f) - getattr(other, f) for f in
-                       ("lists", "gets", "puts", "bytes_read", "bytes_written")))
+        return Stats(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
+
+    def __add__(self, other: "Stats") -> "Stats":
+        return Stats(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     def as_dict(self) -> dict[str, int]:
-        return {"requests": self.requests, "lists": self.lists, "gets": self.gets,
-                "puts": self.puts, "bytes_read": self.bytes_read,
-                "bytes_written": self.bytes_written}
+        return {"requests": self.requests, **asdict(self)}
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,48 @@ class ObjectInfo:
     url: str
     size: int
     etag: str = ""
+    mtime: float = 0.0  # last modified (seconds since the epoch), 0 when not listed
+
+
+class BlobCache:
+    """The bytes of blobs read from object storage (a record, a whole trace or graph file),
+    by ``(url, offset, size)``, least recently used first out, at most ``max_bytes`` in all.
+
+    Blob bytes never change once written (a segment is immutable; an object that is
+    rewritten gets a new size or ETag in the listing, and its blobs new references), so a
+    cached copy is always right: a page reload, a second browser tab or a revalidation then
+    costs no request. Items larger than ``max_item`` are not kept (a 1 GB trace would push
+    everything else out)."""
+
+    def __init__(self, max_bytes: int = 256 << 20, max_item: int | None = None) -> None:
+        self.max_bytes = max_bytes
+        self.max_item = max_bytes // 2 if max_item is None else max_item
+        self.size = 0
+        self._items: OrderedDict[tuple, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> bytes | None:
+        with self._lock:
+            data = self._items.get(key)
+            if data is not None:
+                self._items.move_to_end(key)
+            return data
+
+    def put(self, key: tuple, data: bytes) -> None:
+        if len(data) > self.max_item:
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.size -= len(old)
+            self._items[key] = data
+            self.size += len(data)
+            while self.size > self.max_bytes:
+                _, dropped = self._items.popitem(last=False)
+                self.size -= len(dropped)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 @dataclass
@@ -64,6 +110,8 @@ class RemoteFS:
     stats: Stats = field(default_factory=Stats)
     #: url -> ObjectInfo of the last listing (set by run discovery)
     listed: dict = field(default_factory=dict)
+    #: blob bytes already fetched (see :class:`BlobCache`)
+    cache: BlobCache = field(default_factory=BlobCache)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- names -------------------------------------------------------------------
@@ -92,8 +140,7 @@ class RemoteFS:
 
     def snapshot(self) -> Stats:
         with self._lock:
-            return Stats(**{f: getattr(self.stats, f) for f in
-                            ("lists", "gets", "puts", "bytes_read", "bytes_written")})
+            return Stats(**asdict(self.stats))
 
     def find(self, url: str) -> list[ObjectInfo]:
         """Every object below ``url`` (recursively), with size and ETag; [] when none.
@@ -117,7 +164,8 @@ class RemoteFS:
                 continue
             etag = info.get("ETag") or info.get("etag") or info.get("mtime") or \
                 info.get("LastModified") or info.get("created") or ""
-            out.append(ObjectInfo(self.url(info.get("name", key)), int(size), str(etag)))
+            out.append(ObjectInfo(self.url(info.get("name", key)), int(size), str(etag),
+                                  _seconds(info)))
         return out
 
     def exists(self, url: str) -> bool:
@@ -144,8 +192,28 @@ class RemoteFS:
         self.fs.pipe_file(self.strip(url), data)
         self._count(puts=1, bytes_written=len(data))
 
+    def cached(self, key: tuple, fetch: Callable[[], bytes]) -> bytes:
+        """``fetch()``'s bytes, kept in :attr:`cache` under ``key`` (a blob's ``(url,
+        offset, size)``): fetched once, then served without a request (counted as
+        ``cache_hits``)."""
+        data = self.cache.get(key)
+        if data is not None:
+            self._count(cache_hits=1, cache_bytes=len(data))
+            return data
+        data = fetch()
+        self.cache.put(key, data)
+        return data
+
+    def read_whole(self, url: str, size: int) -> bytes:
+        """The whole object (``size`` bytes as listed), in one GET, through the cache."""
+        return self.cached((url, 0, size), lambda: self.read(url, 0, size))
+
     def read_record(self, url: str, offset: int) -> bytes:
-        """The record framed at ``offset`` of ``url``, CRC-checked (two ranged GETs)."""
+        """The record framed at ``offset`` of ``url``, CRC-checked: two ranged GETs (its
+        length, its data) the first time, none once cached."""
+        return self.cached((url, offset, "record"), lambda: self._read_record(url, offset))
+
+    def _read_record(self, url: str, offset: int) -> bytes:
         head = self.read(url, offset, offset + HEADER_SIZE)
         if len(head) < HEADER_SIZE:
             raise ValueError(f"{url}: no record at offset {offset}")
@@ -220,3 +288,24 @@ def chunks(data: list[bytes], limit: int) -> Iterator[list[bytes]]:
         size += len(item)
     if run:
         yield run
+
+
+def _seconds(info: dict) -> float:
+    """An object's last-modified time from a listing entry (s3fs: a datetime under
+    ``LastModified``; memory://, local: a number under ``created``/``mtime``); 0 if none."""
+    for key in ("LastModified", "last_modified", "mtime", "created"):
+        value = info.get(key)
+        if value is None:
+            continue
+        if hasattr(value, "timestamp"):
+            return float(value.timestamp())
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            try:
+                from datetime import datetime
+
+                return datetime.fromisoformat(str(value)).timestamp()
+            except ValueError:
+                continue
+    return 0.0
