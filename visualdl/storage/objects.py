@@ -9,8 +9,8 @@ trace or graph cost one GET between them, and a page reload none.
 
 Objects are written whole (a PUT is atomic), so an object that does not parse is broken,
 not half-written; it is still given the local files' grace (``SETTLE_SECONDS`` after its
-last-modified time) in case it is replaced, and is fetched again only when the listing
-shows a new size or ETag, or once when that grace ends.
+last-modified time) in case it is replaced, and is looked at again only when the listing
+shows a new size or ETag, or once when that grace ends (from the cache, if still there).
 
 VisualDL 2.x record files are read by range like ours; their blobs (images, audio,
 embeddings) are read back with :func:`vdl2_payload`, by the same ranged GETs and cache.
