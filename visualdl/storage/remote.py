@@ -112,6 +112,8 @@ class RemoteFS:
     listed: dict = field(default_factory=dict)
     #: blob bytes already fetched (see :class:`BlobCache`)
     cache: BlobCache = field(default_factory=BlobCache)
+    #: S3: prefix -> {key: ObjectInfo} of its last listing (pages of it are skipped)
+    _listings: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- names -------------------------------------------------------------------
@@ -144,7 +146,10 @@ class RemoteFS:
 
     def find(self, url: str) -> list[ObjectInfo]:
         """Every object below ``url`` (recursively), with size and ETag; [] when none.
-        Directory markers are left out."""
+        Directory markers are left out. On S3, the pages of segments the last listing of
+        ``url`` showed are skipped (see :mod:`visualdl.storage.listing`)."""
+        if self.protocol in ("s3", "s3a") and hasattr(self.fs, "call_s3"):
+            return self._find_s3(url)
         path = self.strip(url)
         try:
             self.fs.invalidate_cache(path)
@@ -167,6 +172,26 @@ class RemoteFS:
             out.append(ObjectInfo(self.url(info.get("name", key)), int(size), str(etag),
                                   _seconds(info)))
         return out
+
+    def _find_s3(self, url: str) -> list[ObjectInfo]:
+        from visualdl.storage.listing import list_prefix
+
+        path = self.strip(url)
+        bucket, key, _ = self.fs.split_path(path)
+        prefix = f"{key.rstrip('/')}/" if key else ""
+        previous = self._listings.get(path, {})
+        try:
+            found, skipped = list_prefix(
+                lambda **kwargs: self.fs.call_s3("list_objects_v2", **kwargs), bucket,
+                prefix, previous, lambda: self._count(lists=1))
+        except FileNotFoundError:
+            return []
+        infos = {k: ObjectInfo(self.url(f"{bucket}/{k}"), int(item["Size"]),
+                               str(item.get("ETag", "")), _seconds(item))
+                 for k, item in found.items() if not k.endswith("/")}
+        infos.update((k, previous[k]) for k in skipped)
+        self._listings[path] = infos
+        return list(infos.values())
 
     def exists(self, url: str) -> bool:
         self._count(lists=1)
