@@ -47,6 +47,10 @@ def test_idle_reload_skips_known_segments_and_sees_what_is_new(s3, s3_url, small
     mark = s3.mark()
     reader = LogReader(s3_url)
     assert len(_lists(s3, mark)) == 13  # 123 keys, 10 a page
+    # each segment fetched once (concurrently, with the listing), none twice
+    gets = [r.path for r in s3.since(mark) if r.is_get]
+    assert len(gets) == len(set(gets)) == 123
+    assert reader.storage_stats().gets == 123
     assert reader.scalars("a", "loss").values.tolist() == [s / 2 for s in range(120)]
 
     mark = s3.mark()

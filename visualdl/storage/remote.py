@@ -22,6 +22,11 @@ from typing import Any, Callable, Iterator
 
 from visualdl.format.framing import FOOTER_SIZE, HEADER_SIZE, length_at, masked_crc
 
+#: New segments fetched concurrently after a listing: each at most PREFETCH_ITEM bytes,
+#: PREFETCH_BYTES in all (the rest is read one by one, as it comes).
+PREFETCH_ITEM = 4 << 20
+PREFETCH_BYTES = 256 << 20
+
 __all__ = ["BlobCache", "ObjectInfo", "RemoteFS", "Stats", "RangeFile"]
 
 
@@ -114,6 +119,8 @@ class RemoteFS:
     cache: BlobCache = field(default_factory=BlobCache)
     #: S3: prefix -> {key: ObjectInfo} of its last listing (pages of it are skipped)
     _listings: dict = field(default_factory=dict, repr=False)
+    #: url -> bytes of a new segment fetched with the listing, until the reader reads it
+    _prefetched: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- names -------------------------------------------------------------------
@@ -175,6 +182,7 @@ class RemoteFS:
 
     def _find_s3(self, url: str) -> list[ObjectInfo]:
         from visualdl.storage.listing import list_prefix
+        from visualdl.writer.segments import segment_key
 
         path = self.strip(url)
         bucket, key, _ = self.fs.split_path(path)
@@ -191,7 +199,33 @@ class RemoteFS:
                  for k, item in found.items() if not k.endswith("/")}
         infos.update((k, previous[k]) for k in skipped)
         self._listings[path] = infos
+        self._prefetch([info for k, info in sorted(infos.items())
+                        if k not in previous and segment_key(k)])
         return list(infos.values())
+
+    def _prefetch(self, new: list[ObjectInfo]) -> None:
+        """Fetch new segments (immutable, and read whole by the reader right after the
+        listing) concurrently, up to ``PREFETCH_BYTES`` in all: a first load of 20,000
+        segments is then not 20,000 GETs one after the other. What the reload does not
+        read is dropped at the next listing."""
+        self._prefetched = {}
+        urls, total = [], 0
+        for info in new:
+            if info.size > PREFETCH_ITEM or total + info.size > PREFETCH_BYTES:
+                continue
+            urls.append(info.url)
+            total += info.size
+        if len(urls) < 2:
+            return
+        try:
+            got = self.fs.cat([self.strip(u) for u in urls], on_error="return")
+        except Exception:  # noqa: BLE001 - read one by one instead, as without prefetch
+            return
+        for url in urls:
+            data = got.get(self.strip(url))
+            if isinstance(data, bytes):
+                self._prefetched[url] = data
+                self._count(gets=1, bytes_read=len(data))
 
     def exists(self, url: str) -> bool:
         self._count(lists=1)
@@ -205,9 +239,13 @@ class RemoteFS:
             return False
 
     def read(self, url: str, start: int, end: int) -> bytes:
-        """Bytes ``[start, end)`` of an object, in one request."""
+        """Bytes ``[start, end)`` of an object, in one request (none when the listing
+        prefetched the whole object: see :meth:`_prefetch`)."""
         if end <= start:
             return b""
+        ready = self._prefetched.pop(url, None)
+        if ready is not None and start == 0 and end >= len(ready):
+            return ready
         data = self.fs.cat_file(self.strip(url), start=start, end=end)
         self._count(gets=1, bytes_read=len(data))
         return data
