@@ -3,11 +3,14 @@
 Four operations, chosen so that the cost in requests is known in advance:
 
 * ``find(url)``: one recursive listing of a prefix (S3: ``ListObjectsV2`` pages of 1,000
-  keys), with each object's size and ETag; the listing cache of the filesystem is dropped
-  first, so a reload always sees new objects.
+  keys, each counted; pages of segments the last listing showed are skipped, see
+  :mod:`visualdl.storage.listing`), with each object's size, ETag and time; new segments
+  are fetched concurrently right after (the reader reads them next).
 * ``read(url, start, end)``: one ranged GET.
 * ``write(url, data)``: one PUT of a whole object (object stores cannot append).
-* ``read_record(url, offset)``: a blob's record, by two ranged GETs (its length, its data).
+* ``read_record(url, offset)`` / ``read_whole(url, size)``: a blob's record (two ranged
+  GETs: its length, its data) or a whole object, kept in a bounded :class:`BlobCache` so
+  that a page reload fetches nothing again.
 
 The counters (:class:`Stats`) are what ``/api/info`` shows per reload.
 """
@@ -25,7 +28,7 @@ from visualdl.format.framing import FOOTER_SIZE, HEADER_SIZE, length_at, masked_
 #: New segments fetched concurrently after a listing: each at most PREFETCH_ITEM bytes,
 #: PREFETCH_BYTES in all (the rest is read one by one, as it comes).
 PREFETCH_ITEM = 4 << 20
-PREFETCH_BYTES = 256 << 20
+PREFETCH_BYTES = 64 << 20
 
 __all__ = ["BlobCache", "ObjectInfo", "RemoteFS", "Stats", "RangeFile"]
 
