@@ -92,6 +92,7 @@ def test_runs_of_segments_are_found_in_key_order():
                   [f"r/vdlrecords.1.h.1.abcdefab.seg{n:06d}" for n in (8, 9)] +
                   ["r/events.out.tfevents.1.h", "r/vdlrecords.2.h.1.00000000.seg000001"])
     last_of, runs = listing._runs(keys)
+    assert listing.Known(keys).long_starts == []  # runs shorter than LONG_RUN
     first = keys.index("r/vdlrecords.1.h.1.abcdefab.seg000001")
     assert runs == [(first, first + 4), (first + 5, first + 6)]
     assert last_of[keys[first]] == first + 4 and keys[first + 4] not in last_of

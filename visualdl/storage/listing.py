@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from visualdl.writer.segments import segment_key
 
-__all__ = ["list_prefix", "PAGE", "LONG_RUN"]
+__all__ = ["Known", "list_prefix", "PAGE", "LONG_RUN"]
 
 #: Keys per ListObjectsV2 page (S3's maximum).
 PAGE = 1000
@@ -53,15 +53,23 @@ def _runs(keys: list[str]) -> tuple[dict[str, int], list[tuple[int, int]]]:
     return last_of, runs
 
 
-def list_prefix(call: Callable[..., dict], bucket: str, prefix: str,
-                previous: dict[str, Any], count: Callable[[], None]) -> tuple[dict, set]:
+class Known:
+    """The keys of a listing, sorted, with their runs of consecutive segments: built once
+    per change of the listing (an idle reload reuses it)."""
+
+    def __init__(self, keys: Any = ()) -> None:
+        self.keys = sorted(keys)
+        self.last_of, runs = _runs(self.keys)
+        self.long_starts = [first for first, last in runs if last - first + 1 >= LONG_RUN]
+
+
+def list_prefix(call: Callable[..., dict], bucket: str, prefix: str, known: Known,
+                count: Callable[[], None]) -> tuple[dict, set]:
     """Every object under ``prefix`` of ``bucket``: ``({key: S3 listing entry}, {keys
-    skipped})``. ``call(**kwargs)`` is ``ListObjectsV2``; ``previous`` the keys of the last
-    listing (their entries are what the caller keeps for the skipped keys); ``count()`` is
-    called once per request."""
-    keys = sorted(previous)
-    last_of, runs = _runs(keys)
-    long_starts = [first for first, last in runs if last - first + 1 >= LONG_RUN]
+    skipped})``. ``call(**kwargs)`` is ``ListObjectsV2``; ``known`` the keys of the last
+    listing (the caller keeps their entries, for the keys skipped); ``count()`` is called
+    once per request."""
+    keys, last_of, long_starts = known.keys, known.last_of, known.long_starts
     found: dict[str, dict] = {}
     skipped: set[str] = set()
     start_after = ""

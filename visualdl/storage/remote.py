@@ -120,7 +120,7 @@ class RemoteFS:
     listed: dict = field(default_factory=dict)
     #: blob bytes already fetched (see :class:`BlobCache`)
     cache: BlobCache = field(default_factory=BlobCache)
-    #: S3: prefix -> {key: ObjectInfo} of its last listing (pages of it are skipped)
+    #: S3: prefix -> ({key: ObjectInfo}, listing.Known) of its last listing
     _listings: dict = field(default_factory=dict, repr=False)
     #: url -> bytes of a new segment fetched with the listing, until the reader reads it
     _prefetched: dict = field(default_factory=dict, repr=False)
@@ -184,24 +184,26 @@ class RemoteFS:
         return out
 
     def _find_s3(self, url: str) -> list[ObjectInfo]:
-        from visualdl.storage.listing import list_prefix
+        from visualdl.storage.listing import Known, list_prefix
         from visualdl.writer.segments import segment_key
 
         path = self.strip(url)
         bucket, key, _ = self.fs.split_path(path)
         prefix = f"{key.rstrip('/')}/" if key else ""
-        previous = self._listings.get(path, {})
+        previous, known = self._listings.get(path) or ({}, Known())
         try:
             found, skipped = list_prefix(
                 lambda **kwargs: self.fs.call_s3("list_objects_v2", **kwargs), bucket,
-                prefix, previous, lambda: self._count(lists=1))
+                prefix, known, lambda: self._count(lists=1))
         except FileNotFoundError:
             return []
         infos = {k: ObjectInfo(self.url(f"{bucket}/{k}"), int(item["Size"]),
                                str(item.get("ETag", "")), _seconds(item))
                  for k, item in found.items() if not k.endswith("/")}
         infos.update((k, previous[k]) for k in skipped)
-        self._listings[path] = infos
+        if infos.keys() != previous.keys():
+            known = Known(infos)
+        self._listings[path] = (infos, known)
         self._prefetch([info for k, info in sorted(infos.items())
                         if k not in previous and segment_key(k)])
         return list(infos.values())
