@@ -97,3 +97,15 @@ def test_runs_of_segments_are_found_in_key_order():
     assert runs == [(first, first + 4), (first + 5, first + 6)]
     assert last_of[keys[first]] == first + 4 and keys[first + 4] not in last_of
     assert "r/events.out.tfevents.1.h" not in last_of
+
+
+@pytest.mark.parametrize("url, root, want", [
+    ("s3://b/p/run/x", "s3://b/p", "run/x"), ("s3://b/p/", "s3://b/p", "."),
+    ("s3://b/q/x", "s3://b/p", "../q/x"), ("s3://b/pp/x", "s3://b/p", "../pp/x"),
+    ("s3://b/p/a/../x", "s3://b/p", "x"), ("s3://b/p//x", "s3://b/p", "x"),
+    ("memory://a/b/./c", "memory://a", "b/c"), ("s3://b/x", "s3://b", "x"),
+])
+def test_relpath_of_listed_keys(url, root, want):
+    from visualdl.storage.remote import RemoteFS
+
+    assert RemoteFS.relpath(url, root) == want

@@ -141,8 +141,15 @@ class RemoteFS:
 
     @staticmethod
     def relpath(url: str, root_url: str) -> str:
-        a, b = url.split("://", 1)[-1], root_url.split("://", 1)[-1]
-        return posixpath.relpath("/" + a.strip("/"), "/" + b.strip("/"))
+        """``url`` relative to ``root_url`` (as ``posixpath.relpath``; the common case,
+        a plain key below the root, by slicing: discovery asks once per object listed)."""
+        a, b = url.split("://", 1)[-1].strip("/"), root_url.split("://", 1)[-1].strip("/")
+        if a.startswith(b + "/"):
+            rest = a[len(b) + 1:]
+            if rest and rest[0] != "/" and "//" not in rest and not any(part in (".", "..")
+                                                     for part in rest.split("/")):
+                return rest
+        return posixpath.relpath("/" + a, "/" + b)
 
     # -- requests ----------------------------------------------------------------
     def _count(self, **deltas: int) -> None:
