@@ -41,6 +41,7 @@ from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.format.scalar_codec import CompactSeries, DecodedSeries, decode_scalar_record
 from visualdl.sources import vdl2
 from visualdl.sources.tfevents import bulk, is_tfevents_file
+from visualdl.storage import objects
 from visualdl.storage.remote import RangeFile, Stats
 from visualdl.writer.segments import segment_key
 from visualdl.sources.tfevents.decode import HEADER, FileDecoder, ScalarPoint, gather
@@ -391,7 +392,8 @@ class LogReader:
         if state.records:
             return 0
         try:
-            info = torchtrace.scan(state.path)
+            info = objects.scan_trace(state) if state.remote is not None \
+                else torchtrace.scan(state.path)
         except OSError as exc:
             self._error(f"{state.path}: cannot read: {exc}")
             return 0
@@ -405,10 +407,11 @@ class LogReader:
     def _index_vdl2_graph(self, state: FileState) -> int:
         """Index a VisualDL 2.x graph file once it parses (or settled while broken, so that
         the graph view says why): one graph ``BlobRef``, converted when opened."""
-        if state.records or state.remote is not None:
-            return 0  # written whole, never appended to; not read from object storage
+        if state.records:
+            return 0  # written whole, never appended to
         try:
-            info = vdl2.graph.scan(state.path)
+            info = objects.scan_graph(state) if state.remote is not None \
+                else vdl2.graph.scan(state.path)
         except OSError as exc:
             self._error(f"{state.path}: cannot read: {exc}")
             return 0
@@ -638,15 +641,18 @@ class LogReader:
 
     def load(self, ref: BlobRef) -> Any:
         """Read one blob's message (``Image``, ``Audio``, ...) from its file, by offset."""
-        if torchtrace.is_torch_trace_file(os.path.basename(ref.path)):
-            return torchtrace.load(ref.path)
-        field = registry.get(ref.kind).message
         with self._lock:
             vdl2_state = self._files.get(ref.path)
+        remote = vdl2_state.remote if vdl2_state is not None else None  # object storage
+        if torchtrace.is_torch_trace_file(os.path.basename(ref.path)):
+            return torchtrace.load(ref.path, objects.whole(remote, ref) if remote else None)
+        field = registry.get(ref.kind).message
         if vdl2_state is not None and vdl2_state.vdl2_graph:
-            return vdl2.graph.load(ref.path, ref.tag, ref.step, ref.wall_time)
+            return vdl2.graph.load(ref.path, ref.tag, ref.step, ref.wall_time,
+                                   objects.whole(remote, ref) if remote else None)
         if vdl2_state is not None and vdl2.is_vdl2(vdl2_state):
-            return vdl2.load(vdl2_state, ref, field)
+            return vdl2.load(vdl2_state, ref, field,
+                             objects.vdl2_payload(remote, ref) if remote else None)
         if is_tfevents_file(os.path.basename(ref.path)):
             with self._lock:
                 state = self._files.get(ref.path)
@@ -691,12 +697,7 @@ class LogReader:
         remotes = [root.fs for root in self._roots if root.fs is not None]
         if not remotes:
             return None
-        total = Stats()
-        for fs in remotes:
-            snap = fs.snapshot()
-            total = Stats(*(getattr(total, f) + getattr(snap, f) for f in
-                            ("lists", "gets", "puts", "bytes_read", "bytes_written")))
-        return total
+        return sum((fs.snapshot() for fs in remotes), Stats())
 
     def files(self, run: str | None = None) -> list[FileState]:
         """The record files read so far (all, or one run's), with their headers and errors."""

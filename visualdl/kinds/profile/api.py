@@ -249,9 +249,8 @@ def download() -> Response:
     loaded = blobs.load(ref)
     if hasattr(loaded, "json"):  # a PyTorch trace file: as the user's file has it
         base = os.path.basename(ref.path)
-        if loaded.gzipped:
-            with open(ref.path, "rb") as f:
-                return blobs.bytes_response(ref, f.read(), "application/gzip", base)
+        if loaded.gzipped:  # (read by the provider: the file may be in object storage)
+            return blobs.bytes_response(ref, loaded.gz, "application/gzip", base)
         return blobs.bytes_response(ref, loaded.json, "application/json", base)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{ref.tag}.{ref.step}")
     return blobs.bytes_response(ref, loaded.trace_gz, "application/gzip",

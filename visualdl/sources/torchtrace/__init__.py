@@ -15,7 +15,9 @@ import os
 import re
 import time
 import zlib
+from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 __all__ = ["TRACE_SUFFIXES", "is_torch_trace_file", "worker_name", "TraceInfo", "scan",
            "load", "LoadedTrace", "SETTLE_SECONDS"]
@@ -59,19 +61,21 @@ class TraceInfo:
     error: str = ""
 
 
-def scan(path: str, now: float | None = None) -> TraceInfo | None:
+def scan(path: str, now: float | None = None, fileobj: BinaryIO | None = None,
+         stat: Any = None) -> TraceInfo | None:
     """Index one trace file without parsing it; None while it still looks unfinished (a
     file being written), unless it has not changed for ``SETTLE_SECONDS``.
 
     The step range comes from a byte search for ``"ProfilerStep#N"`` (streamed, so a trace
     of hundreds of MB is never held here); completeness from the JSON's last byte, or the
-    gzip stream's end."""
-    st = os.stat(path)
+    gzip stream's end. An object in storage is read from ``fileobj``, with ``stat`` (its
+    ``st_size`` and ``st_mtime``) from the listing (see :mod:`visualdl.storage.objects`)."""
+    st = stat if stat is not None else os.stat(path)
     settled = (time.time() if now is None else now) - st.st_mtime >= SETTLE_SECONDS
     steps: set[int] = set()
     error = ""
     try:
-        last = _scan_steps(path, steps)
+        last = _scan_steps(path, steps, fileobj)
         if not last:
             error = "the trace file is empty"
         elif last not in (b"}", b"]"):
@@ -86,11 +90,11 @@ def scan(path: str, now: float | None = None) -> TraceInfo | None:
                      not error, error)
 
 
-def _scan_steps(path: str, steps: set[int]) -> bytes:
+def _scan_steps(path: str, steps: set[int], fileobj: BinaryIO | None = None) -> bytes:
     """Collect ProfilerStep numbers; return the last non-blank byte of the JSON text."""
     last = b""
     tail = b""
-    with _open(path) as f:
+    with _open(path, fileobj) as f:
         while True:
             chunk = f.read(_CHUNK)
             if not chunk:
@@ -105,7 +109,11 @@ def _scan_steps(path: str, steps: set[int]) -> bytes:
     return last
 
 
-def _open(path: str):
+def _open(path: str, fileobj: BinaryIO | None = None):
+    if fileobj is not None:
+        magic = fileobj.read(2)
+        fileobj.seek(0)
+        return gzip.GzipFile(fileobj=fileobj) if magic == b"\x1f\x8b" else nullcontext(fileobj)
     with open(path, "rb") as f:
         magic = f.read(2)
     return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
@@ -118,20 +126,24 @@ class LoadedTrace:
     path: str
     json: bytes
     gzipped: bool
+    gz: bytes = b""  # the file's own bytes when gzipped (the download route sends them)
 
 
-def load(path: str) -> LoadedTrace:
+def load(path: str, data: bytes | None = None) -> LoadedTrace:
     """The trace's JSON bytes; ``ValueError`` with a clear message for an empty file or
-    bytes that do not decompress."""
-    with open(path, "rb") as f:
-        data = f.read()
+    bytes that do not decompress. ``data``: the file's bytes, when read already (from
+    object storage)."""
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read()
     if not data.strip():
         raise ValueError(f"{os.path.basename(path)}: the trace file is empty")
     gzipped = data[:2] == b"\x1f\x8b"
+    gz = data if gzipped else b""
     if gzipped:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise ValueError(f"{os.path.basename(path)}: the trace file is not valid gzip "
                              f"({exc})") from None
-    return LoadedTrace(path, data, gzipped)
+    return LoadedTrace(path, data, gzipped, gz)

@@ -39,10 +39,12 @@ def is_vdl2(state: Any) -> bool:
     return isinstance(getattr(state, "decoder", None), FileDecoder)
 
 
-def load(state: Any, ref: Any, field: str) -> Any:
-    """One blob's message (``Image``, ``Audio``, ``Embedding``), read back by offset."""
-    msg = state.decoder.entry_at(read_payload_at(ref.path, ref.offset), field, ref.tag,
-                                 ref.step)
+def load(state: Any, ref: Any, field: str, payload: bytes | None = None) -> Any:
+    """One blob's message (``Image``, ``Audio``, ``Embedding``), read back by offset (or
+    decoded from its record's ``payload``, when read already from object storage)."""
+    if payload is None:
+        payload = read_payload_at(ref.path, ref.offset)
+    msg = state.decoder.entry_at(payload, field, ref.tag, ref.step)
     if msg is None:
         raise ValueError(f"{ref.path}: no {ref.kind} {ref.tag!r} at offset {ref.offset}")
     return msg

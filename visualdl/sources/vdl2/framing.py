@@ -232,17 +232,20 @@ def scan_file(f: BinaryIO, offset: int, size: int, chunk: int = CHUNK) -> Iterat
         offset = result.end
 
 
-def read_payload_at(path: str, offset: int) -> bytes:
-    """The payload of the record at ``offset`` (a blob's bytes are read back this way)."""
-    with open(path, "rb") as f:
-        f.seek(offset)
-        head = f.read(HEADER_SIZE)
-        if len(head) != HEADER_SIZE:
-            raise ValueError(f"{path}: no record at offset {offset}")
-        length = _LEN.unpack(head)[0]
-        if length > MAX_RECORD_SIZE:
-            raise ValueError(f"{path}: no record at offset {offset}")
-        data = f.read(length)
+def read_payload_at(path: str, offset: int, f: BinaryIO | None = None) -> bytes:
+    """The payload of the record at ``offset`` (a blob's bytes are read back this way);
+    from ``f`` when given (an object in storage), else from the file at ``path``."""
+    if f is None:
+        with open(path, "rb") as local:
+            return read_payload_at(path, offset, local)
+    f.seek(offset)
+    head = f.read(HEADER_SIZE)
+    if len(head) != HEADER_SIZE:
+        raise ValueError(f"{path}: no record at offset {offset}")
+    length = _LEN.unpack(head)[0]
+    if length > MAX_RECORD_SIZE:
+        raise ValueError(f"{path}: no record at offset {offset}")
+    data = f.read(length)
     if len(data) != length or not is_value_chain(data, 0, length):
         raise ValueError(f"{path}: no record at offset {offset}")
     return data

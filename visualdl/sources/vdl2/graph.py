@@ -78,11 +78,14 @@ class GraphInfo:
     error: str  # why it cannot be shown, "" when it can
 
 
-def scan(path: str, now: float | None = None) -> GraphInfo | None:
+def scan(path: str, now: float | None = None, data: bytes | None = None,
+         stat: Any = None) -> GraphInfo | None:
     """Index one graph file; None while it is empty or does not parse yet and may still be
     being written (younger than ``SETTLE_SECONDS``). A file that settles broken is indexed
-    with its ``error``, so the graph view can say what is wrong with it."""
-    st = os.stat(path)
+    with its ``error``, so the graph view can say what is wrong with it. An object in
+    storage comes as its ``data``, with ``stat`` (``st_size``, ``st_mtime``) from the
+    listing (see :mod:`visualdl.storage.objects`)."""
+    st = stat if stat is not None else os.stat(path)
     settled = (time.time() if now is None else now) - st.st_mtime >= SETTLE_SECONDS
     error = ""
     if st.st_size == 0:
@@ -90,8 +93,9 @@ def scan(path: str, now: float | None = None) -> GraphInfo | None:
     elif st.st_size > MAX_SIZE:
         error = f"the graph file is {st.st_size} bytes, more than the {MAX_SIZE} read"
     else:
-        with open(path, "rb") as f:
-            data = f.read()
+        if data is None:
+            with open(path, "rb") as f:
+                data = f.read()
         try:
             _document(os.path.basename(path), data)
         except ValueError as exc:
@@ -293,15 +297,17 @@ def _weight(name: str, dtype: int, dims: list) -> Any:
     return tensor
 
 
-def load(path: str, tag: str, step: int, wall_time: float) -> Any:
+def load(path: str, tag: str, step: int, wall_time: float, data: bytes | None = None) -> Any:
     """The ``Graph`` message of one graph file (its JSON or program converted now), for
-    ``LogReader.load``; ValueError when the file is not a VisualDL graph."""
+    ``LogReader.load``; ValueError when the file is not a VisualDL graph. ``data``: the
+    file's bytes, when read already (from object storage)."""
     from visualdl.format.record_pb2 import Graph
 
-    if os.path.getsize(path) > MAX_SIZE:
-        raise ValueError(f"{path}: more than {MAX_SIZE} bytes, not read")
-    with open(path, "rb") as f:
-        data = f.read()
+    if data is None:
+        if os.path.getsize(path) > MAX_SIZE:
+            raise ValueError(f"{path}: more than {MAX_SIZE} bytes, not read")
+        with open(path, "rb") as f:
+            data = f.read()
     try:
         onnx = pdmodel_to_onnx(data) if is_pdmodel(os.path.basename(path)) else to_onnx(data)
     except ValueError as exc:
