@@ -5,18 +5,22 @@ write one ``Event`` per ``add_scalar``): a million of them take seconds when eac
 framed, CRC-checked and parsed on its own, however cheap each step is. Here a whole chunk
 (a couple of megabytes) is handled as arrays:
 
-1. record boundaries: every position whose eight length bytes could frame a record is
-   found at once; those whose declared end is another such position keep their place, and
-   their length CRCs (one per distinct length, a chunk holds few) are checked. When the
-   survivors chain from the chunk's first byte to its last record, those are the records;
-   otherwise (damage, or a payload that holds a well-framed header) they are walked one by
-   one with ``struct``;
+1. record boundaries: the positions 12 bytes before a 09 byte (every event starts with its
+   wall time's key) whose eight length bytes could frame a record are found at once
+   (every such position, when some event has no wall time); those whose declared end is
+   another such position keep their place, and their length CRCs (from a table) are
+   checked. When the survivors chain from the chunk's first byte to its last record, those
+   are the records; otherwise (damage, or a payload that holds a well-framed header) they
+   are walked one by one with ``struct``;
 2. data CRCs are computed for all records of one length together: CRC32C is affine in
    the bytes, so a record's CRC is an XOR of per-position table entries, and bytes that are
    the same in every record of the group (field keys, tags) are looked up only once;
 3. events laid out as ``add_scalar`` writes them (wall time, step, one value of a tag and
-   a ``simple_value``, or the tensor form of the scalars plugin) are recognised and
-   decoded by looking at the same byte offsets of every record at once.
+   a ``simple_value``, or the tensor form of the scalars plugin) are recognised one length
+   at a time: the first event's layout is read with Python, every event of that length is
+   checked against it at once, and those that fit are decoded at its offsets with one
+   gather per field, through views of the chunk as integers and floats at every byte
+   offset (no copy of the bytes around a field).
 
 Anything else (other kinds, damage, a record cut by the chunk's end) is left to the
 careful per-record path (:func:`visualdl.format.framing.scan_file` and
