@@ -13,7 +13,8 @@ machine hits each alike:
   ``--short-steps`` points each, short series the cache keeps as columns) with an empty
   cache folder: every long series spilled to memory-mapped files with its pyramid. The
   commit that makes the cache durable (``fdatasync``, manifest) runs on the cache's writer
-  thread after the read returns; its wait is shown apart.
+  thread after the read returns; its wait is shown apart. Peak RSS is the process's
+  (``ru_maxrss``) over the read.
 * restart: the same logdir again, the cache found and checked, nothing decoded.
 * append: after a restart, one record of ``--append`` steps of every tag appended and read
   by ``reload()``: the reload's wall time, then the wait for its commit (this checkout's
@@ -105,6 +106,13 @@ def wchar() -> int:
         return 0
 
 
+def peak_rss_mb() -> float:
+    """The process's peak resident set so far (Linux reports KiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def read_all(logdir: str) -> tuple[object, int]:
     from visualdl.reader.log_reader import LogReader  # imported before the timed region
 
@@ -125,7 +133,7 @@ def worker(mode: str, logdir: str, spec: dict) -> dict:
     cpu0, t0 = time.process_time(), time.perf_counter()
     reader, points = read_all(logdir)
     out = {"wall": time.perf_counter() - t0, "cpu": time.process_time() - cpu0,
-           "points": points}
+           "points": points, "peak_mb": peak_rss_mb()}
     t1 = time.perf_counter()
     wait()
     out["commit"] = time.perf_counter() - t1
@@ -221,9 +229,9 @@ def main(argv: list[str] | None = None) -> int:
           f"= {total / 1e6:.1f}M points; W1: 10 tags x 100,000 steps; medians of "
           f"{args.repeats}; append: {args.append:,} steps of every tag")
     print("| code | W1 read (M pts/s, wall / CPU) | build (M pts/s, wall / CPU) | build / W1 "
-          "(wall / CPU) | commit wait (s) | cache (MB) | restart (s) | append reload (ms) "
-          "| append commit wait (ms) | append bytes written (KB) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "(wall / CPU) | build peak RSS (MB) | commit wait (s) | cache (MB) | restart (s) "
+          "| append reload (ms) | append commit wait (ms) | append bytes written (KB) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in codes:
         w, b = rows[name, "W1 read"], rows[name, "build"]
         r, a = rows[name, "restart"], rows[name, "append"]
@@ -235,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         r_wall = statistics.median(p[0] for p in pairs)
         r_cpu = statistics.median(p[1] for p in pairs)
         print(f"| {name} | {w_wall / 1e6:.1f} / {w_cpu / 1e6:.1f} | {b_wall / 1e6:.1f} / "
-              f"{b_cpu / 1e6:.1f} | {r_wall:.2f} / {r_cpu:.2f} | "
+              f"{b_cpu / 1e6:.1f} | {r_wall:.2f} / {r_cpu:.2f} | {med(b, 'peak_mb'):.0f} | "
               f"{med(b, 'commit'):.2f} | {med(b, 'cache_mb'):.0f} | {med(r, 'wall'):.2f} | "
               f"{1000 * med(a, 'append_wall'):.0f} | {1000 * med(a, 'append_commit'):.0f} | "
               f"{med(a, 'append_bytes') / 1024:,.0f} |")

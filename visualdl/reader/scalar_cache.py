@@ -190,7 +190,8 @@ def block_extremes(block: np.ndarray) -> tuple[np.ndarray, ...]:
 
     ``argmin`` / ``argmax`` straight on the rows, one pass each (0.7 ns a point), and the
     rows holding a NaN (where numpy's argmin stops at the NaN) done again with the NaN
-    masked; masking every row first was 10 ns a point, half of a cache build's own cost.
+    masked; masking every row first was 10 ns a point (the main thread of a 20M-point
+    build: 0.56 s of CPU then, 0.50 s now).
     """
     rows = np.arange(len(block))
     lo, hi = block.argmin(axis=1), block.argmax(axis=1)

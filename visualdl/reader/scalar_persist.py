@@ -267,6 +267,8 @@ def restore(reader: Any, state: Any, f: Any) -> None:
     if not eligible(state):
         cache.off = True
         return
+    if cache.off:  # --no-cache: nothing kept, nothing looked at
+        return
     sweep()
     pending = _commits.get(cache.where)
     if pending is not None:  # an earlier reader's commit in this process comes first
