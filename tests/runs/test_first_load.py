@@ -223,3 +223,88 @@ def test_server_flags_partial_answers_while_loading(sweep: Path) -> None:
     batch = client.post("/api/scalars/batch", json={
         "series": [{"run": "run050", "tag": "lr"}], "points": 1000}).get_json()
     assert batch["loading"] is False and batch["series"][0]["total"] == FLUSHES * STEPS
+
+
+def test_a_held_batch_answers_complete_once_the_tag_is_loaded(sweep: Path) -> None:
+    """``"wait"``: asked while the first load runs, the batch is held until the tag's
+    points are all in, then answered complete (the app asks this way while loading)."""
+    import threading
+
+    provider = LogReaderProvider([str(sweep)], reload_interval=3600)
+    client = create_app(data=provider, start_reload=False).test_client()
+    reader = provider._reader = LogReader([str(sweep)], load=False)
+    reader.pause_hook = provider._yield_to_requests
+    held = {}
+    gate = threading.Event()
+
+    def look():  # the second pass is starting: ask for "lr" (still pending) and hold
+        def ask():
+            held["answer"] = client.post("/api/scalars/batch", json={
+                "series": [{"run": f"run{i:03d}", "tag": "lr"} for i in range(RUNS)],
+                "points": 1000, "wait": 10}).get_json()
+        held["thread"] = threading.Thread(target=ask)
+        held["thread"].start()
+        gate.set()
+
+    Watch(reader, look)
+    loader = threading.Thread(target=provider.reload_once)
+    loader.start()
+    assert gate.wait(30)
+    held["thread"].join(30)
+    loader.join(30)
+    answer = held["answer"]
+    assert answer["loading"] is False
+    reference = LogReader([str(sweep)])
+    assert [item["total"] for item in answer["series"]] == \
+        [len(reference.scalars(f"run{i:03d}", "lr").steps) for i in range(RUNS)]
+    assert all("loading" not in item for item in answer["series"])
+    assert answer["series"][50]["values"][:2] == [value(50, 2, 0), value(50, 2, 1)]
+
+
+def test_the_second_pass_lets_a_request_go_first(sweep: Path) -> None:
+    """Between files of the second pass the reader waits while a request is being
+    answered (``provider.serving()``), so the two do not share the interpreter."""
+    import threading
+    import time
+
+    provider = LogReaderProvider([str(sweep)], reload_interval=3600)
+    reader = provider._reader = LogReader([str(sweep)], load=False)
+    real = provider._yield_to_requests
+    calls, waited = [], {}
+
+    def request(entered: threading.Event) -> None:
+        with provider.serving():
+            entered.set()
+            time.sleep(0.15)
+
+    def hook():
+        calls.append(1)
+        if len(calls) == 3:
+            entered = threading.Event()
+            threading.Thread(target=request, args=(entered,)).start()
+            entered.wait(5)
+            started = time.monotonic()
+            real()
+            waited["busy"] = time.monotonic() - started
+        elif len(calls) == 4:
+            started = time.monotonic()
+            real()
+            waited["idle"] = time.monotonic() - started
+        else:
+            real()
+
+    reader.pause_hook = hook
+    provider.reload_once()
+    assert len(calls) == RUNS  # once before each file of the second pass
+    assert 0.1 <= waited["busy"] <= 1.0 and waited["idle"] < 0.05
+    assert not reader.scalar_pending("lr")
+
+
+def test_wait_must_be_a_number_of_seconds(sweep: Path) -> None:
+    provider = LogReaderProvider([str(sweep)], reload_interval=3600)
+    client = create_app(data=provider, start_reload=False).test_client()
+    for bad in ("5", -1, 11, True):
+        response = client.post("/api/scalars/batch", json={
+            "series": [{"run": "run000", "tag": "lr"}], "wait": bad})
+        assert response.status_code == 400
+        assert "wait" in response.get_json()["error"]

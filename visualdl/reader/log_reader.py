@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from google.protobuf.message import DecodeError
 
@@ -106,6 +106,9 @@ class LogReader:
         self._deferred: list[tuple[FileState, int, frozenset[str], frozenset[str]]] = []
         self._restore_possible = False  # a folder of cached files exists (scalar_persist)
         self._batch = first_load.Batch()  # pass 1's series of many records, decoded at once
+        # Called between files of the first load's second pass (a server lets the requests
+        # being answered go first: LogReaderProvider._yield_to_requests).
+        self.pause_hook: Callable[[], None] | None = None
         if load:
             self.reload()
 
@@ -195,6 +198,8 @@ class LogReader:
             self._phase = "second"
             self.version += 1
         for state, end, keep, pending in list(self._deferred):
+            if self.pause_hook is not None:
+                self.pause_hook()
             new += self._second_pass(state, end, keep)
             with self._lock:
                 for tag in pending:

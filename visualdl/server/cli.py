@@ -222,6 +222,10 @@ def _start(argv: list[str]) -> int | tuple:
             sock.close()
         print(f"visualdl: error: {err}", file=sys.stderr)
         return 2
+    # The app is built: this thread now mostly waits in the server's poll. Quick hand-overs
+    # would from here on only make the load yield to every request (a 2,000-run first
+    # load took 2.0 s instead of 0.9 s while a chart polled for its tag).
+    _usual_handoffs()
     return app, sockets, args
 
 
@@ -279,8 +283,9 @@ def _quick_handoffs_until_loaded(data) -> None:  # noqa: ANN001 - a DataProvider
     the GIL for each operation, but taking it back waits for the importing thread's time
     slice to end: 5 ms by default, against some 50 us per operation, so the two would in
     effect take turns instead of sharing two cores. The usual interval comes back once the
-    data are loaded (a server answering requests has no use for quicker hand-overs), or
-    when the server stops first (:func:`_usual_handoffs`)."""
+    app is built (a server answering requests has no use for quicker hand-overs), once the
+    data are loaded if that comes first, or when the server stops first
+    (:func:`_usual_handoffs`)."""
     previous = sys.getswitchinterval()
     if previous <= START_SWITCH_INTERVAL * 1.01:
         return

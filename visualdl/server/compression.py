@@ -17,6 +17,10 @@ __all__ = ["accepts_gzip", "gzip_bytes", "install_compression", "MIN_SIZE"]
 #: Below this, gzip's header overhead outweighs the saving.
 MIN_SIZE = 512
 _LEVEL = 5  # a size/CPU trade-off for JSON: higher levels cost much more time for little gain
+# Big answers (a chart of 2,000 runs is ~30-40 MB of JSON) get level 1: on 42 MB it took
+# 0.30 s against level 5's 1.13 s, for output 11% larger (17.2 vs 15.4 MB).
+_BIG = 1 << 20
+_BIG_LEVEL = 1
 
 
 def accepts_gzip(req: Request) -> bool:
@@ -57,6 +61,6 @@ def install_compression(app: Flask) -> None:
         body = response.get_data()
         if len(body) < MIN_SIZE:
             return response
-        response.set_data(gzip_bytes(body))
+        response.set_data(gzip_bytes(body, _BIG_LEVEL if len(body) >= _BIG else _LEVEL))
         response.headers["Content-Encoding"] = "gzip"
         return response

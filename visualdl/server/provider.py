@@ -13,6 +13,7 @@ own, so two apps in one process never serve each other's data.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -128,6 +129,11 @@ class DataProvider(ABC):
     @abstractmethod
     def scalars(self, run: str, tag: str) -> Scalars:
         """Every point of a scalar tag (read-only arrays)."""
+
+    def serving(self) -> contextlib.AbstractContextManager:
+        """Held while a request builds a big answer (a chart of 2,000 runs): a provider
+        still loading in the background may let it go first (see LogReaderProvider)."""
+        return contextlib.nullcontext()
 
     def scalar_pending(self, tag: str) -> bool:
         """True while the first load may still add points of ``tag`` that are already on

@@ -16,6 +16,7 @@ dashboard (``note_activity()``, called by ``/api/runs``, ``/api/kinds`` and
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
@@ -59,6 +60,8 @@ class LogReaderProvider(DataProvider):
         self._thread: threading.Thread | None = None
         self.last_reload_seconds = 0.0
         self.last_error: str | None = None
+        self._serving = 0  # requests building an answer now (see serving())
+        self._serving_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -124,6 +127,7 @@ class LogReaderProvider(DataProvider):
                 # load=False: publish the reader first, so queries see runs as they load.
                 self._reader = LogReader(list(self.logdirs), load=False,
                                          storage_options=self.storage_options)
+                self._reader.pause_hook = self._yield_to_requests
             before = self._reader.storage_stats()
             count = int(self._reader.reload())
             if count and not self._loaded.is_set():
@@ -141,6 +145,25 @@ class LogReaderProvider(DataProvider):
             self.current_interval = self.reload_interval if count else \
                 min(self.current_interval * 2, self.max_reload_interval)
         return count
+
+    @contextlib.contextmanager
+    def serving(self):  # noqa: ANN201 - a context manager
+        with self._serving_lock:
+            self._serving += 1
+        try:
+            yield
+        finally:
+            with self._serving_lock:
+                self._serving -= 1
+
+    def _yield_to_requests(self) -> None:
+        """Called by the reader between files of its first load's second pass: while a
+        request builds an answer, wait (up to 0.25 s a file, so the load never starves).
+        The two would otherwise share the GIL, and the chart the user waits for (a batch of
+        2,000 series, ~0.5 s alone) took twice as long."""
+        deadline = time.monotonic() + 0.25
+        while self._serving and time.monotonic() < deadline:
+            time.sleep(0.002)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
