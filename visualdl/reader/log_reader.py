@@ -221,12 +221,7 @@ class LogReader:
                     if batch:
                         with self._lock:
                             for offset, series in batch:
-                                if isinstance(series, str):  # the codec and protobuf failed
-                                    state.errors += 1
-                                    self._error(f"{state.path}: undecodable record at "
-                                                f"offset {offset}: {series}")
-                                else:
-                                    self._add_entries(state, series, offset)
+                                self._add_decoded(state, offset, series)
                             self.version += 1
         except OSError as exc:
             self._error(f"{state.path}: cannot read: {exc}")
@@ -297,15 +292,18 @@ class LogReader:
             return
         with self._lock:
             for state, offset, series in got:
-                if state.refused:
-                    continue
-                if isinstance(series, str):
-                    state.errors += 1
-                    self._error(f"{state.path}: undecodable record at offset {offset}: "
-                                f"{series}")
-                else:
-                    self._add_entries(state, series, offset)
+                if not state.refused:
+                    self._add_decoded(state, offset, series)
             self.version += 1
+
+    def _add_decoded(self, state: FileState, offset: int, series: Any) -> None:
+        """Add a record's series decoded by the first load, or count why it could not be
+        (the codec and protobuf both failed: ``series`` is the reason). Lock held."""
+        if isinstance(series, str):
+            state.errors += 1
+            self._error(f"{state.path}: undecodable record at offset {offset}: {series}")
+        else:
+            self._add_entries(state, series, offset)
 
     def _save(self, state: FileState) -> None:
         """Persist the file's spilled series (its cache folder made on the first)."""

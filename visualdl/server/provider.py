@@ -24,7 +24,7 @@ import numpy as np
 from visualdl.reader.events import BlobRef, Scalars
 from visualdl.server.downsample import window_indices
 
-__all__ = ["DataProvider", "EmptyProvider", "ScalarView", "step_window"]
+__all__ = ["DataProvider", "EmptyProvider", "ScalarView"]
 
 
 @dataclass(frozen=True)
@@ -38,23 +38,6 @@ class ScalarView:
     downsampled: bool   # False when every point (of the window, if any) is here
     window_total: int = -1  # points in the step window asked for (all: ``total``)
     index: np.ndarray | None = None  # where the points are in the full series
-
-
-def step_window(steps: np.ndarray, start: int | None, end: int | None) -> np.ndarray:
-    """Indices of the points whose step lies in ``[start, end]`` (either end open when
-    None), in series order. A slice when the steps are sorted (the usual case: binary
-    search), else a mask, because a resumed run may log a step twice."""
-    n = int(steps.shape[0])
-    if n and (n < 2 or bool(np.all(steps[1:] >= steps[:-1]))):
-        lo = 0 if start is None else int(np.searchsorted(steps, start, side="left"))
-        hi = n if end is None else int(np.searchsorted(steps, end, side="right"))
-        return np.arange(lo, max(lo, hi), dtype=np.int64)
-    mask = np.ones(n, dtype=bool)
-    if start is not None:
-        mask &= steps >= start
-    if end is not None:
-        mask &= steps <= end
-    return np.flatnonzero(mask)
 
 
 class DataProvider(ABC):
