@@ -13,24 +13,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from visualdl.reader import scalar_cache, scalar_persist
 from visualdl.reader.log_reader import LogReader
-from tests.runs.test_cache_persist import CHUNK, SPILL, append, check, make_run, restart
+from tests.runs.test_cache_persist import (  # noqa: F401 - cache: the fixture
+    CHUNK, SPILL, append, cache, check, make_run, restart)
 from tests.tfevents.tbwrite import EventWriter
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setattr(scalar_cache, "SPILL_POINTS", SPILL)
-    monkeypatch.setattr(scalar_cache, "_session", None)
-    monkeypatch.setattr(scalar_cache, "_broken", [])
-    scalar_cache.configure(cache_dir=tmp_path / "cache")
-    yield tmp_path / "cache"
-    gc.collect()
-    scalar_cache.wait_writes()
-    scalar_cache.configure()
 
 
 def files(cache: Path) -> dict[str, tuple[int, int]]:

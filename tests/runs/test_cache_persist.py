@@ -79,12 +79,15 @@ def restart(logdir: Path) -> tuple[LogReader, int]:
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch) -> Path:
+    """A cache folder of the test's own, series spilled from SPILL points; its writes are
+    waited for before the next test."""
     monkeypatch.setattr(scalar_cache, "SPILL_POINTS", SPILL)
     monkeypatch.setattr(scalar_cache, "_session", None)
     monkeypatch.setattr(scalar_cache, "_broken", [])
     scalar_cache.configure(cache_dir=tmp_path / "cache")
     yield tmp_path / "cache"
     gc.collect()
+    scalar_cache.wait_writes()
     scalar_cache.configure()
 
 
