@@ -73,27 +73,33 @@ def test_bulk_matches_the_careful_path(tmp_path):
     assert got["acc"][2][0] == 0.0
 
 
+def read_in_chunks(path: str, size: int) -> dict:
+    """Every series of an event file read in chunks of ``size`` bytes, bulk path and
+    per-record path together, as tag -> (steps, wall_times, values) lists in the order the
+    two paths give them (per-record points first in each chunk)."""
+    decoder, points, series = FileDecoder(), [], []
+    with open(path, "rb") as f:
+        for result in bulk.scan_events(f, 0, None, size):
+            decoded = [(o, decoder.decode(p)) for o, p in result.records]
+            fast, _ = bulk.settle(decoder, result, decoded)
+            series += fast
+            for _, items in decoded:
+                if isinstance(items, list):
+                    points += [i for i in items if isinstance(i, tuple)]
+    got: dict = {}
+    for s in gather(points) + series:
+        cols = got.setdefault(s.tag, ([], [], []))
+        for col, values in zip(cols, (s.steps, s.wall_times, s.values)):
+            col += values.tolist()
+    return got
+
+
 def test_small_chunks_cut_records_everywhere(tmp_path, monkeypatch):
     w = _mixed(tmp_path, 400)
     w.close()
     want, _ = _careful(w.path)
     for size in (64, 1000, 4097):
-        decoder = FileDecoder()
-        points, series = [], []
-        with open(w.path, "rb") as f:
-            for result in bulk.scan_events(f, 0, None, size):
-                decoded = [(o, decoder.decode(p)) for o, p in result.records]
-                fast, _ = bulk.settle(decoder, result, decoded)
-                series += fast
-                for _, items in decoded:
-                    if isinstance(items, list):
-                        points += [i for i in items if isinstance(i, tuple)]
-        got: dict = {}
-        for s in gather(points) + series:
-            steps, walls, values = got.setdefault(s.tag, ([], [], []))
-            steps += s.steps.tolist()
-            walls += s.wall_times.tolist()
-            values += s.values.tolist()
+        got = read_in_chunks(w.path, size)
         for tag, (steps, walls, values) in want.items():
             order = np.argsort(got[tag][1], kind="stable")
             assert np.array(got[tag][0])[order].tolist() == steps, (size, tag)

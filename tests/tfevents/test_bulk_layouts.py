@@ -11,8 +11,7 @@ import pytest
 
 from visualdl.sources.tfevents import bulk
 from visualdl.sources.tfevents import event_pb2 as pb
-from visualdl.sources.tfevents.decode import FileDecoder, gather
-from tests.tfevents.test_bulk import _careful, _read
+from tests.tfevents.test_bulk import _careful, _read, read_in_chunks
 from tests.tfevents.tbwrite import EventWriter
 
 # Tags of lengths 0..20, two of them of one length and differing in one byte only, one
@@ -67,21 +66,7 @@ def test_random_layouts_in_small_chunks(tmp_path, chunk):
     w = _random_log(tmp_path, 9, 1500)
     w.close()
     want, _ = _careful(w.path)
-    decoder, points, series = FileDecoder(), [], []
-    with open(w.path, "rb") as f:
-        for result in bulk.scan_events(f, 0, None, chunk):
-            decoded = [(o, decoder.decode(p)) for o, p in result.records]
-            fast, _ = bulk.settle(decoder, result, decoded)
-            series += fast
-            for _, items in decoded:
-                if isinstance(items, list):
-                    points += [i for i in items if isinstance(i, tuple)]
-    got: dict = {}
-    for s in gather(points) + series:
-        cols = got.setdefault(s.tag, ([], [], []))
-        for col, values in zip(cols, (s.steps, s.wall_times, s.values)):
-            col += values.tolist()
-    assert _as_set(got) == _as_set(want)
+    assert _as_set(read_in_chunks(w.path, chunk)) == _as_set(want)
 
 
 def test_a_tag_first_seen_in_a_later_layout_keeps_its_place(tmp_path):
