@@ -27,6 +27,7 @@ __all__ = [
     "install",
     "arg_str",
     "arg_int",
+    "arg_float",
     "arg_choice",
     "json_body",
     "require_run",
@@ -94,6 +95,25 @@ def arg_int(name: str, default: int, low: int, high: int, source: Any = None) ->
         raise ApiError(400, f"parameter {name} must be an integer") from None
     if isinstance(raw, bool) or not low <= value <= high:
         raise ApiError(400, f"parameter {name} must be between {low} and {high}")
+    return value
+
+
+def arg_float(name: str, source: Any = None, unit: str = "") -> float | None:
+    """An optional finite number (a query string's text or a JSON number); None when
+    absent. ``unit`` (such as "microseconds") is named in the error."""
+    args = request.args if source is None else source
+    raw = args.get(name)
+    if raw is None or raw == "":
+        return None
+    hint = f" ({unit})" if unit else ""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise ApiError(400, f"parameter {name} must be a number{hint}")
+    try:
+        value = float(raw)
+    except (ValueError, OverflowError):
+        raise ApiError(400, f"parameter {name} must be a number{hint}") from None
+    if not math.isfinite(value):
+        raise ApiError(400, f"parameter {name} must be a finite number")
     return value
 
 

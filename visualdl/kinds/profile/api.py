@@ -8,7 +8,6 @@ are unaffected.
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any, Callable
 
@@ -16,8 +15,8 @@ from flask import Blueprint, Response, request
 
 from visualdl.reader.events import BlobRef
 from visualdl.server import blobs
-from visualdl.server.api_common import app_cache, arg_choice, arg_int, arg_str, etag_for, \
-    etag_json, provider
+from visualdl.server.api_common import app_cache, arg_choice, arg_float, arg_int, arg_str, \
+    etag_for, etag_json, provider
 from visualdl.server.errors import ApiError
 from visualdl.server.profile import store, views, warm, worker
 from visualdl.server.profile.cache import TraceCache, build_model, give_back_memory
@@ -122,19 +121,6 @@ def _span(name: str = "span") -> str | None:
     return value
 
 
-def _float(name: str) -> float | None:
-    raw = request.args.get(name)
-    if raw in (None, ""):
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ApiError(400, f"parameter {name} must be a number (microseconds)") from None
-    if not math.isfinite(value):
-        raise ApiError(400, f"parameter {name} must be finite")
-    return value
-
-
 @blueprint.get("/api/profile/overview")
 def overview() -> Response:
     """Per step: wall time split into data loading, forward, backward, optimizer,
@@ -173,7 +159,8 @@ def kernels() -> Response:
 def timeline() -> Response:
     """``&start=&end=&width=``: the events in [start, end] (trace microseconds; the whole
     trace by default) at ``width`` pixels, events shorter than a pixel merged."""
-    start, end = _float("start"), _float("end")
+    start = arg_float("start", unit="microseconds")
+    end = arg_float("end", unit="microseconds")
     if start is not None and end is not None and end <= start:
         raise ApiError(400, "parameter end must be greater than start")
     width = arg_int("width", 1000, 1, _MAX_WIDTH)

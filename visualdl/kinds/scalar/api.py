@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 import time
 from typing import Any, NamedTuple
@@ -19,6 +18,7 @@ from flask import Blueprint, Response, request
 
 from visualdl.server.api_common import (
     arg_choice,
+    arg_float,
     arg_int,
     arg_str,
     etag_for,
@@ -123,13 +123,13 @@ def window_of(source: Any = None, base: Window = Window()) -> Window:
     end = _opt_step("end_step", source) if given["end_step"] else base.end_step
     if start is not None and end is not None and start > end:
         raise ApiError(400, "parameter start_step must not be greater than end_step")
-    low = _opt_float("wall_min", args) if given["wall_min"] else base.wall_min
-    high = _opt_float("wall_max", args) if given["wall_max"] else base.wall_max
+    low = arg_float("wall_min", source) if given["wall_min"] else base.wall_min
+    high = arg_float("wall_max", source) if given["wall_max"] else base.wall_max
     if low is not None and high is not None and low > high:
         raise ApiError(400, "parameter wall_min must not be greater than wall_max")
     smoothing = base.smoothing
     if given["smoothing"]:
-        smoothing = _opt_float("smoothing", args)
+        smoothing = arg_float("smoothing", source)
         if not 0 <= smoothing < 1:
             raise ApiError(400, "parameter smoothing must be a number from 0 to below 1")
     return Window(start, end, low, high, smoothing)
@@ -149,20 +149,6 @@ def _opt_step(name: str, source: Any) -> int | None:
     if args.get(name) in (None, ""):
         return None
     return arg_int(name, 0, STEP_MIN, STEP_MAX, source=source)
-
-
-def _opt_float(name: str, args: Any) -> float:
-    """A finite number (a query string's text or a JSON number)."""
-    raw = args.get(name)
-    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-        raise ApiError(400, f"parameter {name} must be a number")
-    try:
-        value = float(raw)
-    except (ValueError, OverflowError):
-        raise ApiError(400, f"parameter {name} must be a number") from None
-    if not math.isfinite(value):
-        raise ApiError(400, f"parameter {name} must be a finite number")
-    return value
 
 
 @blueprint.get("/api/scalars")
