@@ -26,6 +26,21 @@ from visualdl.sources.vdl2.decode import fast_scalar
 _SHIFTS = (np.arange(10, dtype=np.uint64) * np.uint64(7))
 
 
+def _optional_varint(arr: np.ndarray, p: np.ndarray, present: np.ndarray,
+                     bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An optional varint field whose one-byte key sits at ``p`` where ``present``: its
+    values (0 where absent) and the positions after it; varints that run off or overlong
+    mark ``bad``."""
+    values = np.zeros(len(p), np.int64)
+    if present.any():
+        v, size, good = _varints(arr, p[present] + 1)
+        values[present] = v
+        p = p.copy()
+        p[present] += 1 + size
+        bad[present] |= ~good
+    return values, p
+
+
 def _varints(arr: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(values as int64, sizes, ok) of the varints starting at ``pos`` (ok: ends in bounds
     within 10 bytes)."""
@@ -101,29 +116,15 @@ def _bulk(arr: np.ndarray, bodies: np.ndarray, lengths: np.ndarray) -> tuple:
         return empty
     b, e = bodies[cand], end[cand]
     p = b + 2
-    steps = np.zeros(len(cand), np.int64)
     bad = np.zeros(len(cand), bool)
-    has_id = arr[p] == 0x08
-    if has_id.any():
-        v, size, good = _varints(arr, p[has_id] + 1)
-        steps[has_id] = v
-        p = p.copy()
-        p[has_id] += 1 + size
-        bad[has_id] = ~good
+    steps, p = _optional_varint(arr, p, arr[p] == 0x08, bad)
     p_safe = np.minimum(p, n - 2)
     bad |= (arr[p_safe] != 0x12) | (arr[p_safe + 1] == 0) | (arr[p_safe + 1] >= 0x80)
     k = arr[p_safe + 1].astype(np.int64)
     tag_at = p + 2
     p = tag_at + k
     p_safe = np.minimum(p, n - 1)
-    walls = np.zeros(len(cand), np.int64)
-    has_ts = arr[p_safe] == 0x18
-    if has_ts.any():
-        v, size, good = _varints(arr, p[has_ts] + 1)
-        walls[has_ts] = v
-        p = p.copy()
-        p[has_ts] += 1 + size
-        bad[has_ts] |= ~good
+    walls, p = _optional_varint(arr, p, arr[p_safe] == 0x18, bad)
     bad |= (p + 5 != e)
     bad |= arr[np.clip(p, 0, n - 1)] != 0x25
     sel = ~bad
