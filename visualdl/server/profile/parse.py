@@ -16,6 +16,7 @@ commas are repaired on a second try; a file cut short says so.
 from __future__ import annotations
 
 import json
+import mmap
 import re
 from operator import attrgetter
 from dataclasses import dataclass, field
@@ -28,7 +29,8 @@ try:  # the fast path: optional extra "profiler"
 except ImportError:  # pragma: no cover - exercised where msgspec is absent
     msgspec = None
 
-__all__ = ["TraceError", "Columns", "parse_trace", "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER"]
+__all__ = ["TraceError", "Columns", "Builder", "parse_trace", "add_events", "add_one_by_one",
+           "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER"]
 
 PH_COMPLETE, PH_INSTANT, PH_COUNTER = 0, 1, 2
 _BATCH = 50_000
@@ -38,6 +40,7 @@ _DTYPES = {"ts": np.float64, "dur": np.float64, "name": np.int32, "cat": np.int3
            "track": np.int32, "ph": np.uint8, "args_len": np.int32}
 _NON_FINITE = re.compile(rb'(?<=[:\[,])(\s*)(-?Infinity|NaN)(?=\s*[,\]}])')
 _TRAILING_COMMA = re.compile(rb",(\s*[\]}])")
+_NOT_SPACE = re.compile(rb"\S")
 #: Top-level keys shown as the run's environment (Kineto's, and our recorder's).
 META_KEYS = ("schemaVersion", "deviceProperties", "distributedInfo", "env", "environment",
              "visualdl_env",  # vf.profiler's (visualdl/framework/profiler/trace.py)
@@ -124,7 +127,7 @@ _get_ph, _get_ts, _get_dur, _get_name, _get_cat, _get_pid, _get_tid, _get_args =
     attrgetter(k) for k in ("ph", "ts", "dur", "name", "cat", "pid", "tid", "args"))
 
 
-class _Builder:
+class Builder:
     """Accumulates columns batch by batch, interning names, categories and tracks."""
 
     def __init__(self) -> None:
@@ -141,6 +144,10 @@ class _Builder:
         self.open: dict[tuple[Any, Any], list] = {}  # B events waiting for their E
         self.no_dur = 0
         self.bad = 0
+        #: When a list: the indexes of events that need the one-by-one path (metadata,
+        #: B/E pairs, odd values) are noted here instead of added (a forked half, whose
+        #: B/E pairs may straddle the halves: see visualdl.server.profile.forked).
+        self.deferred: list[int] | None = None
 
     def add(self, ph: str, name: Any, cat: Any, pid: Any, tid: Any, ts: Any, dur: Any,
             args: bytes) -> None:
@@ -186,17 +193,20 @@ class _Builder:
         cols["args_len"].append(np.array([len(args)], np.int32))
         self.args.append(args)
 
-    def add_batch(self, events: list) -> None:
-        """Typed events (``_Event``): complete, instant and counter events go into the
-        columns through ``map`` and interning dicts (no Python code per event); the rare
-        others (M, B/E, odd values) one by one."""
+    def add_batch(self, events: list, first: int = 0) -> None:
+        """Typed events (``_Event``; the first is the trace's event ``first``): complete,
+        instant and counter events go into the columns through ``map`` and interning dicts
+        (no Python code per event); the rare others (M, B/E, odd values) one by one."""
         phs = np.fromiter(map(_PH_CODE.__getitem__, map(_get_ph, events)), np.uint8,
                           len(events))
         slow = np.flatnonzero(phs == _SLOW)
         if len(slow):
-            for i in slow:
-                e = events[i]
-                self.add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+            if self.deferred is not None:
+                self.deferred.extend((slow + first).tolist())
+            else:
+                for i in slow:
+                    e = events[i]
+                    self.add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
             keep = np.flatnonzero(phs != _SLOW)
             fast = [events[i] for i in keep]
             code = phs[keep]
@@ -253,10 +263,15 @@ class _Builder:
         else:
             self.thread_names[(_key(pid), _key(tid))] = value
 
+    def column(self, key: str) -> np.ndarray:
+        """One column so far, in one array."""
+        parts = self.cols[key]
+        return np.concatenate(parts) if parts else np.zeros(0, _DTYPES[key])
+
     def finish(self, meta: dict[str, Any]) -> Columns:
         for key, stack in self.open.items():  # B without E: ends at the last timestamp
             self.bad += len(stack)
-        c = {k: (np.concatenate(v) if v else np.zeros(0, _DTYPES[k])) for k, v in self.cols.items()}
+        c = {k: self.column(k) for k in self.cols}
         n = len(c["ts"])
         args_len = c["args_len"]
         args_start = np.zeros(n, np.int64)
@@ -286,26 +301,40 @@ def _key(value: Any) -> Any:
     return str(value)
 
 
-def parse_trace(raw: bytes) -> Columns:
-    """Parse a Chrome trace (an object with ``traceEvents``, or a bare array of events)."""
-    text = bytes(raw)
-    head = text.lstrip()[:1]
+def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None) -> Columns:
+    """Parse a Chrome trace (an object with ``traceEvents``, or a bare array of events):
+    its JSON bytes, or a file mapped into memory (``mmap``, read without a copy).
+
+    ``fork_from``: from this many events on, the second half of the events is parsed by a
+    forked child at the same time (:mod:`visualdl.server.profile.forked`; where ``fork``
+    exists and two CPUs are free). Only for a single-threaded process such as the parse
+    worker: forking a server's threads is not safe."""
+    text = raw if isinstance(raw, (bytes, mmap.mmap)) else bytes(raw)
+    head = _first_byte(text)
     if not head:
         raise TraceError("the trace is empty")
     if head not in (b"{", b"["):
         raise TraceError("the trace is not JSON (it does not start with { or [)")
     try:
-        return _parse(text)
+        return _parse(text, fork_from)
     except TraceError:
         raise
     except ValueError as first:
+        text = bytes(text)  # (a mapped file: the repairs need bytes)
         repaired = _TRAILING_COMMA.sub(rb"\1", _NON_FINITE.sub(rb"\1null", text))
         if repaired != text:
             try:
-                return _parse(repaired)
+                return _parse(repaired, fork_from)
             except ValueError:
                 pass
         raise TraceError(_explain(text, first)) from None
+
+
+def _first_byte(text: bytes | mmap.mmap) -> bytes:
+    """The text's first byte that is not white space (b"" when none), without a copy of
+    the text (it may be a mapped file of hundreds of MB)."""
+    found = _NOT_SPACE.search(text)
+    return found.group() if found else b""
 
 
 def _explain(text: bytes, err: Exception) -> str:
@@ -315,13 +344,15 @@ def _explain(text: bytes, err: Exception) -> str:
     return f"the trace is not valid JSON: {err}"
 
 
-def _parse(text: bytes) -> Columns:
-    return _parse_msgspec(text) if msgspec is not None else _parse_json(text)
+def _parse(text: bytes | mmap.mmap, fork_from: int | None = None) -> Columns:
+    if msgspec is None:
+        return _parse_json(bytes(text))
+    return _parse_msgspec(text, fork_from)
 
 
-def _parse_msgspec(text: bytes) -> Columns:
+def _parse_msgspec(text: bytes | mmap.mmap, fork_from: int | None = None) -> Columns:
     try:
-        if text.lstrip()[:1] == b"[":
+        if _first_byte(text) == b"[":
             raws, meta = _decode_list(text), {}
         else:
             top = _decode_top(text)
@@ -335,24 +366,48 @@ def _parse_msgspec(text: bytes) -> Columns:
         raise TraceError(f"the trace's JSON is not a Chrome trace: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ValueError(str(exc)) from None
-    builder = _Builder()
-    add = builder.add
-    for start in range(0, len(raws), _BATCH):
-        batch = raws[start:start + _BATCH]
-        text = b"[" + b",".join(batch) + b"]"
-        try:
-            builder.add_batch(_decode_events(text))
-        except msgspec.ValidationError:  # odd values somewhere: this batch the slow way
-            for e in _decode_one_by_one(batch, builder):
-                add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
-        except msgspec.DecodeError as exc:
-            raise ValueError(str(exc)) from None
-        del batch, text
+    builder = Builder()
+    half = None
+    if fork_from is not None and len(raws) >= max(fork_from, 2):
+        from visualdl.server.profile import forked
+
+        half = forked.start(raws, len(raws) // 2, len(text))
+    try:
+        add_events(builder, raws, 0, len(raws) if half is None else half.first)
+        if half is not None:
+            half.join(builder, raws)
+    finally:
+        if half is not None:
+            half.close()
     del raws
     return builder.finish(meta)
 
 
-def _decode_one_by_one(batch: list, builder: _Builder) -> list:
+def add_events(builder: Builder, raws: list, lo: int, hi: int) -> None:
+    """Events ``raws[lo:hi]`` (raw JSON slices) into ``builder``, a batch at a time."""
+    for start in range(lo, hi, _BATCH):
+        batch = raws[start:min(start + _BATCH, hi)]
+        text = b"[" + b",".join(batch) + b"]"
+        try:
+            builder.add_batch(_decode_events(text), start)
+        except msgspec.ValidationError:  # odd values somewhere: this batch the slow way
+            if builder.deferred is not None:
+                builder.deferred.extend(range(start, start + len(batch)))
+            else:
+                add_one_by_one(builder, batch)
+        except msgspec.DecodeError as exc:
+            raise ValueError(str(exc)) from None
+        del batch, text
+
+
+def add_one_by_one(builder: Builder, batch: list) -> None:
+    """Raw events through the careful path (any value types; metadata, B/E pairs)."""
+    add = builder.add
+    for e in _decode_one_by_one(batch, builder):
+        add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+
+
+def _decode_one_by_one(batch: list, builder: Builder) -> list:
     """A batch holding an event that is not an object: keep the good ones."""
     out = []
     for raw in batch:
@@ -379,7 +434,7 @@ def _parse_json(text: bytes) -> Columns:
         raise TraceError("the trace's JSON is neither an object nor an array")
     if not isinstance(events, list):
         raise TraceError("traceEvents is not an array")
-    builder = _Builder()
+    builder = Builder()
     for e in events:
         if not isinstance(e, dict):
             builder.bad += 1
