@@ -31,7 +31,7 @@ import numpy as np
 
 from visualdl.server.profile.model import TraceModel
 
-__all__ = ["identity", "read", "read_folder", "save", "save_later", "write_folder", "folder_for",
+__all__ = ["identity", "saved", "read", "read_folder", "save", "save_later", "write_folder", "folder_for",
            "write_overview", "overview", "MIN_EVENTS", "FORMAT"]
 
 #: Bumped whenever what a saved model holds, or how it is built, changes.
@@ -83,6 +83,18 @@ def read(ident: dict[str, Any] | None) -> TraceModel | None:
     other bytes, or unreadable: then the caller parses the trace)."""
     folder = _folder(ident) if ident else None
     return None if folder is None else read_folder(folder, ident)
+
+
+def saved(ident: dict[str, Any] | None) -> bool:
+    """Whether a model is saved for ``ident`` (its description only is read; :func:`read`
+    still checks the rest)."""
+    folder = _folder(ident) if ident else None
+    if folder is None:
+        return False
+    try:
+        return json.loads((folder / _INFO).read_text("utf-8")).get("identity") == ident
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def read_folder(folder: Path, ident: dict[str, Any] | None) -> TraceModel | None:

@@ -7,17 +7,19 @@ One daemon thread per app; it holds the app only weakly and ends with it.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import weakref
 from typing import Any, Callable
 
-__all__ = ["start", "WARM_COUNT", "INTERVAL", "FIRST_INTERVAL"]
+__all__ = ["start", "prefetch", "WARM_COUNT", "INTERVAL", "FIRST_INTERVAL"]
 
 WARM_COUNT = 1    # newest profiles kept parsed ahead of the first request
 INTERVAL = 1.0    # seconds between looks at the provider's version
-FIRST_INTERVAL = 0.1  # the same, until the first profile is found...
+FIRST_INTERVAL = 0.05  # the same, until the first profile is found...
 EAGER_SECONDS = 30.0  # ...for at most this long after start-up
+PREFETCH_INTERVAL = 0.02  # looks at the first load's progress, before the app is built
 
 
 def start(app: Any, load: Callable[[Any], Any]) -> threading.Thread:
@@ -30,37 +32,104 @@ def start(app: Any, load: Callable[[Any], Any]) -> threading.Thread:
 
 
 def _loop(app_ref: weakref.ref, load: Callable[[Any], Any]) -> None:
-    from visualdl.server.api_common import provider
-
     seen = None
     warmed = False
     began = time.monotonic()
-    while True:
+    while True:  # a first look at once: the app is often built after the first load
+        found = _look(app_ref, load, seen)
+        if found is None:
+            return
+        seen, any_profile = found
+        warmed = warmed or any_profile
         # until a profile has been found (in the first half minute), look often: a trace
         # found at start-up is parsed while the browser is still loading the page
         eager = not warmed and time.monotonic() - began < EAGER_SECONDS
         time.sleep(FIRST_INTERVAL if eager else INTERVAL)
-        app = app_ref()
-        if app is None:
-            return
-        try:
-            data = provider(app)
+
+
+def _look(app_ref: weakref.ref, load: Callable[[Any], Any], seen: Any) -> tuple | None:
+    """Load the newest profiles when the data changed since ``seen``: ``(version, whether
+    there is any profile)``, or None once the app is gone."""
+    from visualdl.server.api_common import provider
+
+    app = app_ref()
+    if app is None:
+        return None
+    try:
+        data = provider(app)
+        version = data.version
+        if version == seen:
+            return seen, False
+        newest = _newest(data)
+        with app.app_context():
+            for blob in newest:
+                try:
+                    load(blob)
+                except Exception:  # noqa: BLE001 - the request will report it
+                    pass
+        return version, bool(newest)
+    except Exception:  # noqa: BLE001 - a provider being stopped: try again later
+        return seen, False
+    finally:
+        del app
+
+
+def prefetch(data: Any) -> threading.Thread:
+    """Start the parse worker for the newest profile as soon as the provider's first load
+    lists it, before the web app is even built (the server's start-up imports Flask
+    meanwhile, on one core): a trace of a million events is then parsed while the browser
+    loads the page. A worker is started at once, on standby (its imports done while the
+    first load runs; ended if no profile is found). The app's warm thread (:func:`start`)
+    and the requests collect that worker's model
+    (:func:`visualdl.server.profile.worker.build`)."""
+    thread = threading.Thread(target=_prefetch_loop, args=(data,), daemon=True,
+                              name="visualdl-profile-prefetch")
+    thread.start()
+    return thread
+
+
+def _prefetch_loop(data: Any) -> None:
+    from visualdl.server.profile import worker
+
+    worker.standby()
+    try:
+        began = time.monotonic()
+        seen = None
+        while time.monotonic() - began < EAGER_SECONDS:
+            loaded = data.loaded
             version = data.version
-            if version == seen:
-                continue
-            seen = version
-            newest = _newest(data)
-            warmed = warmed or bool(newest)
-            with app.app_context():
-                for blob in newest:
-                    try:
-                        load(blob)
-                    except Exception:  # noqa: BLE001 - the request will report it
-                        pass
-        except Exception:  # noqa: BLE001 - a provider being stopped: try again later
-            pass
-        finally:
-            del app
+            if version != seen:
+                seen = version
+                newest = _newest(data)
+                if newest:
+                    for ref in newest:
+                        _start_worker(data, ref)
+                    return
+            if loaded:  # the first load is done and found none: the app's thread watches
+                return
+            time.sleep(PREFETCH_INTERVAL)
+    except Exception:  # noqa: BLE001 - a provider being stopped
+        return
+    finally:
+        worker.release_standby()  # (when not handed a trace)
+
+
+def _start_worker(data: Any, ref: Any) -> None:
+    """The worker for one profile, unless its model is saved or it is small."""
+    from visualdl.server.profile import store, worker
+    from visualdl.sources.torchtrace import is_torch_trace_file
+
+    if ref.meta.get("error") or not worker.enabled():
+        return
+    if is_torch_trace_file(os.path.basename(ref.path)):  # a trace file of its own
+        path, stored, source = ref.path, None, "pytorch"
+        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step)
+    else:  # a profile in a record file
+        stored = data.load_blob(ref).trace_gz
+        path, source = None, "visualdl"
+        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step, blob=lambda: stored)
+    if ident is not None and not store.saved(ident) and worker.worth(path, stored):
+        worker.start(ident, path, stored, source)
 
 
 def _newest(data: Any) -> list:
