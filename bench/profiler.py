@@ -229,6 +229,9 @@ def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
                         stop(proc)
                     if mode == "cold" and cache.exists():
                         shutil.copytree(cache, kept, dirs_exist_ok=True)
+                    # the model files just written (~130 MB each server) are flushed to
+                    # disk here, not while the next server is being measured
+                    os.sync()
         finally:
             browser.close()
             shutil.rmtree(caches, ignore_errors=True)
