@@ -227,3 +227,17 @@ def test_the_start_up_hook_ends_its_standby_worker_when_no_profile_comes(cache):
     thread.join(30)
     assert not thread.is_alive()
     assert worker._standby == []  # the waiting worker was told to leave
+
+
+def test_a_worker_whose_model_was_found_saved_is_reaped(tmp_path, cache):
+    path = tmp_path / "host.1.pt.trace.json"
+    path.write_bytes(traces.dump(traces.ours(steps=2)))
+    ident = store.identity(str(path), 0, "host", 5)
+    job = worker.start(ident, str(path))
+    deadline = time.monotonic() + 60
+    while not store.saved(ident) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert store.read(ident) is not None  # what a request finds first
+    worker.discard(ident)
+    assert json.dumps(ident, sort_keys=True) not in worker._jobs
+    assert job.proc.wait(60) == 0  # it finished its overview and was reaped

@@ -79,6 +79,7 @@ def _load(ref: BlobRef) -> TraceModel:
                                blob=lambda: blob.trace_gz)
     model = store.read(ident)
     if model is not None:
+        worker.discard(ident)  # one started at start-up that saved it first
         return model
     stored = None if blob is None else blob.trace_gz
     if worker.worth(ref.path if blob is None else None, stored):  # off the server's GIL

@@ -38,8 +38,8 @@ from typing import Any
 from visualdl.server.profile import store
 from visualdl.server.profile.parse import TraceError
 
-__all__ = ["MIN_BYTES", "enabled", "worth", "build", "start", "standby", "release_standby",
-           "main"]
+__all__ = ["MIN_BYTES", "enabled", "worth", "build", "start", "discard", "standby",
+           "release_standby", "main"]
 
 #: JSON bytes from which a trace is parsed in the worker (about 100,000 events); smaller
 #: ones parse in less time than a process takes to start.
@@ -108,6 +108,16 @@ def start(ident: dict[str, Any] | None, path: str | None, stored: bytes | None =
             if job is not None:
                 _jobs[key] = job
     return job
+
+
+def discard(ident: dict[str, Any] | None) -> None:
+    """Forget the worker started for ``ident``, whose model was found saved meanwhile (it
+    is reaped once it ends)."""
+    with _jobs_lock:
+        job = _jobs.pop(json.dumps(ident, sort_keys=True), None)
+    if job is not None:
+        threading.Thread(target=_reap, args=(job.proc, job.private), daemon=True,
+                         name="visualdl-profile-worker-wait").start()
 
 
 _jobs: dict[str, "_Job"] = {}
