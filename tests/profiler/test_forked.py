@@ -62,10 +62,13 @@ import json, sys
 import numpy as np
 from visualdl.server.profile import forked, parse
 parse._BATCH = int(sys.argv[2])  # many small batches: some of them the careful way
+parse.PIECE_BYTES = int(sys.argv[3])  # many pieces (or, 0: the careful split)
+if parse.PIECE_BYTES == 0:
+    parse.CHUNKED_BYTES = 1 << 62
 started = []
 real_start = forked.start
-def start(raws, first, size):
-    half = real_start(raws, first, size)
+def start(fill, size):
+    half = real_start(fill, size)
     started.append(half.pid is not None)
     return half
 forked.start = start
@@ -91,11 +94,12 @@ print(json.dumps({"same": same, "forked": started, "n": len(a), "warnings": one.
 
 
 @pytest.mark.skipif(not forked.available(), reason="needs fork and two CPUs")
-@pytest.mark.parametrize("batch", [7, 50_000])
-def test_the_forked_halves_give_the_columns_of_one_process(tmp_path, batch):
+@pytest.mark.parametrize("batch,piece", [(7, 0), (50_000, 0), (7, 300), (50_000, 5000)])
+def test_the_forked_halves_give_the_columns_of_one_process(tmp_path, batch, piece):
     path = tmp_path / "mixed.pt.trace.json"
     path.write_bytes(traces.dump(_mixed_trace()))
-    out = subprocess.run([sys.executable, "-c", COMPARE, str(path), str(batch)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-c", COMPARE, str(path), str(batch), str(piece)],
+                         cwd=ROOT,
                          capture_output=True, text=True, timeout=120, check=True).stdout
     found = json.loads(out.strip().splitlines()[-1])
     assert found["forked"] == [True]  # the second half really was a child's
@@ -106,11 +110,90 @@ def test_the_forked_halves_give_the_columns_of_one_process(tmp_path, batch):
     assert any("malformed" in w for w in found["warnings"])
 
 
+def _tricky_trace() -> dict:
+    """Where a byte search for ``}, {`` finds cuts that are not between two events: in
+    names, in args (arrays of objects), in top-level arrays of objects before and after
+    ``traceEvents``; with top-level keys on both sides."""
+    events = _mixed_trace()["traceEvents"]
+    for i, e in enumerate(events):
+        if i % 5 == 0:
+            e["name"] = 'a}, {"ph": "X", "ts": 1}, {b' + str(i % 3)
+        if i % 7 == 0:
+            e["args"] = {"list": [{"x": 1}, {"y": [{"z": 2}, {"w": 3}]}], "s": "}, {"}
+    return {"deviceProperties": [{"id": k, "name": "gpu"} for k in range(30)],
+            "schemaVersion": 1, "traceEvents": events, "traceName": "t",
+            "samples": [{"ph": "X", "name": "not an event", "ts": 5, "dur": 1, "pid": 9,
+                         "tid": 9} for _ in range(200)],
+            "displayTimeUnit": "ms"}
+
+
+def _careful(raw) -> parse.Columns:
+    old = parse.CHUNKED_BYTES
+    parse.CHUNKED_BYTES = 1 << 62
+    try:
+        return parse_trace(raw)
+    finally:
+        parse.CHUNKED_BYTES = old
+
+
+@pytest.mark.parametrize("piece", [97, 1000, 20_000, 8 << 20])
+@pytest.mark.parametrize("make", [_mixed_trace, _tricky_trace])
+@pytest.mark.parametrize("form", ["object", "array", "spaced"])
+def test_pieces_cut_by_a_byte_search_read_as_the_careful_split(monkeypatch, piece, make, form):
+    trace = make()
+    if form == "array":
+        raw = traces.dump(trace["traceEvents"])
+    elif form == "spaced":  # blanks around every comma, as pretty printers write
+        raw = json.dumps(trace, indent=1).encode()
+    else:
+        raw = traces.dump(trace)
+    monkeypatch.setattr(parse, "PIECE_BYTES", piece)
+    monkeypatch.setattr(parse, "CHUNKED_BYTES", 0)
+    cut = []
+    real = parse._cut
+    monkeypatch.setattr(parse, "_cut", lambda text: cut.append(1) or real(text))
+    _columns_equal(parse_trace(raw), _careful(raw))
+    assert cut  # the pieces were tried (and, where a cut was wrong, refused)
+    if make is _tricky_trace and form != "array":
+        columns = parse_trace(raw)
+        assert "not an event" not in columns.names and columns.meta["displayTimeUnit"] == "ms"
+        assert len(columns.meta["deviceProperties"]) == 30
+
+
+def test_pieces_refuse_cuts_outside_the_events():
+    raw = traces.dump(_tricky_trace())
+    text = raw
+    # a cut inside deviceProperties (before traceEvents), in a name, in args, in samples
+    second_sample = text.index(b'"not an event"', text.index(b'"not an event"') + 1)
+    for marker in (b'{"id": 3', b'a}, {\\"ph', b'{"y": [', b'{"w"', b'"not an event"'):
+        at = second_sample if marker == b'"not an event"' else text.index(marker)
+        before = text.rindex(b"}", 0, at + len(marker))
+        with pytest.raises(parse._Misaligned):
+            parse._head(text, before + 1)
+    # the last piece opened in samples (after traceEvents) reads as a trace of its own:
+    # the piece before it, which must span the end of traceEvents, is what refuses it
+    samples = text.index(b'"samples"')
+    last_event = text.rindex(b'{"ph"', 0, samples)
+    assert parse._tail(text, text.index(b"{", samples))
+    with pytest.raises(parse._Misaligned):
+        parse._add_pieces(parse.Builder(), text, [(last_event, text.index(b"}", samples) + 1)])
+
+
+def _events(c) -> list:
+    """Every event as what it says (the order of arrival, and so the ids, depend on how
+    the events were batched: the model sorts them anyway)."""
+    return sorted(zip(map(repr, (c.tracks[int(t)] for t in c.track)), c.ts.tolist(),
+                      c.dur.tolist(), (c.names[int(i)] for i in c.name),
+                      (c.cats[int(i)] for i in c.cat), c.ph.tolist(),
+                      (bytes(c.args_blob[int(s):int(s) + int(n)])
+                       for s, n in zip(c.args_start, c.args_len))))
+
+
 def _columns_equal(a, b) -> None:
-    for c in COLUMNS:
-        assert np.array_equal(getattr(a, c), getattr(b, c)), c
-    assert (a.args_blob, a.names, a.cats, a.tracks, a.thread_names, a.warnings) == \
-        (b.args_blob, b.names, b.cats, b.tracks, b.thread_names, b.warnings)
+    assert _events(a) == _events(b)
+    assert sorted(a.names) == sorted(b.names) and sorted(a.cats) == sorted(b.cats)
+    assert (a.thread_names, a.process_names, a.warnings, a.meta) == \
+        (b.thread_names, b.process_names, b.warnings, b.meta)
 
 
 def test_a_mapped_file_parses_as_its_bytes(tmp_path):

@@ -4,14 +4,15 @@ first half in the parent.
 Building the columns of a million events is Python-bound (msgspec decoding, then ``map``
 over the decoded structs): one core, about a second. The parse worker
 (:mod:`visualdl.server.profile.worker`) is a single-threaded process of its own, so it can
-``fork`` once the event array has been split into raw slices: the child inherits the
-slices without a copy, builds the columns of events ``[first:]`` and hands them back
-through anonymous shared memory (the small rest, names and the like, through a pipe).
+``fork``: the child inherits the trace's bytes (a mapped file, or the raw slices of its
+events) without a copy, builds the columns of its half and hands them back through
+anonymous shared memory (the small rest, names and the like, through a pipe).
 
 The child adds only the events that need no context: metadata, ``B``/``E`` pairs (which
-may straddle the halves) and anything odd are left to the parent, which adds them after
-its own half, in file order. If the child fails in any way, the parent parses the second
-half itself: same result, only slower.
+may straddle the halves) and anything odd are handed back as they are, and the parent
+adds them after its own half, in file order. If the child fails in any way, the parent
+parses the second half itself: same result, only slower. If the child finds that the
+trace is not cut where the parent thought (see ``parse._Misaligned``), the parent is told.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ import pickle
 import signal
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from visualdl.server.profile.parse import Builder, add_events, add_one_by_one
+from visualdl.server.profile.parse import Builder, _Misaligned
 
 __all__ = ["Half", "start", "available"]
 
@@ -46,26 +47,27 @@ def available() -> bool:
 
 
 class Half:
-    """A forked child parsing ``raws[first:]``; :meth:`join` adds its columns to a builder."""
+    """A forked child running ``fill(builder)``; :meth:`join` adds its columns to the
+    parent's builder."""
 
-    def __init__(self, first: int, pid: int | None, reader: int | None,
+    def __init__(self, pid: int | None, reader: int | None,
                  shared: mmap.mmap | None) -> None:
-        self.first = first
         self.pid = pid
         self.reader = reader
         self.shared = shared
 
-    def join(self, builder: Builder, raws: list) -> None:
+    def join(self, builder: Builder, fill: Callable[[Builder], None]) -> None:
         """Add the child's columns (then the events it left) to ``builder``, which holds
-        the first half; without the child's answer, parse the second half here."""
+        the first half; without the child's answer, ``fill(builder)`` here."""
         found = self._collect()
         if found is None:
-            add_events(builder, raws, self.first, len(raws))
+            fill(builder)
             return
+        if found.get("misaligned"):
+            raise _Misaligned()
         _merge(builder, found, self.shared)
-        deferred = found["deferred"]
-        if deferred:
-            add_one_by_one(builder, [raws[i] for i in deferred])
+        for event in found["deferred"]:
+            builder.add(*event)
 
     def close(self) -> None:
         """End the child if it still runs (the parent's half failed), free the memory."""
@@ -106,43 +108,54 @@ class Half:
         return found
 
 
-def start(raws: list, first: int, text_bytes: int) -> Half:
-    """Fork a child parsing ``raws[first:]`` (slices of ``text_bytes`` of JSON); a
-    :class:`Half` whose ``pid`` is None when no child could be started (then
-    :meth:`Half.join` parses that half itself)."""
+def start(fill: Callable[[Builder], None], size: int) -> Half:
+    """Fork a child that runs ``fill`` on a builder of its own (events of ``size`` bytes of
+    JSON at most); a :class:`Half` whose ``pid`` is None when no child could be started
+    (then :meth:`Half.join` runs ``fill`` itself)."""
     if not available():
-        return Half(first, None, None, None)
-    # an upper bound on what the child writes: its columns, and the args, which are parts
-    # of its events' JSON (pages are only allocated where written)
-    capacity = (len(raws) - first) * 48 + text_bytes + (len(_COLUMNS) + 1) * _ALIGN
+        return Half(None, None, None)
+    # an upper bound on what the child writes: a column entry is 33 bytes for an event of
+    # at least 17 bytes of JSON (``{"ph":"X","ts":1}``), and the args are parts of that
+    # JSON (pages are only allocated where written)
+    capacity = 3 * size + (len(_COLUMNS) + 1) * _ALIGN
     try:
         shared = mmap.mmap(-1, capacity)
         reader, writer = os.pipe()
     except (OSError, ValueError):
-        return Half(first, None, None, None)
+        return Half(None, None, None)
     try:
         pid = os.fork()
     except OSError:
         os.close(reader)
         os.close(writer)
         shared.close()
-        return Half(first, None, None, None)
+        return Half(None, None, None)
     if pid == 0:  # the child: never returns
         status = 1
         try:
             os.close(reader)
-            _child(raws, first, shared, writer)
+            _child(fill, shared, writer)
             status = 0
         finally:
             os._exit(status)
     os.close(writer)
-    return Half(first, pid, reader, shared)
+    return Half(pid, reader, shared)
 
 
-def _child(raws: list, first: int, shared: mmap.mmap, writer: int) -> None:
+def _child(fill: Callable[[Builder], None], shared: mmap.mmap, writer: int) -> None:
     builder = Builder()
     builder.deferred = []
-    add_events(builder, raws, first, len(raws))
+    try:
+        fill(builder)
+    except _Misaligned:
+        found: dict[str, Any] = {"misaligned": True}
+    else:
+        found = _columns(builder, shared)
+    with os.fdopen(writer, "wb") as f:
+        f.write(pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _columns(builder: Builder, shared: mmap.mmap) -> dict[str, Any]:
     layout = {}
     offset = 0
     for key in _COLUMNS:
@@ -153,11 +166,9 @@ def _child(raws: list, first: int, shared: mmap.mmap, writer: int) -> None:
         offset += -(-array.nbytes // _ALIGN) * _ALIGN
     args = b"".join(builder.args)
     shared[offset:offset + len(args)] = args
-    found = {"layout": layout, "args": (offset, len(args)), "names": list(builder.names),
-             "cats": list(builder.cats), "tracks": list(builder.tracks),
-             "no_dur": builder.no_dur, "bad": builder.bad, "deferred": builder.deferred}
-    with os.fdopen(writer, "wb") as f:
-        f.write(pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
+    return {"layout": layout, "args": (offset, len(args)), "names": list(builder.names),
+            "cats": list(builder.cats), "tracks": list(builder.tracks),
+            "no_dur": builder.no_dur, "bad": builder.bad, "deferred": builder.deferred}
 
 
 def _merge(builder: Builder, found: dict[str, Any], shared: mmap.mmap) -> None:

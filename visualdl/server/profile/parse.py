@@ -1,10 +1,12 @@
 """Chrome trace-event JSON (ours or PyTorch's Kineto traces) into compact numpy columns.
 
 A trace of a million events is a few hundred MB of JSON; as Python dicts it would be a GB.
-So the event array is first split into raw slices (msgspec, without decoding them), then
-decoded a batch at a time into small typed structs whose fields go straight into columns
-(ts, dur, name id, category id, track id, phase), and the batch is dropped. Each event's
-``args`` are kept as their JSON bytes, decoded only when a view asks for one event.
+So the event array is decoded a piece at a time (pieces of a few MB, cut between two events
+by a byte search and proven well cut by their decoding, see ``_parse_pieces``; or, when
+that fails, the array split into raw slices by msgspec and joined again into batches) into
+small typed structs whose fields go straight into columns (ts, dur, name id, category id,
+track id, phase), and the piece is dropped. Each event's ``args`` are kept as their JSON
+bytes, decoded only when a view asks for one event.
 
 Without msgspec (the ``profiler`` extra) the standard ``json`` module parses the trace
 whole: slower and hungrier, same result.
@@ -20,7 +22,7 @@ import mmap
 import re
 from operator import attrgetter
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 
@@ -41,6 +43,12 @@ _DTYPES = {"ts": np.float64, "dur": np.float64, "name": np.int32, "cat": np.int3
 _NON_FINITE = re.compile(rb'(?<=[:\[,])(\s*)(-?Infinity|NaN)(?=\s*[,\]}])')
 _TRAILING_COMMA = re.compile(rb",(\s*[\]}])")
 _NOT_SPACE = re.compile(rb"\S")
+#: Where one event ends and the next begins, or so it seems (see _parse_pieces).
+_BOUNDARY = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
+_OPEN = b'{"traceEvents":['
+#: Traces from this size are decoded in pieces of about PIECE_BYTES (see _parse_pieces).
+CHUNKED_BYTES = 1 << 20
+PIECE_BYTES = 8 << 20
 #: Top-level keys shown as the run's environment (Kineto's, and our recorder's).
 META_KEYS = ("schemaVersion", "deviceProperties", "distributedInfo", "env", "environment",
              "visualdl_env",  # vf.profiler's (visualdl/framework/profiler/trace.py)
@@ -100,6 +108,10 @@ if msgspec is not None:
 
     _Top = msgspec.defstruct("_Top", [("traceEvents", list[msgspec.Raw], [])] + [
         (key, msgspec.Raw, msgspec.Raw(b"")) for key in META_KEYS])
+    #: the same, its events left as they are written (where the array starts and ends)
+    _TopRaw = msgspec.defstruct("_TopRaw", [("traceEvents", msgspec.Raw, msgspec.Raw(b""))] + [
+        (key, msgspec.Raw, msgspec.Raw(b"")) for key in META_KEYS])
+    _decode_top_raw = msgspec.json.Decoder(_TopRaw).decode
     _decode_events = msgspec.json.Decoder(list[_Event]).decode
     _decode_loose = msgspec.json.Decoder(list[_LooseEvent]).decode
     _decode_top = msgspec.json.Decoder(_Top).decode
@@ -144,10 +156,18 @@ class Builder:
         self.open: dict[tuple[Any, Any], list] = {}  # B events waiting for their E
         self.no_dur = 0
         self.bad = 0
-        #: When a list: the indexes of events that need the one-by-one path (metadata,
-        #: B/E pairs, odd values) are noted here instead of added (a forked half, whose
-        #: B/E pairs may straddle the halves: see visualdl.server.profile.forked).
-        self.deferred: list[int] | None = None
+        #: When a list: events that need the one-by-one path (metadata, B/E pairs, odd
+        #: values) are kept here, as :meth:`add`'s arguments, instead of added (a forked
+        #: half, whose B/E pairs may straddle the halves: see
+        #: visualdl.server.profile.forked).
+        self.deferred: list[tuple] | None = None
+
+    def take(self, *event: Any) -> None:
+        """:meth:`add`, or keep the event for later when deferring."""
+        if self.deferred is not None:
+            self.deferred.append(event)
+        else:
+            self.add(*event)
 
     def add(self, ph: str, name: Any, cat: Any, pid: Any, tid: Any, ts: Any, dur: Any,
             args: bytes) -> None:
@@ -193,20 +213,17 @@ class Builder:
         cols["args_len"].append(np.array([len(args)], np.int32))
         self.args.append(args)
 
-    def add_batch(self, events: list, first: int = 0) -> None:
-        """Typed events (``_Event``; the first is the trace's event ``first``): complete,
-        instant and counter events go into the columns through ``map`` and interning dicts
-        (no Python code per event); the rare others (M, B/E, odd values) one by one."""
+    def add_batch(self, events: list) -> None:
+        """Typed events (``_Event``): complete, instant and counter events go into the
+        columns through ``map`` and interning dicts (no Python code per event); the rare
+        others (M, B/E, odd values) one by one."""
         phs = np.fromiter(map(_PH_CODE.__getitem__, map(_get_ph, events)), np.uint8,
                           len(events))
         slow = np.flatnonzero(phs == _SLOW)
         if len(slow):
-            if self.deferred is not None:
-                self.deferred.extend((slow + first).tolist())
-            else:
-                for i in slow:
-                    e = events[i]
-                    self.add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+            for i in slow:
+                e = events[i]
+                self.take(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
             keep = np.flatnonzero(phs != _SLOW)
             fast = [events[i] for i in keep]
             code = phs[keep]
@@ -305,8 +322,8 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None) -> Columns
     """Parse a Chrome trace (an object with ``traceEvents``, or a bare array of events):
     its JSON bytes, or a file mapped into memory (``mmap``, read without a copy).
 
-    ``fork_from``: from this many events on, the second half of the events is parsed by a
-    forked child at the same time (:mod:`visualdl.server.profile.forked`; where ``fork``
+    ``fork_from``: from this many bytes of JSON on, the second half of the events is parsed
+    by a forked child at the same time (:mod:`visualdl.server.profile.forked`; where ``fork``
     exists and two CPUs are free). Only for a single-threaded process such as the parse
     worker: forking a server's threads is not safe."""
     text = raw if isinstance(raw, (bytes, mmap.mmap)) else bytes(raw)
@@ -350,7 +367,17 @@ def _parse(text: bytes | mmap.mmap, fork_from: int | None = None) -> Columns:
     return _parse_msgspec(text, fork_from)
 
 
+class _Misaligned(Exception):
+    """The trace was cut into pieces somewhere else than between two events: parse it the
+    careful way (not a ValueError: nothing is wrong with the trace)."""
+
+
 def _parse_msgspec(text: bytes | mmap.mmap, fork_from: int | None = None) -> Columns:
+    if len(text) >= CHUNKED_BYTES:
+        try:
+            return _parse_pieces(text, fork_from)
+        except _Misaligned:
+            pass
     try:
         if _first_byte(text) == b"[":
             raws, meta = _decode_list(text), {}
@@ -366,20 +393,145 @@ def _parse_msgspec(text: bytes | mmap.mmap, fork_from: int | None = None) -> Col
         raise TraceError(f"the trace's JSON is not a Chrome trace: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ValueError(str(exc)) from None
+    mid = len(raws) // 2
+    return _build(meta, lambda b: add_events(b, raws, 0, mid),
+                  lambda b: add_events(b, raws, mid, len(raws)),
+                  fork_from is not None and len(text) >= fork_from and len(raws) >= 2,
+                  len(text))
+
+
+def _parse_pieces(text: bytes | mmap.mmap, fork_from: int | None) -> Columns:
+    """The events decoded a piece of the text at a time, the pieces cut where one event
+    ends and the next begins (``}, {``), found by a byte search: neither the split of the
+    whole array into a million raw slices nor their joining again into batches (a quarter
+    of the parse), and the child of a fork needs nothing but the text.
+
+    A cut can also fall inside a string, inside an event, or in another array of the
+    document; each piece's decoding proves it did not: the first piece must close the
+    ``traceEvents`` array exactly where it was cut (checked by the address msgspec gives
+    its raw value), the last must open it, and every piece in between must decode as a
+    list of objects, which it only does when it starts with a whole event and ends with
+    one. Anything else raises :class:`_Misaligned`."""
+    meta, pieces = _cut(text)
+    mid = (len(pieces) + 1) // 2
+    size = pieces[-1][1] - pieces[mid][0] if mid < len(pieces) else 0
+    return _build(meta, lambda b: _add_pieces(b, text, pieces[:mid]),
+                  lambda b: _add_pieces(b, text, pieces[mid:]),
+                  fork_from is not None and mid < len(pieces) and len(text) >= fork_from,
+                  size)
+
+
+def _cut(text: bytes | mmap.mmap) -> tuple[dict[str, Any], list[tuple[int, int]]]:
+    """``(meta, pieces)``: each piece ``(lo, hi)`` a run of whole events, ``text[lo:hi]``."""
+    n = len(text)
+    parts = max(2, n // PIECE_BYTES)
+    cuts: list[tuple[int, int]] = []  # (end of an event, start of the next)
+    at = 0
+    for j in range(1, parts):
+        found = _BOUNDARY.search(text, max(at, n * j // parts))
+        if found is None:
+            break
+        cuts.append((found.start() + 1, found.end() - 1))
+        at = found.end()
+    if not cuts:
+        raise _Misaligned()
+    first = _NOT_SPACE.search(text)
+    if first.group() == b"[":  # a bare array of events: the pieces' decoding decides
+        lo = first.start() + 1
+        end = text[-4096:]
+        kept = end.rstrip()
+        if not kept.endswith(b"]"):  # (or more than 4 KB of trailing blanks)
+            raise _Misaligned()
+        hi = n - (len(end) - len(kept)) - 1
+        meta: dict[str, Any] = {}
+    else:
+        lo, meta = _head(text, cuts[0][0])
+        hi, after = _tail(text, cuts[-1][1])
+        meta.update(after)
+    bounds = [lo] + [b for _, b in cuts]
+    ends = [c for c, _ in cuts] + [hi]
+    return meta, list(zip(bounds, ends))
+
+
+def _head(text: bytes | mmap.mmap, end: int) -> tuple[int, dict[str, Any]]:
+    """Where the events begin, and the keys before them: the text up to the first cut,
+    closed, must be a trace whose ``traceEvents`` is the array closed there."""
+    doc = text[:end] + b"]}"
+    top = _decode_piece(doc, _decode_top_raw)
+    events = top.traceEvents
+    start = _address(events, doc)
+    if len(events) < 2 or start + len(events) != end + 1:
+        raise _Misaligned()
+    return start + 1, _meta(top)
+
+
+def _tail(text: bytes | mmap.mmap, begin: int) -> tuple[int, dict[str, Any]]:
+    """Where the events end, and the keys after them: the text from the last cut, opened
+    as ``{"traceEvents":[``, must be a trace whose (only) ``traceEvents`` is that one."""
+    doc = _OPEN + text[begin:]
+    top = _decode_piece(doc, _decode_top_raw)
+    events = top.traceEvents
+    if len(events) < 2 or _address(events, doc) != len(_OPEN) - 1:
+        raise _Misaligned()
+    return begin + len(events) - 2, _meta(top)
+
+
+def _decode_piece(doc: bytes, decode: Callable[[bytes], Any]) -> Any:
+    try:
+        return decode(doc)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise _Misaligned() from None
+
+
+def _address(raw: Any, doc: bytes) -> int:
+    """Where msgspec's raw value (a view into ``doc``, not a copy) starts in ``doc``."""
+    return np.frombuffer(raw, np.uint8).ctypes.data - np.frombuffer(doc, np.uint8).ctypes.data
+
+
+def _meta(top: Any) -> dict[str, Any]:
+    out = {}
+    for key in META_KEYS:
+        value = getattr(top, key)
+        if len(value):
+            out[key] = _decode_any(value)
+    return out
+
+
+def _add_pieces(builder: Builder, text: bytes | mmap.mmap, pieces: list) -> None:
+    for lo, hi in pieces:
+        doc = b"[" + text[lo:hi] + b"]"
+        try:
+            events = _decode_events(doc)
+        except msgspec.ValidationError:  # odd values somewhere: this piece the slow way
+            add_one_by_one(builder, _decode_piece(doc, _decode_list))
+            continue
+        except msgspec.DecodeError:
+            raise _Misaligned() from None
+        for start in range(0, len(events), _BATCH):  # (the columns' temporaries stay small)
+            builder.add_batch(events[start:start + _BATCH])
+        del events, doc
+
+
+def _build(meta: dict[str, Any], first: Callable[[Builder], None],
+           second: Callable[[Builder], None], fork: bool, size: int) -> Columns:
+    """The columns of both halves of the events (each added by ``first``/``second``),
+    the second in a forked child when ``fork`` (``size``: the JSON bytes, a bound on
+    what the child hands back)."""
     builder = Builder()
     half = None
-    if fork_from is not None and len(raws) >= max(fork_from, 2):
+    if fork:
         from visualdl.server.profile import forked
 
-        half = forked.start(raws, len(raws) // 2, len(text))
+        half = forked.start(second, size)
     try:
-        add_events(builder, raws, 0, len(raws) if half is None else half.first)
-        if half is not None:
-            half.join(builder, raws)
+        first(builder)
+        if half is None:
+            second(builder)
+        else:
+            half.join(builder, second)
     finally:
         if half is not None:
             half.close()
-    del raws
     return builder.finish(meta)
 
 
@@ -389,12 +541,9 @@ def add_events(builder: Builder, raws: list, lo: int, hi: int) -> None:
         batch = raws[start:min(start + _BATCH, hi)]
         text = b"[" + b",".join(batch) + b"]"
         try:
-            builder.add_batch(_decode_events(text), start)
+            builder.add_batch(_decode_events(text))
         except msgspec.ValidationError:  # odd values somewhere: this batch the slow way
-            if builder.deferred is not None:
-                builder.deferred.extend(range(start, start + len(batch)))
-            else:
-                add_one_by_one(builder, batch)
+            add_one_by_one(builder, batch)
         except msgspec.DecodeError as exc:
             raise ValueError(str(exc)) from None
         del batch, text
@@ -402,9 +551,9 @@ def add_events(builder: Builder, raws: list, lo: int, hi: int) -> None:
 
 def add_one_by_one(builder: Builder, batch: list) -> None:
     """Raw events through the careful path (any value types; metadata, B/E pairs)."""
-    add = builder.add
+    take = builder.take
     for e in _decode_one_by_one(batch, builder):
-        add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+        take(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
 
 
 def _decode_one_by_one(batch: list, builder: Builder) -> list:

@@ -44,9 +44,9 @@ __all__ = ["MIN_BYTES", "enabled", "worth", "build", "start", "discard", "standb
 #: JSON bytes from which a trace is parsed in the worker (about 100,000 events); smaller
 #: ones parse in less time than a process takes to start.
 MIN_BYTES = int(os.environ.get("VISUALDL_PROFILE_WORKER_BYTES") or 16 << 20)
-#: Events from which the worker parses the second half in a forked child at the same time
-#: (:mod:`visualdl.server.profile.forked`); 0 turns that off.
-FORK_EVENTS = int(os.environ.get("VISUALDL_PROFILE_FORK_EVENTS") or 200_000)
+#: JSON bytes from which the worker parses the second half of the events in a forked child
+#: at the same time (:mod:`visualdl.server.profile.forked`); 0 turns that off.
+FORK_BYTES = int(os.environ.get("VISUALDL_PROFILE_FORK_BYTES") or 16 << 20)
 #: The worker allocates and drops a few hundred MB of arrays in a second: glibc's default
 #: gives each big array fresh pages from the kernel and hands them back when freed, and the
 #: page faults alone took longer than the model's sorting and nesting (0.4 vs 0.2 s for a
@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise TraceError(f"the stored trace is not valid gzip ({exc})") from None
         else:
             raw = _mapped(args.trace) or torchtrace.load(args.trace).json
-        model = TraceModel(parse_trace(raw, FORK_EVENTS or None), args.source)
+        model = TraceModel(parse_trace(raw, FORK_BYTES or None), args.source)
     except ValueError as err:  # TraceError, and the loader's empty file or bad gzip
         print(str(err))
         return _BAD_TRACE
