@@ -324,3 +324,18 @@ def test_a_worker_whose_model_was_found_saved_is_reaped(tmp_path, cache):
     worker.discard(ident)
     assert json.dumps(ident, sort_keys=True) not in worker._jobs
     assert job.proc.wait(60) == 0  # it finished its overview and was reaped
+
+
+def test_the_worker_writes_a_model_without_events(tmp_path):
+    """(Columns are built in memory-mapped files; an empty one cannot be mapped.)"""
+    path = tmp_path / "meta.1.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]}))
+    ident = {"format": store.FORMAT, "path": str(path), "empty": 1}
+    proc = subprocess.run([sys.executable, "-m", "visualdl.server.profile.worker", "--out",
+                           str(tmp_path / "model"), "--identity", json.dumps(ident), str(path)],
+                          cwd=ROOT, env=worker._env(), capture_output=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[0] == b"ready", proc.stderr
+    model = store.read_folder(tmp_path / "model", ident)
+    assert model is not None and model.n == 0 and model.steps == []
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -71,18 +71,27 @@ class Step:
 class TraceModel:
     """Sorted columns (by track, then start, longer first) and derived per-event data."""
 
-    def __init__(self, cols: Columns, source: str = "") -> None:
+    def __init__(self, cols: Columns, source: str = "",
+                 new: Callable[[str, int, Any], np.ndarray] | None = None) -> None:
+        """``new(key, n, dtype)``: where each saved column is built (by default a new
+        array; the parse worker gives memory-mapped files, so that the model is written
+        as it is built: see :func:`visualdl.server.profile.store.begin`)."""
         order = np.lexsort((-cols.dur, cols.ts, cols.track))
-        self.n = len(order)
-        self.ts = cols.ts[order]
-        self.dur = cols.dur[order]
-        self.end = self.ts + self.dur
-        self.name = cols.name[order]
-        self.cat = cols.cat[order]
-        self.track = cols.track[order]
-        self.ph = cols.ph[order]
-        self.args_start = cols.args_start[order]
-        self.args_len = cols.args_len[order]
+        self.n = n = len(order)
+        alloc = new or (lambda key, size, dtype: np.empty(size, dtype))
+
+        def take(key: str, column: np.ndarray) -> np.ndarray:
+            return np.take(column, order, out=alloc(key, n, column.dtype), mode="clip")
+
+        self.ts = take("ts", cols.ts)
+        self.dur = take("dur", cols.dur)
+        self.end = np.add(self.ts, self.dur, out=alloc("end", n, np.float64))
+        self.name = take("name", cols.name)
+        self.cat = take("cat", cols.cat)
+        self.track = take("track", cols.track)
+        self.ph = take("ph", cols.ph)
+        self.args_start = take("args_start", cols.args_start)
+        self.args_len = take("args_len", cols.args_len)
         self.args_blob = cols.args_blob
         self.names = cols.names
         self.cats = cols.cats
@@ -92,12 +101,21 @@ class TraceModel:
         # per-track contiguous slices
         bounds = np.searchsorted(self.track, np.arange(len(cols.tracks) + 1))
         self.track_slices = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(cols.tracks))]
-        self.complete = self.ph == PH_COMPLETE
-        self.parent = np.full(self.n, -1, np.int64)
-        self.depth = np.zeros(self.n, np.int32)
-        self.self_time = np.zeros(self.n, np.float64)
+        self.complete = np.equal(self.ph, PH_COMPLETE, out=alloc("complete", n, np.bool_))
+        self.parent = alloc("parent", n, np.int64)
+        self.parent.fill(-1)
+        self.depth = alloc("depth", n, np.int32)
+        self.depth.fill(0)
+        self.self_time = alloc("self_time", n, np.float64)
+        self.self_time.fill(0.0)
         self._nest()
         self._classify()
+        if new is not None:  # the derived columns too (small: bytes per event)
+            for key in ("is_op", "is_kernel", "is_gpu", "is_step", "phase", "is_memory"):
+                value = getattr(self, key)
+                out = alloc(key, n, value.dtype)
+                out[...] = value
+                setattr(self, key, out)
         self.tracks = self._describe_tracks(cols)
         self.t0 = float(self.ts.min()) if self.n else 0.0
         self.t1 = float(self.end.max()) if self.n else 0.0

@@ -31,7 +31,7 @@ import numpy as np
 
 from visualdl.server.profile.model import TraceModel
 
-__all__ = ["identity", "saved", "read", "read_folder", "save", "save_later", "write_folder", "folder_for",
+__all__ = ["identity", "saved", "read", "begin", "columns_in", "read_folder", "save", "save_later", "write_folder", "folder_for",
            "write_overview", "overview", "MIN_EVENTS", "FORMAT"]
 
 #: Bumped whenever what a saved model holds, or how it is built, changes.
@@ -163,15 +163,43 @@ def folder_for(ident: dict[str, Any] | None) -> Path | None:
     return _folder(ident) if ident else None
 
 
-def write_folder(folder: Path, ident: dict[str, Any] | None, model: TraceModel) -> bool:
-    """Write ``model`` into ``folder``, which appears whole or not at all (written beside
-    it, then renamed). False when it could not be written."""
-    arrays, args_blob, info = model.state()
-    tmp = None
+def begin(folder: Path) -> Path | None:
+    """A folder beside ``folder`` to build a model in (:func:`columns_in`), then renamed to
+    it by :func:`write_folder`; None when it cannot be made."""
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
+        return Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
+    except OSError:
+        return None
+
+
+def columns_in(tmp: Path) -> Callable[[str, int, Any], np.ndarray]:
+    """``new(key, n, dtype)`` for :class:`TraceModel`: each saved column built straight
+    into its ``.npy`` file in ``tmp`` (memory-mapped): the model is written as it is built,
+    not copied into files after (a hundred MB for a million events)."""
+    def new(key: str, n: int, dtype: Any) -> np.ndarray:
+        if not n:  # (an empty file cannot be mapped)
+            return np.empty(0, dtype)
+        return np.lib.format.open_memmap(tmp / f"{key}.npy", mode="w+", dtype=dtype,
+                                         shape=(n,))
+    return new
+
+
+def write_folder(folder: Path, ident: dict[str, Any] | None, model: TraceModel,
+                 tmp: Path | None = None) -> bool:
+    """Write ``model`` into ``folder``, which appears whole or not at all (written beside
+    it, then renamed). ``tmp``: the folder of :func:`begin` where the model was built
+    (:func:`columns_in`): the columns already there are not written again. False when it
+    could not be written."""
+    arrays, args_blob, info = model.state()
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        if tmp is None:
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
         for key, array in arrays.items():
+            if isinstance(array, np.memmap) and array.filename is not None and \
+                    Path(array.filename) == (tmp / f"{key}.npy").resolve():
+                continue  # built there (a shared mapping: its pages are the file's)
             np.save(tmp / f"{key}.npy", np.ascontiguousarray(array), allow_pickle=False)
         with open(tmp / _ARGS, "wb") as f:
             f.write(args_blob)

@@ -344,12 +344,15 @@ def main(argv: list[str] | None = None) -> int:
                 raise TraceError(f"the stored trace is not valid gzip ({exc})") from None
         else:
             raw = _mapped(args.trace) or torchtrace.load(args.trace).json
-        model = TraceModel(parse_trace(raw, FORK_BYTES or None), args.source)
+        columns = parse_trace(raw, FORK_BYTES or None)
     except ValueError as err:  # TraceError, and the loader's empty file or bad gzip
         print(str(err))
         return _BAD_TRACE
     del raw
-    if not store.write_folder(args.out, json.loads(args.identity), model):
+    tmp = store.begin(args.out)  # the model is built in its files
+    model = TraceModel(columns, args.source,
+                       new=store.columns_in(tmp) if tmp is not None else None)
+    if not store.write_folder(args.out, json.loads(args.identity), model, tmp):
         return 1
     print("ready", flush=True)
     from visualdl.server.profile import views
