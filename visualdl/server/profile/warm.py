@@ -107,7 +107,9 @@ def _prefetch_loop(data: Any) -> None:
                     return
             if loaded:  # the first load is done and found none: the app's thread watches
                 return
-            time.sleep(PREFETCH_INTERVAL)
+            # often at first (a trace is listed early in a small logdir); then less, as
+            # each look lists every run's profiles (a first load of thousands of runs)
+            time.sleep(PREFETCH_INTERVAL if time.monotonic() - began < 1.0 else INTERVAL / 4)
     except Exception:  # noqa: BLE001 - a provider being stopped
         return
     finally:
