@@ -267,6 +267,9 @@ class _Provider:
     def blobs(self, run, kind, tag):
         return [self.ref]
 
+    def file_paths(self):  # listed at once, indexed (found) later
+        return [self.ref.path] if self.ref is not None else []
+
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
@@ -301,15 +304,38 @@ def test_the_start_up_hook_starts_the_worker_before_any_app(tmp_path, cache):
     assert "matmul" in model.names and len(model.steps) == 4
 
 
-def test_the_start_up_hook_ends_its_standby_worker_when_no_profile_comes(cache):
-    class Empty(_Provider):
+def _standby_processes() -> list:
+    import psutil
+
+    return [p for p in psutil.Process().children(recursive=True)
+            if "--standby" in " ".join(p.cmdline())]
+
+
+@pytest.mark.parametrize("listed", [True, False])
+def test_the_start_up_hook_ends_its_standby_worker_when_no_profile_comes(tmp_path, cache,
+                                                                        listed):
+    from visualdl.reader.events import BlobRef
+
+    class Broken(_Provider):  # a trace file is listed, but no profile is found in it
         def tags_by_kind(self, kind):
             return {}
 
-    thread = warm.prefetch(Empty(None, after=0.2))
-    thread.join(30)
+    path = tmp_path / "host.1.pt.trace.json"
+    path.write_bytes(b"{}")
+    ref = BlobRef("profile", "host", 0, 0.0, 2, str(path), 0, {}) if listed else None
+    started = []
+    real = worker.standby
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(worker, "standby", lambda: started.append(real()) or started[-1])
+        thread = warm.prefetch(Broken(ref, after=0.5))
+        thread.join(30)
     assert not thread.is_alive()
-    assert worker._standby == []  # the waiting worker was told to leave
+    assert started == ([True] if listed else [])  # only for a (big enough) trace file
+    assert worker._standby == []  # the waiting worker was told to leave...
+    deadline = time.monotonic() + 30
+    while _standby_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _standby_processes() == []  # ...and left
 
 
 def test_a_worker_whose_model_was_found_saved_is_reaped(tmp_path, cache):

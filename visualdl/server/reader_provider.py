@@ -202,6 +202,11 @@ class LogReaderProvider(DataProvider):
     def events(self, run: str, kind: str, tag: str) -> list:
         return self._require().events(run, kind, tag)
 
+    def file_paths(self) -> list[str]:
+        """The paths of every file the reader has found so far, read or not yet."""
+        reader = self._reader
+        return [state.path for state in reader.files()] if reader is not None else []
+
     def load_blob(self, ref: BlobRef) -> Any:
         return self._require().load(ref)
 

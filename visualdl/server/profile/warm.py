@@ -78,8 +78,8 @@ def prefetch(data: Any) -> threading.Thread:
     """Start the parse worker for the newest profile as soon as the provider's first load
     lists it, before the web app is even built (the server's start-up imports Flask
     meanwhile, on one core): a trace of a million events is then parsed while the browser
-    loads the page. A worker is started at once, on standby (its imports done while the
-    first load runs; ended if no profile is found). The app's warm thread (:func:`start`)
+    loads the page. As soon as the load lists a big trace file, a worker is started on
+    standby (its imports done while the load reads the file; ended if it is not needed). The app's warm thread (:func:`start`)
     and the requests collect that worker's model
     (:func:`visualdl.server.profile.worker.build`)."""
     thread = threading.Thread(target=_prefetch_loop, args=(data,), daemon=True,
@@ -91,12 +91,14 @@ def prefetch(data: Any) -> threading.Thread:
 def _prefetch_loop(data: Any) -> None:
     from visualdl.server.profile import worker
 
-    worker.standby()
     try:
         began = time.monotonic()
         seen = None
+        waiting = False
         while time.monotonic() - began < EAGER_SECONDS:
             loaded = data.loaded
+            if not waiting:
+                waiting = _big_trace_listed(data) and worker.standby()
             version = data.version
             if version != seen:
                 seen = version
@@ -114,6 +116,16 @@ def _prefetch_loop(data: Any) -> None:
         return
     finally:
         worker.release_standby()  # (when not handed a trace)
+
+
+def _big_trace_listed(data: Any) -> bool:
+    """Whether the first load has listed a trace file big enough for the worker (the
+    only profiles a worker is started for before the load reads them)."""
+    from visualdl.server.profile import worker
+    from visualdl.sources.torchtrace import is_torch_trace_file
+
+    return any(is_torch_trace_file(os.path.basename(path)) and worker.worth(path)
+               for path in data.file_paths())
 
 
 def _start_worker(data: Any, ref: Any) -> None:
