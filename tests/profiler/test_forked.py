@@ -304,13 +304,6 @@ def test_the_start_up_hook_starts_the_worker_before_any_app(tmp_path, cache):
     assert "matmul" in model.names and len(model.steps) == 4
 
 
-def _standby_processes() -> list:
-    import psutil
-
-    return [p for p in psutil.Process().children(recursive=True)
-            if "--standby" in " ".join(p.cmdline())]
-
-
 @pytest.mark.parametrize("listed", [True, False])
 def test_the_start_up_hook_ends_its_standby_worker_when_no_profile_comes(tmp_path, cache,
                                                                         listed):
@@ -323,19 +316,22 @@ def test_the_start_up_hook_ends_its_standby_worker_when_no_profile_comes(tmp_pat
     path = tmp_path / "host.1.pt.trace.json"
     path.write_bytes(b"{}")
     ref = BlobRef("profile", "host", 0, 0.0, 2, str(path), 0, {}) if listed else None
-    started = []
+    started, procs = [], []
     real = worker.standby
+
+    def standby() -> bool:
+        started.append(real())
+        procs.extend(worker._standby)
+        return started[-1]
+
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(worker, "standby", lambda: started.append(real()) or started[-1])
+        patch.setattr(worker, "standby", standby)
         thread = warm.prefetch(Broken(ref, after=0.5))
         thread.join(30)
     assert not thread.is_alive()
     assert started == ([True] if listed else [])  # only for a (big enough) trace file
     assert worker._standby == []  # the waiting worker was told to leave...
-    deadline = time.monotonic() + 30
-    while _standby_processes() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _standby_processes() == []  # ...and left
+    assert [p.wait(30) for p in procs] == ([0] if listed else [])  # ...and left
 
 
 def test_a_worker_whose_model_was_found_saved_is_reaped(tmp_path, cache):

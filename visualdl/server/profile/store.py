@@ -31,8 +31,9 @@ import numpy as np
 
 from visualdl.server.profile.model import TraceModel
 
-__all__ = ["identity", "saved", "read", "begin", "columns_in", "read_folder", "save", "save_later", "write_folder", "folder_for",
-           "write_overview", "overview", "MIN_EVENTS", "FORMAT"]
+__all__ = ["identity", "saved", "read", "begin", "columns_in", "read_folder", "save",
+           "save_later", "write_folder", "folder_for", "write_overview", "overview",
+           "MIN_EVENTS", "FORMAT"]
 
 #: Bumped whenever what a saved model holds, or how it is built, changes.
 FORMAT = 1

@@ -2,7 +2,9 @@
 as it is found, so the profiler's first view does not wait for a trace of a million events
 to be parsed (seconds) when the user opens the tab.
 
-One daemon thread per app; it holds the app only weakly and ends with it.
+One daemon thread per app; it holds the app only weakly and ends with it. Before the app
+exists, :func:`prefetch` (the profile kind's start-up hook) starts the worker for a trace
+the first load finds.
 """
 
 from __future__ import annotations
@@ -79,8 +81,8 @@ def prefetch(data: Any) -> threading.Thread:
     lists it, before the web app is even built (the server's start-up imports Flask
     meanwhile, on one core): a trace of a million events is then parsed while the browser
     loads the page. As soon as the load lists a big trace file, a worker is started on
-    standby (its imports done while the load reads the file; ended if it is not needed). The app's warm thread (:func:`start`)
-    and the requests collect that worker's model
+    standby (its imports done while the load reads the file; ended if it is not needed).
+    The app's warm thread (:func:`start`) and the requests collect that worker's model
     (:func:`visualdl.server.profile.worker.build`)."""
     thread = threading.Thread(target=_prefetch_loop, args=(data,), daemon=True,
                               name="visualdl-profile-prefetch")

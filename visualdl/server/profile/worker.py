@@ -7,9 +7,12 @@ window included: the tab opened while the trace is being parsed loaded a second 
 trace bigger than ``MIN_BYTES`` of JSON is parsed, and its model built, by ``python -m
 visualdl.server.profile.worker``; it writes the model as the disk cache's files
 (:mod:`visualdl.server.profile.store`: into the cache folder, or a private temporary one
-with ``--no-cache``), and the server memory-maps them. A big trace's second half is parsed
-by a forked child of the worker meanwhile (:mod:`visualdl.server.profile.forked`). The server never holds the trace's
-JSON or the parse's temporaries either, so its memory stays lower.
+with ``--no-cache``), and the server memory-maps them. The model is built straight into
+those files, and a big trace's second half is parsed by a forked child of the worker
+meanwhile (:mod:`visualdl.server.profile.forked`). The server never holds the trace's JSON
+or the parse's temporaries either, so its memory stays lower. The server can start a worker
+before it finds a trace (``--standby``: imports done, then told its job), so that a trace
+listed at start-up is parsed at once (see :func:`visualdl.server.profile.warm.prefetch`).
 
 The worker also computes the overview after saying the model is ready (the server answers
 the first timeline window meanwhile); a restarted server reads that too.
