@@ -361,3 +361,15 @@ def test_the_worker_writes_a_model_without_events(tmp_path):
     model = store.read_folder(tmp_path / "model", ident)
     assert model is not None and model.n == 0 and model.steps == []
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_args_written_to_a_file_read_as_joined_ones(tmp_path):
+    raw = traces.dump(_mixed_trace())
+    columns = parse_trace(raw, args_to=tmp_path / "args.bin")
+    here = parse_trace(raw)
+    assert isinstance(columns.args_blob, mmap.mmap)
+    assert columns.args_blob[:] == here.args_blob == (tmp_path / "args.bin").read_bytes()
+    assert np.array_equal(columns.args_start, here.args_start)
+    none = parse_trace(b'{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}]}',
+                       args_to=tmp_path / "none.bin")
+    assert none.args_blob == b"" and (tmp_path / "none.bin").read_bytes() == b""

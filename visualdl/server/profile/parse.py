@@ -22,6 +22,7 @@ import mmap
 import re
 from operator import attrgetter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Union
 
 import numpy as np
@@ -285,7 +286,7 @@ class Builder:
         parts = self.cols[key]
         return np.concatenate(parts) if parts else np.zeros(0, _DTYPES[key])
 
-    def finish(self, meta: dict[str, Any]) -> Columns:
+    def finish(self, meta: dict[str, Any], args_to: Path | None = None) -> Columns:
         for key, stack in self.open.items():  # B without E: ends at the last timestamp
             self.bad += len(stack)
         c = {k: self.column(k) for k in self.cols}
@@ -302,11 +303,24 @@ class Builder:
         return Columns(
             ts=c["ts"], dur=c["dur"], name=c["name"], cat=c["cat"], track=c["track"],
             ph=c["ph"],
-            args_start=args_start, args_len=args_len, args_blob=b"".join(self.args),
+            args_start=args_start, args_len=args_len, args_blob=self._args_blob(args_to),
             names=list(self.names), cats=list(self.cats), tracks=list(self.tracks),
             process_names=self.process_names, thread_names=self.thread_names,
             meta=meta, warnings=warnings,
         )
+
+
+    def _args_blob(self, args_to: Path | None) -> Any:
+        """The args, one after the other: joined, or written into ``args_to`` and mapped
+        from there (no copy of them in memory first)."""
+        if args_to is None:
+            return b"".join(self.args)
+        with open(args_to, "w+b") as f:
+            f.writelines(self.args)
+            f.flush()
+            if not f.tell():
+                return b""
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def _key(value: Any) -> Any:
@@ -318,14 +332,27 @@ def _key(value: Any) -> Any:
     return str(value)
 
 
-def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None) -> Columns:
+@dataclass(frozen=True)
+class _How:
+    fork_from: int | None = None  # see parse_trace
+    args_to: Path | None = None
+
+    def fork(self, size: int) -> bool:
+        return self.fork_from is not None and size >= self.fork_from
+
+
+def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
+                args_to: Path | None = None) -> Columns:
     """Parse a Chrome trace (an object with ``traceEvents``, or a bare array of events):
     its JSON bytes, or a file mapped into memory (``mmap``, read without a copy).
 
     ``fork_from``: from this many bytes of JSON on, the second half of the events is parsed
     by a forked child at the same time (:mod:`visualdl.server.profile.forked`; where ``fork``
     exists and two CPUs are free). Only for a single-threaded process such as the parse
-    worker: forking a server's threads is not safe."""
+    worker: forking a server's threads is not safe. ``args_to``: a file the events' args
+    are written into (the columns' ``args_blob`` is then that file, mapped), instead of
+    joined in memory first."""
+    how = _How(fork_from, args_to)
     text = raw if isinstance(raw, (bytes, mmap.mmap)) else bytes(raw)
     head = _first_byte(text)
     if not head:
@@ -333,7 +360,7 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None) -> Columns
     if head not in (b"{", b"["):
         raise TraceError("the trace is not JSON (it does not start with { or [)")
     try:
-        return _parse(text, fork_from)
+        return _parse(text, how)
     except TraceError:
         raise
     except ValueError as first:
@@ -341,7 +368,7 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None) -> Columns
         repaired = _TRAILING_COMMA.sub(rb"\1", _NON_FINITE.sub(rb"\1null", text))
         if repaired != text:
             try:
-                return _parse(repaired, fork_from)
+                return _parse(repaired, how)
             except ValueError:
                 pass
         raise TraceError(_explain(text, first)) from None
@@ -361,10 +388,10 @@ def _explain(text: bytes, err: Exception) -> str:
     return f"the trace is not valid JSON: {err}"
 
 
-def _parse(text: bytes | mmap.mmap, fork_from: int | None = None) -> Columns:
+def _parse(text: bytes | mmap.mmap, how: _How) -> Columns:
     if msgspec is None:
         return _parse_json(bytes(text))
-    return _parse_msgspec(text, fork_from)
+    return _parse_msgspec(text, how)
 
 
 class _Misaligned(Exception):
@@ -372,10 +399,10 @@ class _Misaligned(Exception):
     careful way (not a ValueError: nothing is wrong with the trace)."""
 
 
-def _parse_msgspec(text: bytes | mmap.mmap, fork_from: int | None = None) -> Columns:
+def _parse_msgspec(text: bytes | mmap.mmap, how: _How) -> Columns:
     if len(text) >= CHUNKED_BYTES:
         try:
-            return _parse_pieces(text, fork_from)
+            return _parse_pieces(text, how)
         except _Misaligned:
             pass
     try:
@@ -396,11 +423,10 @@ def _parse_msgspec(text: bytes | mmap.mmap, fork_from: int | None = None) -> Col
     mid = len(raws) // 2
     return _build(meta, lambda b: add_events(b, raws, 0, mid),
                   lambda b: add_events(b, raws, mid, len(raws)),
-                  fork_from is not None and len(text) >= fork_from and len(raws) >= 2,
-                  len(text))
+                  how.fork(len(text)) and len(raws) >= 2, len(text), how.args_to)
 
 
-def _parse_pieces(text: bytes | mmap.mmap, fork_from: int | None) -> Columns:
+def _parse_pieces(text: bytes | mmap.mmap, how: _How) -> Columns:
     """The events decoded a piece of the text at a time, the pieces cut where one event
     ends and the next begins (``}, {``), found by a byte search: neither the split of the
     whole array into a million raw slices nor their joining again into batches (a quarter
@@ -417,8 +443,7 @@ def _parse_pieces(text: bytes | mmap.mmap, fork_from: int | None) -> Columns:
     size = pieces[-1][1] - pieces[mid][0] if mid < len(pieces) else 0
     return _build(meta, lambda b: _add_pieces(b, text, pieces[:mid]),
                   lambda b: _add_pieces(b, text, pieces[mid:]),
-                  fork_from is not None and mid < len(pieces) and len(text) >= fork_from,
-                  size)
+                  how.fork(len(text)) and mid < len(pieces), size, how.args_to)
 
 
 def _cut(text: bytes | mmap.mmap) -> tuple[dict[str, Any], list[tuple[int, int]]]:
@@ -513,7 +538,8 @@ def _add_pieces(builder: Builder, text: bytes | mmap.mmap, pieces: list) -> None
 
 
 def _build(meta: dict[str, Any], first: Callable[[Builder], None],
-           second: Callable[[Builder], None], fork: bool, size: int) -> Columns:
+           second: Callable[[Builder], None], fork: bool, size: int,
+           args_to: Path | None = None) -> Columns:
     """The columns of both halves of the events (each added by ``first``/``second``),
     the second in a forked child when ``fork`` (``size``: the JSON bytes, a bound on
     what the child hands back)."""
@@ -532,7 +558,7 @@ def _build(meta: dict[str, Any], first: Callable[[Builder], None],
     finally:
         if half is not None:
             half.close()
-    return builder.finish(meta)
+    return builder.finish(meta, args_to)
 
 
 def add_events(builder: Builder, raws: list, lo: int, hi: int) -> None:

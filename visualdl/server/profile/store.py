@@ -31,7 +31,7 @@ import numpy as np
 
 from visualdl.server.profile.model import TraceModel
 
-__all__ = ["identity", "saved", "read", "begin", "columns_in", "read_folder", "save",
+__all__ = ["identity", "saved", "read", "begin", "args_file", "columns_in", "read_folder", "save",
            "save_later", "write_folder", "folder_for", "write_overview", "overview",
            "MIN_EVENTS", "FORMAT"]
 
@@ -174,6 +174,12 @@ def begin(folder: Path) -> Path | None:
         return None
 
 
+def args_file(tmp: Path) -> Path:
+    """Where the parse writes the args of a model built in ``tmp`` (``parse_trace``'s
+    ``args_to``)."""
+    return tmp / _ARGS
+
+
 def columns_in(tmp: Path) -> Callable[[str, int, Any], np.ndarray]:
     """``new(key, n, dtype)`` for :class:`TraceModel`: each saved column built straight
     into its ``.npy`` file in ``tmp`` (memory-mapped): the model is written as it is built,
@@ -193,6 +199,7 @@ def write_folder(folder: Path, ident: dict[str, Any] | None, model: TraceModel,
     (:func:`columns_in`): the columns already there are not written again. False when it
     could not be written."""
     arrays, args_blob, info = model.state()
+    built = tmp is not None
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         if tmp is None:
@@ -202,8 +209,9 @@ def write_folder(folder: Path, ident: dict[str, Any] | None, model: TraceModel,
                     Path(array.filename) == (tmp / f"{key}.npy").resolve():
                 continue  # built there (a shared mapping: its pages are the file's)
             np.save(tmp / f"{key}.npy", np.ascontiguousarray(array), allow_pickle=False)
-        with open(tmp / _ARGS, "wb") as f:
-            f.write(args_blob)
+        if not (built and (tmp / _ARGS).exists()):  # (else written by the parse: args_file)
+            with open(tmp / _ARGS, "wb") as f:
+                f.write(args_blob)
         (tmp / _INFO).write_text(json.dumps({"identity": ident, "model": info}), "utf-8")
         shutil.rmtree(folder, ignore_errors=True)
         os.replace(tmp, folder)

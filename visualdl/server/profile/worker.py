@@ -328,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     from visualdl.server.profile.parse import parse_trace
     from visualdl.sources import torchtrace
 
+    tmp = None
     if args.standby:
         try:
             job = json.loads(sys.stdin.buffer.readline() or b"null")
@@ -347,12 +348,15 @@ def main(argv: list[str] | None = None) -> int:
                 raise TraceError(f"the stored trace is not valid gzip ({exc})") from None
         else:
             raw = _mapped(args.trace) or torchtrace.load(args.trace).json
-        columns = parse_trace(raw, FORK_BYTES or None)
+        tmp = store.begin(args.out)  # the model is built in its files
+        columns = parse_trace(raw, FORK_BYTES or None,
+                              store.args_file(tmp) if tmp is not None else None)
     except ValueError as err:  # TraceError, and the loader's empty file or bad gzip
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         print(str(err))
         return _BAD_TRACE
     del raw
-    tmp = store.begin(args.out)  # the model is built in its files
     model = TraceModel(columns, args.source,
                        new=store.columns_in(tmp) if tmp is not None else None)
     if not store.write_folder(args.out, json.loads(args.identity), model, tmp):
