@@ -117,10 +117,10 @@ def discard(ident: dict[str, Any] | None) -> None:
     """Forget the worker started for ``ident``, whose model was found saved meanwhile (it
     is reaped once it ends)."""
     with _jobs_lock:
-        job = _jobs.pop(json.dumps(ident, sort_keys=True), None)
-    if job is not None:
-        threading.Thread(target=_reap, args=(job.proc, job.private), daemon=True,
-                         name="visualdl-profile-worker-wait").start()
+        job = _jobs.get(json.dumps(ident, sort_keys=True))
+    if job is not None:  # collected (then reaped) aside, as a request would
+        threading.Thread(target=job.settle, daemon=True,
+                         name="visualdl-profile-worker-settle").start()
 
 
 _jobs: dict[str, "_Job"] = {}
@@ -255,6 +255,13 @@ class _Job:
         if self._error is not None:
             raise self._error
         return self._model
+
+    def settle(self) -> None:
+        """:meth:`result`, for nobody."""
+        try:
+            self.result()
+        except TraceError:
+            pass
 
     def _collect(self):
         proc = self.proc
