@@ -166,7 +166,10 @@ def folder_for(ident: dict[str, Any] | None) -> Path | None:
 
 def begin(folder: Path) -> Path | None:
     """A folder beside ``folder`` to build a model in (:func:`columns_in`), then renamed to
-    it by :func:`write_folder`; None when it cannot be made."""
+    it by :func:`write_folder`; None when it cannot be made, and on Windows (where files
+    still mapped keep their folder from being renamed)."""
+    if os.name != "posix":
+        return None
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         return Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
