@@ -137,10 +137,10 @@ def test_a_damaged_saved_model_is_ignored(logdir, cache_dir):
         client.close()
 
 
-def test_no_cache_saves_nothing(logdir, tmp_path, monkeypatch):
-    folder = tmp_path / "nocache"
-    scalar_cache.configure(cache_dir=folder, persist=False)
-    monkeypatch.setattr(store, "MIN_EVENTS", 0)
+def _overview_served(logdir, folder, persist: bool) -> None:
+    """One server over ``logdir``, its cache folder ``folder`` (kept or not), answers the
+    file profile's overview."""
+    scalar_cache.configure(cache_dir=folder, persist=persist)
     try:
         with serving(logdir) as server:
             client = Client(server.url)
@@ -148,17 +148,16 @@ def test_no_cache_saves_nothing(logdir, tmp_path, monkeypatch):
             client.close()
     finally:
         scalar_cache.configure()
+
+
+def test_no_cache_saves_nothing(logdir, tmp_path, monkeypatch):
+    folder = tmp_path / "nocache"
+    monkeypatch.setattr(store, "MIN_EVENTS", 0)
+    _overview_served(logdir, folder, persist=False)
     assert not (folder / "profiles").exists()
 
 
 def test_small_traces_are_not_saved(logdir, tmp_path):
     folder = tmp_path / "small"
-    scalar_cache.configure(cache_dir=folder, persist=True)
-    try:
-        with serving(logdir) as server:
-            client = Client(server.url)
-            assert client.json("/api/profile/overview", FILE)["steps"]
-            client.close()
-    finally:
-        scalar_cache.configure()
+    _overview_served(logdir, folder, persist=True)
     assert not (folder / "profiles").exists()  # a few hundred events: parsed in ms
