@@ -161,3 +161,28 @@ def test_small_traces_are_not_saved(logdir, tmp_path):
     folder = tmp_path / "small"
     _overview_served(logdir, folder, persist=True)
     assert not (folder / "profiles").exists()  # a few hundred events: parsed in ms
+
+
+def test_models_of_traces_that_are_gone_are_swept(tmp_path, cache_dir, monkeypatch):
+    """(Each big trace ever opened would otherwise leave ~100 MB in the cache folder.)"""
+    from visualdl.server.profile.model import TraceModel
+    from visualdl.server.profile.parse import parse_trace
+
+    kept, gone = tmp_path / "kept.1.pt.trace.json", tmp_path / "gone.1.pt.trace.json"
+    raw = traces.dump(traces.ours(steps=2))
+    folders = {}
+    for path in (kept, gone):
+        path.write_bytes(raw)
+        ident = store.identity(str(path), 0, path.name.split(".")[0], 5)
+        folders[path] = store.save(ident, TraceModel(parse_trace(raw), "pytorch"))
+    stale = cache_dir / "profiles" / ".tmp-dead"
+    stale.mkdir()
+    old = os.path.getmtime(stale) - store.STALE_SECONDS - 10
+    os.utime(stale, (old, old))
+    building = cache_dir / "profiles" / ".tmp-live"
+    building.mkdir()
+    gone.unlink()
+    monkeypatch.setattr(store, "_swept", set())  # (once per process: as a new one)
+    store.sweep()
+    assert folders[kept].is_dir() and store.read(store.identity(str(kept), 0, "kept", 5))
+    assert not folders[gone].exists() and not stale.exists() and building.is_dir()

@@ -12,7 +12,8 @@ A saved model is never trusted over the trace: it is keyed by what identifies th
 bytes, checked when it is read. A PyTorch trace file by its path, size, modification time
 and inode (such files are written once, then left alone); a profile in a record file by a
 hash of its stored (gzip'd) bytes, which are read anyway and are small next to the JSON.
-Small traces (they parse in milliseconds) are not saved.
+Small traces (they parse in milliseconds) are not saved. The models of traces that no
+longer exist are removed (:func:`sweep`, after each save).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,7 +35,7 @@ from visualdl.server.profile.model import TraceModel
 
 __all__ = ["identity", "saved", "read", "begin", "args_file", "columns_in", "read_folder", "save",
            "save_later", "write_folder", "folder_for", "write_overview", "overview",
-           "MIN_EVENTS", "FORMAT"]
+           "sweep", "MIN_EVENTS", "FORMAT"]
 
 #: Bumped whenever what a saved model holds, or how it is built, changes.
 FORMAT = 1
@@ -156,6 +158,7 @@ def save(ident: dict[str, Any] | None, model: TraceModel) -> Path | None:
     folder = _folder(ident) if ident else None
     if folder is None or model.n < MIN_EVENTS:
         return None
+    sweep()
     return folder if write_folder(folder, ident, model) else None
 
 
@@ -223,6 +226,38 @@ def write_folder(folder: Path, ident: dict[str, Any] | None, model: TraceModel,
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         return False
+
+
+#: A folder being built (``.tmp-*``) older than this was left by a process that died.
+STALE_SECONDS = 3600.0
+_swept: set[Path] = set()
+
+
+def sweep() -> None:
+    """Once per cache folder and process: remove the saved models of traces that no longer
+    exist (a deleted run or trace file) and folders left half-built by a worker that died,
+    so that the cache does not grow by a hundred MB for every big trace ever opened."""
+    root = _root()
+    with _lock:
+        if root is None or root in _swept:
+            return
+        _swept.add(root)
+    try:
+        folders = list(root.iterdir())
+    except OSError:
+        return
+    now = time.time()
+    for folder in folders:
+        try:
+            if folder.name.startswith(".tmp-"):
+                if now - folder.stat().st_mtime > STALE_SECONDS:
+                    shutil.rmtree(folder, ignore_errors=True)
+                continue
+            source = json.loads((folder / _INFO).read_text("utf-8"))["identity"]["path"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not ours to judge
+        if isinstance(source, str) and not os.path.exists(source):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def save_later(ident: dict[str, Any] | None, model: TraceModel) -> threading.Thread | None:

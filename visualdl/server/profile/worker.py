@@ -372,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     from visualdl.server.profile import views
 
     store.write_overview(args.out, views.overview(model))
+    store.sweep()  # (the models of traces that are gone: after the work, off the server)
     return 0
 
 
