@@ -22,7 +22,6 @@ from visualdl.server.profile import store, views, warm, worker
 from visualdl.server.profile.cache import TraceCache, build_model, give_back_memory
 from visualdl.server.profile.model import TraceModel
 from visualdl.server.profile.parse import TraceError
-from visualdl.sources.torchtrace import is_torch_trace_file
 
 __all__ = ["blueprint"]
 
@@ -70,25 +69,17 @@ def _load(ref: BlobRef) -> TraceModel:
     """The model saved on disk by an earlier server for these very bytes (see
     visualdl.server.profile.store), else the trace parsed (and the model saved): in a
     worker process when it is big (visualdl.server.profile.worker)."""
-    if is_torch_trace_file(os.path.basename(ref.path)):  # a trace file of its own
-        blob = None
-        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step)
-    else:  # a profile in a record file: its stored bytes are small, hash them
-        blob = blobs.load(ref)
-        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step,
-                               blob=lambda: blob.trace_gz)
-    model = store.read(ident)
+    src = store.source(ref, blobs.load)
+    model = store.read(src.ident)
     if model is not None:
-        worker.discard(ident)  # one started at start-up that saved it first
+        worker.discard(src.ident)  # one started at start-up that saved it first
         return model
-    stored = None if blob is None else blob.trace_gz
-    if worker.worth(ref.path if blob is None else None, stored):  # off the server's GIL
-        model = worker.build(ident, ref.path if blob is None else None, stored,
-                             "pytorch" if blob is None else "visualdl")
+    if worker.worth(src.path, src.stored):  # off the server's GIL
+        model = worker.build(src.ident, src.path, src.stored, src.kind)
         if model is not None:
             return model
-    model = build_model(blob if blob is not None else blobs.load(ref))
-    store.save_later(ident, model)
+    model = build_model(src.blob if src.blob is not None else blobs.load(ref))
+    store.save_later(src.ident, model)
     return model
 
 

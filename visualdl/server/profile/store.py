@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,7 +34,8 @@ import numpy as np
 
 from visualdl.server.profile.model import TraceModel
 
-__all__ = ["identity", "saved", "read", "begin", "args_file", "columns_in", "read_folder", "save",
+__all__ = ["Source", "source", "identity", "saved", "read", "begin", "args_file", "columns_in",
+           "read_folder", "save",
            "save_later", "write_folder", "folder_for", "write_overview", "overview",
            "sweep", "MIN_EVENTS", "FORMAT"]
 
@@ -70,6 +72,34 @@ def identity(path: str, offset: int, tag: str, step: int,
     else:
         ident["blake2b"] = hashlib.blake2b(blob(), digest_size=20).hexdigest()
     return ident
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a profile's trace is, and what its saved model must match."""
+
+    ident: dict[str, Any] | None
+    path: str | None      # a trace file of its own (PyTorch's, or ``.vf.trace.json``)...
+    blob: Any = None      # ...or the profile loaded from a record file
+    kind: str = "pytorch"  # the model's source: "pytorch" or "visualdl"
+
+    @property
+    def stored(self) -> bytes | None:
+        """The record's gzip'd trace (None for a trace file)."""
+        return None if self.blob is None else self.blob.trace_gz
+
+
+def source(ref: Any, load_blob: Callable[[Any], Any]) -> Source:
+    """The :class:`Source` of a profile ``BlobRef``: a trace file stays where it is (keyed by
+    its stat); a profile in a record file is loaded with ``load_blob(ref)`` (its stored
+    bytes are small: keyed by their hash)."""
+    from visualdl.sources.torchtrace import is_torch_trace_file
+
+    if is_torch_trace_file(os.path.basename(ref.path)):
+        return Source(identity(ref.path, ref.offset, ref.tag, ref.step), ref.path)
+    blob = load_blob(ref)
+    return Source(identity(ref.path, ref.offset, ref.tag, ref.step, blob=lambda: blob.trace_gz),
+                  None, blob, "visualdl")
 
 
 def _folder(ident: dict[str, Any]) -> Path | None:

@@ -133,19 +133,13 @@ def _big_trace_listed(data: Any) -> bool:
 def _start_worker(data: Any, ref: Any) -> None:
     """The worker for one profile, unless its model is saved or it is small."""
     from visualdl.server.profile import store, worker
-    from visualdl.sources.torchtrace import is_torch_trace_file
 
     if ref.meta.get("error") or not worker.enabled():
         return
-    if is_torch_trace_file(os.path.basename(ref.path)):  # a trace file of its own
-        path, stored, source = ref.path, None, "pytorch"
-        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step)
-    else:  # a profile in a record file
-        stored = data.load_blob(ref).trace_gz
-        path, source = None, "visualdl"
-        ident = store.identity(ref.path, ref.offset, ref.tag, ref.step, blob=lambda: stored)
-    if ident is not None and not store.saved(ident) and worker.worth(path, stored):
-        worker.start(ident, path, stored, source)
+    src = store.source(ref, lambda r: data.load_blob(r))
+    if src.ident is not None and not store.saved(src.ident) and \
+            worker.worth(src.path, src.stored):
+        worker.start(src.ident, src.path, src.stored, src.kind)
 
 
 def _newest(data: Any) -> list:
