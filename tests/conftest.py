@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from tests.helpers.pages import PageWatch
+from tests.helpers.pages import watched_page
 from visualdl.testing import chromium_missing, launch_chromium
 
 TORCH_MISSING = "PyTorch is not installed (pip install torch; .ci/run installs the CPU wheel)"
@@ -78,10 +78,4 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest'
 @pytest.fixture
 def watched(browser):
     """A fresh 1280x800 page; the test fails if the page logged any console error."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    watch = PageWatch(page)
-    yield watch
-    context.close()
-    assert watch.errors == [], f"console errors: {watch.errors}"
+    yield from watched_page(browser, accept_downloads=True)

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from tests.helpers.pages import PageWatch, ema
+from tests.helpers.pages import ema, watched_page
 from tests.helpers.server import serving
 from visualdl import LogWriter
 
@@ -131,14 +131,7 @@ def test_relative_axis_zooms_to_single_steps_of_a_million(watched, server):
 def far_east(browser):
     """A page whose clock is at UTC+5:45: plotly's date axis writes local wall-clock
     strings, which the chart must read back in the page's own time zone."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800},
-                                  timezone_id="Asia/Kathmandu")
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    watch = PageWatch(page)
-    yield watch
-    context.close()
-    assert watch.errors == [], f"console errors: {watch.errors}"
+    yield from watched_page(browser, timezone_id="Asia/Kathmandu")
 
 
 def test_wall_axis_zooms_to_single_steps(far_east, server):

@@ -3,7 +3,7 @@ errors, and waits on the scalar cards' plots."""
 
 from __future__ import annotations
 
-__all__ = ["PageWatch", "card_summary", "ema", "wait_ready", "wait_traces"]
+__all__ = ["PageWatch", "card_summary", "ema", "wait_ready", "wait_traces", "watched_page"]
 
 
 class PageWatch:
@@ -82,3 +82,15 @@ def ema(values, weight):
         n += 1
         out.append(last / (1 - weight**n))
     return out
+
+
+def watched_page(browser, **options):
+    """Yields a fresh 1280x800 page's PageWatch (``options``: more of the browser context's,
+    e.g. a time zone); the test fails if the page logged any console error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, **options)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    watch = PageWatch(page)
+    yield watch
+    context.close()
+    assert watch.errors == [], f"console errors: {watch.errors}"

@@ -43,6 +43,15 @@ def logdir(tmp_path):
     return root
 
 
+def _both_views(logdir) -> dict:
+    """Every view of the file profile and of the record one, from a server of their own."""
+    with serving(logdir) as server:
+        client = Client(server.url)
+        views = {"file": _views(client, FILE), "record": _views(client, RECORD)}
+        client.close()
+    return views
+
+
 def _views(client: Client, which: dict) -> dict:
     timeline = client.json("/api/profile/timeline", which, width=800)
     some = next(i for i in timeline["events"]["id"] if i >= 0)
@@ -94,10 +103,7 @@ def test_a_restarted_server_answers_from_the_saved_model(logdir, cache_dir, monk
     info = json.loads((saved[0] / "model.json").read_text())
     assert info["identity"]["format"] == store.FORMAT
     calls = _no_parse(monkeypatch)
-    with serving(logdir) as second:
-        client = Client(second.url)
-        after = {"file": _views(client, FILE), "record": _views(client, RECORD)}
-        client.close()
+    after = _both_views(logdir)
     assert calls == []
     assert after == before
 

@@ -11,7 +11,7 @@ import pytest
 from tests.helpers.http import Client
 from tests.helpers.server import serving
 from tests.profiler import test_store
-from tests.profiler.test_store import FILE, RECORD, _no_parse, _views
+from tests.profiler.test_store import FILE, _both_views, _no_parse, _views
 from visualdl.reader import scalar_cache
 from visualdl.server.profile import worker
 
@@ -34,18 +34,12 @@ def folder(tmp_path):
 
 def test_views_are_the_same_when_a_worker_parses(logdir, folder, monkeypatch):
     monkeypatch.setenv("VISUALDL_PROFILE_WORKER", "0")
-    with serving(logdir) as server:
-        client = Client(server.url)
-        here = {"file": _views(client, FILE), "record": _views(client, RECORD)}
-        client.close()
+    here = _both_views(logdir)
     monkeypatch.delenv("VISUALDL_PROFILE_WORKER")
     monkeypatch.setattr(worker, "MIN_BYTES", 0)
     scalar_cache.configure(cache_dir=folder / "other", persist=True)  # nothing saved yet
     calls = _no_parse(monkeypatch)  # this process must not parse
-    with serving(logdir) as server:
-        client = Client(server.url)
-        there = {"file": _views(client, FILE), "record": _views(client, RECORD)}
-        client.close()
+    there = _both_views(logdir)
     assert calls == []
     assert there == here
     assert here["file"]["operators"]["rows"] and here["record"]["memory"]["devices"]
