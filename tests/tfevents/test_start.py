@@ -35,9 +35,7 @@ def test_the_first_read_imports_nothing_it_does_not_need(tmp_path):
         "new = set(sys.modules) - before\n"
         "print(json.dumps({'points': len(scalars.steps), 'modules': sorted(new)}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=cli_env(),
-                         capture_output=True, text=True, timeout=120, check=True)
-    got = json.loads(out.stdout.splitlines()[-1])
+    got = _run(code, tmp_path)
     assert got["points"] == 2000
     modules = set(got["modules"])
     assert "numpy" in modules or "numpy" in sys.modules  # it did read with numpy
@@ -124,8 +122,14 @@ def test_start_up_objects_are_frozen_and_the_collector_resumes(tmp_path):
         "cli.serve = serve\n"
         "sys.exit(cli.main(['--logdir', sys.argv[1], '--port', '0']))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=cli_env(),
-                         capture_output=True, text=True, timeout=120, check=True)
-    got = json.loads(out.stdout.splitlines()[-1])
+    got = _run(code, tmp_path)
     assert got["enabled"] is True and got["numpy"] is True and got["runs"] == ["run"]
     assert got["frozen"] > 50_000  # Flask's, numpy's and the reader's objects
+
+
+def _run(code: str, logdir) -> dict:
+    """What ``code`` (run in a fresh interpreter with ``logdir`` as its argument) printed
+    last, as JSON."""
+    out = subprocess.run([sys.executable, "-c", code, str(logdir)], env=cli_env(),
+                         capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
