@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))  # the checkout: its tests' ONNX model builders
 
 from tests.helpers import onnx_models  # noqa: E402
 from visualdl.server.background import start_server  # noqa: E402
-from visualdl.server.graph import GraphDocument, Options, parse_bytes  # noqa: E402
+from visualdl.kinds.graph import GraphDocument, Options, parse_bytes  # noqa: E402
 from visualdl.testing import launch_chromium  # noqa: E402
 
 SIZES = (1000, 5000, 10000)

@@ -241,7 +241,7 @@ def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
 STAGES = r"""
 import sys, time, json
 t0 = time.perf_counter()
-from visualdl.server.profile import parse, model, views
+from visualdl.kinds.profile import parse, model, views
 from visualdl.sources import torchtrace
 t1 = time.perf_counter()
 raw = torchtrace.load(sys.argv[1]).json
@@ -260,7 +260,7 @@ out = {"checkout": visualdl.__file__.rsplit("/", 2)[0], "imports": t1 - t0, "rea
        "overview": t6 - t5, "numba imported": "numba" in sys.modules}
 try:  # the same in a worker process (checkouts that have one), into a fresh cache folder
     import os, tempfile
-    from visualdl.server.profile import store, worker
+    from visualdl.kinds.profile import store, worker
     os.environ["VISUALDL_CACHE_DIR"] = tempfile.mkdtemp()
     del raw, cols, m
     t7 = time.perf_counter()

@@ -51,9 +51,9 @@ OURS = """
 import json, resource, sys, time
 t0 = time.perf_counter()
 from visualdl.reader import LogReader
-from visualdl.server.graph.document import GraphDocument
-from visualdl.server.graph.measure import Options
-from visualdl.server.graph.parse import load_model, parse_model
+from visualdl.kinds.graph.document import GraphDocument
+from visualdl.kinds.graph.measure import Options
+from visualdl.kinds.graph.parse import load_model, parse_model
 reader = LogReader(sys.argv[1])
 (run,) = reader.runs()
 (ref,) = reader.graphs(run, "vdlgraph")

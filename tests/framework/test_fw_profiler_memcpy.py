@@ -89,9 +89,9 @@ def test_a_transfer_op_is_an_operator_around_its_copy_not_a_kernel(trace):
 
 
 def test_the_overview_counts_copies_as_gpu_memcpy(trace):
-    from visualdl.server.profile.model import TraceModel
-    from visualdl.server.profile.parse import parse_trace
-    from visualdl.server.profile.views import overview
+    from visualdl.kinds.profile.model import TraceModel
+    from visualdl.kinds.profile.parse import parse_trace
+    from visualdl.kinds.profile.views import overview
 
     view = overview(TraceModel(parse_trace(json.dumps(trace).encode())))
     (step,) = view["steps"]

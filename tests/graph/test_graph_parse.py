@@ -6,8 +6,8 @@ import onnx
 import pytest
 
 from tests.helpers import onnx_models
-from visualdl.server.graph import GraphDocument, ModelError, Options, parse_bytes, parse_path
-from visualdl.server.graph.parse import parse_model
+from visualdl.kinds.graph import GraphDocument, ModelError, Options, parse_bytes, parse_path
+from visualdl.kinds.graph.parse import parse_model
 
 from .geometry import edges_through_boxes, overlapping_boxes
 

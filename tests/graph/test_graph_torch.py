@@ -12,7 +12,7 @@ import warnings
 import onnx
 import pytest
 
-from visualdl.server.graph import GraphDocument, Options, parse_path
+from visualdl.kinds.graph import GraphDocument, Options, parse_path
 
 from .geometry import edges_through_boxes, overlapping_boxes
 

@@ -1,5 +1,5 @@
 """The cold path of a big trace: the second half parsed by a forked child
-(visualdl.server.profile.forked) gives the very columns a single process does, B/E pairs
+(visualdl.kinds.profile.forked) gives the very columns a single process does, B/E pairs
 across the halves, metadata and odd events included; a mapped file parses as its bytes do;
 a standby worker takes its job from stdin (or leaves); the start-up hook starts the worker
 for the newest profile before any app exists, and the app's request collects that worker.
@@ -22,8 +22,8 @@ import pytest
 
 from tests.profiler import traces
 from visualdl.reader import scalar_cache
-from visualdl.server.profile import forked, parse, store, warm, worker
-from visualdl.server.profile.parse import TraceError, parse_trace
+from visualdl.kinds.profile import forked, parse, store, warm, worker
+from visualdl.kinds.profile.parse import TraceError, parse_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 COLUMNS = ("ts", "dur", "name", "cat", "track", "ph", "args_start", "args_len")
@@ -60,7 +60,7 @@ def _mixed_trace() -> dict:
 COMPARE = r"""
 import json, sys
 import numpy as np
-from visualdl.server.profile import forked, parse
+from visualdl.kinds.profile import forked, parse
 parse._BATCH = int(sys.argv[2])  # many small batches: some of them the careful way
 parse.PIECE_BYTES = int(sys.argv[3])  # many pieces (or, 0: the careful split)
 if parse.PIECE_BYTES == 0:
@@ -212,7 +212,7 @@ def test_a_mapped_file_parses_as_its_bytes(tmp_path):
 
 
 def _spawn_standby() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "visualdl.server.profile.worker",
+    return subprocess.Popen([sys.executable, "-m", "visualdl.kinds.profile.worker",
                              "--standby"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=ROOT, env=worker._env())
 
@@ -235,7 +235,7 @@ def test_a_standby_worker_builds_the_model_it_is_told_of(tmp_path):
     assert out.splitlines()[0] == b"ready"
     model = store.read_folder(tmp_path / "model", ident)
     assert model is not None
-    from visualdl.server.profile.model import TraceModel
+    from visualdl.kinds.profile.model import TraceModel
 
     here = TraceModel(parse_trace(path.read_bytes()), "pytorch")
     for key in TraceModel.SAVED:
@@ -357,7 +357,7 @@ def test_the_worker_writes_a_model_without_events(tmp_path):
     path.write_text(json.dumps({"traceEvents": [
         {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]}))
     ident = {"format": store.FORMAT, "path": str(path), "empty": 1}
-    proc = subprocess.run([sys.executable, "-m", "visualdl.server.profile.worker", "--out",
+    proc = subprocess.run([sys.executable, "-m", "visualdl.kinds.profile.worker", "--out",
                            str(tmp_path / "model"), "--identity", json.dumps(ident), str(path)],
                           cwd=ROOT, env=worker._env(), capture_output=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.splitlines()[0] == b"ready", proc.stderr

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from tests.profiler import traces
-from visualdl.server.profile import parse
-from visualdl.server.profile.model import TraceModel
-from visualdl.server.profile.parse import TraceError, parse_trace
+from visualdl.kinds.profile import parse
+from visualdl.kinds.profile.model import TraceModel
+from visualdl.kinds.profile.parse import TraceError, parse_trace
 
 
 def _columns(raw: bytes) -> dict:

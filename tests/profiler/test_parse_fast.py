@@ -1,7 +1,7 @@
 """The fast paths of loading a trace agree with the reference ones.
 
-* nesting: the closed-form numpy nesting (``sweep.nest``) against the sequential stack
-  sweep, on well-nested threads, threads whose children outlive their parents (clipped),
+* nesting: the closed-form numpy nesting (``nesting.closed_form``) against the sequential stack
+  walk, on well-nested threads, threads whose children outlive their parents (clipped),
   zero-length events tied at one start, and empty threads; phases inherited by pointer
   doubling against the parent-first loop; a whole model built either way;
 * parsing: the msgspec batch decoder (``map`` + interning) against the ``json`` module on
@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from tests.profiler import traces
-from visualdl.server.profile import parse, sweep
-from visualdl.server.profile.model import TraceModel
-from visualdl.server.profile.parse import parse_trace
+from visualdl.kinds.profile import nesting, parse
+from visualdl.kinds.profile.model import TraceModel
+from visualdl.kinds.profile.parse import parse_trace
 from visualdl.sources import torchtrace
 
 
@@ -87,17 +87,17 @@ def _same(fast, slow) -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_numpy_nesting_equals_the_stack_sweep(seed):
+def test_numpy_nesting_equals_the_stack_walk(seed):
     rng = random.Random(seed)
     cases = [_nested(rng, rng.randrange(1, 400)), _pytorch_like(rng, rng.randrange(1, 30)),
              _overlapping(rng, rng.randrange(1, 300), spread=rng.choice([5, 50, 5000]))]
     closed = 0
     for ts, end in cases:
         for segments in (False, True):
-            _same(sweep.sweep(ts, end, segments), sweep.stack_sweep(ts, end, segments))
-        closed += sweep.nest(ts, end) is not None
-    # the well-nested thread and the PyTorch-like one never need the stack sweep
-    assert sweep.nest(*cases[0]) is not None and sweep.nest(*cases[1]) is not None
+            _same(nesting.nest(ts, end, segments), nesting.nest_by_stack(ts, end, segments))
+        closed += nesting.closed_form(ts, end) is not None
+    # the well-nested thread and the PyTorch-like one never need the stack walk
+    assert nesting.closed_form(*cases[0]) is not None and nesting.closed_form(*cases[1]) is not None
     assert closed >= 2
 
 
@@ -106,33 +106,33 @@ def test_nesting_of_known_shapes():
     # a zero-length marker at 10 and an event tied with the step, shorter
     ts = np.array([0.0, 0.0, 10.0, 10.0, 12.0, 90.0])
     end = np.array([100.0, 50.0, 20.0, 10.0, 14.0, 110.0])
-    parent, depth, self_time, s, e, ev = sweep.sweep(ts, end, True)
+    parent, depth, self_time, s, e, ev = nesting.nest(ts, end, True)
     assert parent.tolist() == [-1, 0, 1, 2, 2, 0]
     assert depth.tolist() == [0, 1, 2, 3, 3, 1]
     assert self_time.tolist() == [40.0, 40.0, 8.0, 0.0, 2.0, 10.0]
     assert list(zip(s.tolist(), e.tolist(), ev.tolist())) == [
         (0.0, 10.0, 1), (10.0, 12.0, 2), (12.0, 14.0, 4), (14.0, 20.0, 2), (20.0, 50.0, 1),
         (50.0, 90.0, 0), (90.0, 100.0, 5)]
-    _same((parent, depth, self_time, s, e, ev), sweep.stack_sweep(ts, end, True))
-    empty = sweep.sweep(np.zeros(0), np.zeros(0), True)
+    _same((parent, depth, self_time, s, e, ev), nesting.nest_by_stack(ts, end, True))
+    empty = nesting.nest(np.zeros(0), np.zeros(0), True)
     assert [len(x) for x in empty] == [0] * 6
 
 
-def test_unsettled_or_unsorted_threads_go_to_the_stack_sweep():
+def test_unsettled_or_unsorted_threads_go_to_the_stack_walk():
     ts = np.array([5.0, 1.0])  # not sorted: the closed form does not apply
-    assert sweep.nest(ts, ts + 1) is None
-    _same(sweep.sweep(ts, ts + 1, True), sweep.stack_sweep(ts, ts + 1, True))
+    assert nesting.closed_form(ts, ts + 1) is None
+    _same(nesting.nest(ts, ts + 1, True), nesting.nest_by_stack(ts, ts + 1, True))
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_inherit_equals_the_loop(seed):
     rng = random.Random(seed)
     ts, end = _nested(rng, 500)
-    parent = sweep.sweep(ts, end)[0]
+    parent = nesting.nest(ts, end)[0]
     own = np.array([rng.choice([-1, -1, -1, 0, 3]) for _ in parent], np.int8)
     own[0] = -1  # a root without a phase: its subtree keeps none where it has none
-    loop = sweep._inherit_loop(own, parent)
-    assert np.array_equal(sweep.inherit(own, parent), loop)
+    loop = nesting._inherit_loop(own, parent)
+    assert np.array_equal(nesting.inherit(own, parent), loop)
     assert (loop >= 0).any() and (loop < 0).any()
 
 
@@ -144,11 +144,11 @@ def _model_arrays(model: TraceModel) -> dict:
     return out
 
 
-def test_model_equal_with_the_stack_sweep(monkeypatch):
+def test_model_equal_with_the_stack_walk(monkeypatch):
     raw = traces.dump(traces.ours(steps=4, ops_per_phase=5))
     fast = _model_arrays(TraceModel(parse_trace(raw)))
-    monkeypatch.setattr(sweep, "nest", lambda ts, end: None)
-    monkeypatch.setattr(sweep, "inherit", lambda own, parent: sweep._inherit_loop(
+    monkeypatch.setattr(nesting, "closed_form", lambda ts, end: None)
+    monkeypatch.setattr(nesting, "inherit", lambda own, parent: nesting._inherit_loop(
         np.ascontiguousarray(own, np.int8), np.ascontiguousarray(parent, np.int64)))
     slow = _model_arrays(TraceModel(parse_trace(raw)))
     assert fast["parent"] == slow["parent"] and fast["depth"] == slow["depth"]

@@ -1,4 +1,4 @@
-"""The disk cache of built trace models (visualdl.server.profile.store): a restarted server
+"""The disk cache of built trace models (visualdl.kinds.profile.store): a restarted server
 answers every view from the saved model, the same as from the trace, without parsing; a
 trace that changed, a damaged cache or ``--no-cache`` make it parse the trace again."""
 
@@ -14,8 +14,8 @@ from tests.helpers.server import serving
 from tests.profiler import traces
 from visualdl import LogWriter
 from visualdl.reader import scalar_cache
-from visualdl.server.profile import cache as profile_cache
-from visualdl.server.profile import store
+from visualdl.kinds.profile import cache as profile_cache
+from visualdl.kinds.profile import store
 
 FILE = {"run": "files", "tag": "host"}
 RECORD = {"run": "ours", "tag": "train"}
@@ -171,8 +171,8 @@ def test_small_traces_are_not_saved(logdir, tmp_path):
 
 def test_models_of_traces_that_are_gone_are_swept(tmp_path, cache_dir, monkeypatch):
     """(Each big trace ever opened would otherwise leave ~100 MB in the cache folder.)"""
-    from visualdl.server.profile.model import TraceModel
-    from visualdl.server.profile.parse import parse_trace
+    from visualdl.kinds.profile.model import TraceModel
+    from visualdl.kinds.profile.parse import parse_trace
 
     kept, gone = tmp_path / "kept.1.pt.trace.json", tmp_path / "gone.1.pt.trace.json"
     raw = traces.dump(traces.ours(steps=2))
@@ -189,6 +189,6 @@ def test_models_of_traces_that_are_gone_are_swept(tmp_path, cache_dir, monkeypat
     building.mkdir()
     gone.unlink()
     monkeypatch.setattr(store, "_swept", set())  # (once per process: as a new one)
-    store.sweep()
+    store.prune()
     assert folders[kept].is_dir() and store.read(store.identity(str(kept), 0, "kept", 5))
     assert not folders[gone].exists() and not stale.exists() and building.is_dir()

@@ -1,4 +1,4 @@
-"""Big traces parsed in a worker process (visualdl.server.profile.worker): every view the
+"""Big traces parsed in a worker process (visualdl.kinds.profile.worker): every view the
 same as when the server parses the trace itself, the server's own process never parsing
 it; bad traces still a clear 422; with the disk cache off nothing is kept."""
 
@@ -13,7 +13,7 @@ from tests.helpers.server import serving
 from tests.profiler import test_store
 from tests.profiler.test_store import FILE, _both_views, _no_parse, _views
 from visualdl.reader import scalar_cache
-from visualdl.server.profile import worker
+from visualdl.kinds.profile import worker
 
 logdir = test_store.logdir
 

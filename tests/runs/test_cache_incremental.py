@@ -204,7 +204,7 @@ def test_folders_of_deleted_record_files_and_dead_servers_are_removed(tmp_path, 
     for p in (logdir / "gone").iterdir():
         p.unlink()
     (logdir / "gone").rmdir()
-    scalar_persist._swept.clear()
+    scalar_persist._pruned.clear()
     reader, read = restart(logdir)
     assert read == 0
     check(reader, "kept", 40_000)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.runs.conftest import LRS, SEEDS, SWEEP_STEPS, sweep_value
-from visualdl.server.groups import GroupSpec, group_runs, group_stats, smooth
+from visualdl.series.groups import GroupSpec, group_runs, group_stats, smooth
 
 
 def ema(values, weight):

@@ -9,7 +9,7 @@ import pytest
 from visualdl import LogWriter
 from visualdl.reader import scalar_cache
 from visualdl.reader.log_reader import LogReader
-from visualdl.server.downsample import minmax_indices
+from visualdl.series.downsample import minmax_indices
 from visualdl.server.reader_provider import LogReaderProvider
 
 N = 300_000

@@ -13,7 +13,7 @@ from tests.helpers.server import serving
 from visualdl import LogWriter
 from visualdl.reader import scalar_cache
 from visualdl.reader.log_reader import LogReader
-from visualdl.server import downsample
+from visualdl.series import downsample
 from visualdl.server.reader_provider import LogReaderProvider
 
 N = 40_000

@@ -21,7 +21,7 @@ from tests.helpers.logs import (
     eval_loss,
     loss_value,
 )
-from visualdl.server.downsample import minmax_indices
+from visualdl.series.downsample import minmax_indices
 
 
 def strict_json(text: str):

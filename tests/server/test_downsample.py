@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from visualdl.server.downsample import MIN_POINTS, minmax_indices
+from visualdl.series.downsample import MIN_POINTS, minmax_indices
 
 
 def _buckets(n: int, max_points: int) -> list[range]:

@@ -392,7 +392,7 @@ class SpilledSeries:
             i0 = 0 if start is None else self._search(data.steps, start, "left")
             i1 = n if end is None else self._search(data.steps, end, "right")
         else:  # a resumed run logged steps twice: find the window by a scan
-            from visualdl.server.downsample import minmax_indices  # noqa: PLC0415
+            from visualdl.series.downsample import minmax_indices  # noqa: PLC0415
 
             mask = np.ones(n, dtype=bool)
             if start is not None:
@@ -432,7 +432,7 @@ class SpilledSeries:
             # a window too narrow for level 0 to fill the chart (a 10,000-step window is
             # 10 blocks: 22 points where 1,000 were asked): its own min/max buckets, from
             # the file (at most RAW_WINDOW x points values, let go of by ``take``)
-            from visualdl.server.downsample import minmax_indices  # noqa: PLC0415
+            from visualdl.series.downsample import minmax_indices  # noqa: PLC0415
 
             return i0 + minmax_indices(np.asarray(data.values[i0:i1]), points), span
         budget = max(1, (points - 14) // 2)  # blocks; the two partial ends add up to 12
@@ -443,7 +443,7 @@ class SpilledSeries:
                 break
             size *= FANOUT
         if chosen is None:  # only when no level exists yet (fewer than BASE points)
-            from visualdl.server.downsample import minmax_indices  # noqa: PLC0415
+            from visualdl.series.downsample import minmax_indices  # noqa: PLC0415
 
             return i0 + minmax_indices(np.asarray(data.values[i0:i1]), points), span
         b0 = -(-i0 // size)  # first block wholly inside

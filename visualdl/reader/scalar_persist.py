@@ -41,7 +41,7 @@ A lock file (``flock``) makes one process the owner of a file's folder; another 
 the same cache folder reads that file itself, into a private folder, as without a cache.
 Removing the cache folder at any time is safe: the next start rebuilds it. Folders of
 record files that no longer exist, and private folders of servers that are gone, are
-removed at the first use of the cache root in a process (:func:`sweep`).
+removed at the first use of the cache root in a process (:func:`prune`).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ except ImportError:  # Windows: no lock, no reuse
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["FileCache", "restore", "save", "may_restore", "note_record", "note_offset", "stats",
-           "sweep"]
+           "prune"]
 
 FORMAT = 2
 MANIFEST = "manifest.json"
@@ -269,7 +269,7 @@ def restore(reader: Any, state: Any, f: Any) -> None:
         return
     if cache.off:  # --no-cache: nothing kept, nothing looked at
         return
-    sweep()
+    prune()
     pending = _commits.get(cache.where)
     if pending is not None:  # an earlier reader's commit in this process comes first
         with contextlib.suppress(Exception):
@@ -580,22 +580,22 @@ _commits: dict[Path, Any] = {}
 
 
 # -- eviction ----------------------------------------------------------------------------------
-_swept: set[Path] = set()
-_sweep_lock = threading.Lock()
+_pruned: set[Path] = set()
+_prune_lock = threading.Lock()
 
 
-def sweep() -> None:
+def prune() -> None:
     """Once per cache root and process: remove the folders of record files that no longer
     exist (a deleted run) and the private folders of servers that are gone (killed before
     their exit could remove them). A folder another process holds is left alone."""
     root = scalar_cache.cache_root()
-    with _sweep_lock:
-        if root in _swept or fcntl is None:
+    with _prune_lock:
+        if root in _pruned or fcntl is None:
             return
-        _swept.add(root)
+        _pruned.add(root)
     with contextlib.suppress(OSError):
         for folder in (root / "persist").iterdir():
-            _sweep_persisted(folder)
+            _prune_persisted(folder)
     with contextlib.suppress(OSError):
         for folder in root.glob("scalars-*-*"):
             pid = folder.name.split("-")[1]
@@ -603,7 +603,7 @@ def sweep() -> None:
                 shutil.rmtree(folder, ignore_errors=True)
 
 
-def _sweep_persisted(folder: Path) -> None:
+def _prune_persisted(folder: Path) -> None:
     """Remove a folder whose record file is gone, or that never got a manifest (a server
     stopped before its first commit), unless its owner is at work in it."""
     try:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from visualdl.reader.events import BlobRef, Scalars
-from visualdl.server.downsample import window_indices
+from visualdl.series.downsample import window_indices
 
 __all__ = ["DataProvider", "EmptyProvider", "ScalarView"]
 

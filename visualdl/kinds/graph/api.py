@@ -16,12 +16,12 @@ from visualdl.server.api_common import (
     BODY_LIMITS_CONFIG, MODELS_CONFIG, app_cache, arg_int, arg_str, etag_for, etag_json, json_body, provider,
 )
 from visualdl.server.errors import ApiError
-from visualdl.server.graph.errors import ModelError
-from visualdl.server.graph.store import ModelStore
+from visualdl.kinds.graph.errors import ModelError
+from visualdl.kinds.graph.store import ModelStore
 
 if TYPE_CHECKING:  # the graph modules import onnx; they load on the first graph request
-    from visualdl.server.graph.document import GraphDocument
-    from visualdl.server.graph.measure import Options
+    from visualdl.kinds.graph.document import GraphDocument
+    from visualdl.kinds.graph.measure import Options
 from visualdl.server.jsonio import json_response
 
 __all__ = ["MAX_UPLOAD_BYTES", "blueprint", "store"]
@@ -100,7 +100,7 @@ def _options() -> Options:
     direction = str(body.get("direction", request.args.get("direction", "TB")) or "TB").upper()
     if direction not in ("TB", "LR"):
         raise ApiError(400, "parameter direction must be TB or LR")
-    from visualdl.server.graph.measure import Options
+    from visualdl.kinds.graph.measure import Options
 
     return Options(direction=direction, attrs=_flag("attrs"), inits=_flag("inits"))
 
@@ -192,7 +192,7 @@ def node() -> Response:
             raise ApiError(404, "unknown group")
         build = partial(doc.group, path)
     else:
-        from visualdl.server.graph.document import parse_node_id  # loaded by _document()
+        from visualdl.kinds.graph.document import parse_node_id  # loaded by _document()
 
         nid = parse_node_id(item)
         if nid is None or nid >= len(doc.model.nodes):

@@ -18,10 +18,10 @@ from visualdl.server import blobs
 from visualdl.server.api_common import app_cache, arg_choice, arg_float, arg_int, arg_str, \
     etag_for, etag_json, provider
 from visualdl.server.errors import ApiError
-from visualdl.server.profile import store, views, warm, worker
-from visualdl.server.profile.cache import TraceCache, build_model, give_back_memory
-from visualdl.server.profile.model import TraceModel
-from visualdl.server.profile.parse import TraceError
+from visualdl.kinds.profile import store, views, warm, worker
+from visualdl.kinds.profile.cache import TraceCache, build_model, give_back_memory
+from visualdl.kinds.profile.model import TraceModel
+from visualdl.kinds.profile.parse import TraceError
 
 __all__ = ["blueprint"]
 
@@ -33,7 +33,7 @@ _MAX_WIDTH = 16384
 
 @blueprint.record_once
 def _warm(state) -> None:  # noqa: ANN001 - flask's BlueprintSetupState
-    """Parse the newest profile in the background (see visualdl.server.profile.warm)."""
+    """Parse the newest profile in the background (see visualdl.kinds.profile.warm)."""
     warm.start(state.app, _model)
 
 
@@ -67,8 +67,8 @@ def _model(ref: BlobRef) -> TraceModel:
 
 def _load(ref: BlobRef) -> TraceModel:
     """The model saved on disk by an earlier server for these very bytes (see
-    visualdl.server.profile.store), else the trace parsed (and the model saved): in a
-    worker process when it is big (visualdl.server.profile.worker)."""
+    visualdl.kinds.profile.store), else the trace parsed (and the model saved): in a
+    worker process when it is big (visualdl.kinds.profile.worker)."""
     src = store.source(ref, blobs.load)
     model = store.read(src.ident)
     if model is not None:

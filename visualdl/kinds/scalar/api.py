@@ -1,6 +1,6 @@
 """Scalar series: one, many in one round trip, and full-resolution downloads.
 
-Series are downsampled at query time (see :mod:`visualdl.server.downsample`) to the number
+Series are downsampled at query time (see :mod:`visualdl.series.downsample`) to the number
 of points the chart asked for; ``total`` says how long the full series is.
 """
 
@@ -27,8 +27,8 @@ from visualdl.server.api_common import (
     provider,
     read_tag,
 )
-from visualdl.server import groups
-from visualdl.server.downsample import MIN_POINTS, smoothed_at
+from visualdl.series import groups
+from visualdl.series.downsample import MIN_POINTS, smoothed_at
 from visualdl.server.errors import ApiError
 from visualdl.server.jsonio import dumps, float_list, json_response
 
@@ -235,7 +235,7 @@ def _batch_item(item: Any, points: int, window: Window) -> dict[str, Any]:
 @blueprint.route("/api/scalars/groups", methods=["GET", "POST"])
 def scalar_groups() -> Response:
     """One tag over many runs, grouped: each group's centre line and band, computed here
-    (see :mod:`visualdl.server.groups` for the smoothing, the common step grid and the
+    (see :mod:`visualdl.series.groups` for the smoothing, the common step grid and the
     statistics). Body::
 
         {"tag": "loss", "runs": [...] (default: every run with the tag),

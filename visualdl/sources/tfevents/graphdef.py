@@ -1,6 +1,6 @@
 """A TensorBoard ``GraphDef`` (``Event.graph_def``, written by ``add_graph``) as ONNX.
 
-The graph view lays out ONNX models (``visualdl.server.graph``); rather than teach it a
+The graph view lays out ONNX models (``visualdl.kinds.graph``); rather than teach it a
 second format, each ``NodeDef`` becomes an ONNX node of the same name, so the name scopes
 torch and tensorboardX write (``Net/Linear[fc1]/input.3``) become the view's groups, just as
 TensorBoard draws them. Edges follow the ``input`` lists (``node:port`` is that node's

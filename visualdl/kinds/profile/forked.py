@@ -3,7 +3,7 @@ first half in the parent.
 
 Building the columns of a million events is Python-bound (msgspec decoding, then ``map``
 over the decoded structs): one core, about a second. The parse worker
-(:mod:`visualdl.server.profile.worker`) is a single-threaded process of its own, so it can
+(:mod:`visualdl.kinds.profile.worker`) is a single-threaded process of its own, so it can
 ``fork``: the child inherits the trace's bytes (a mapped file, or the raw slices of its
 events) without a copy, builds the columns of its half and hands them back through
 anonymous shared memory (the small rest, names and the like, through a pipe).
@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from visualdl.server.profile.parse import Builder, _Misaligned
+from visualdl.kinds.profile.parse import Builder, _Misaligned
 
 __all__ = ["Half", "start", "available"]
 

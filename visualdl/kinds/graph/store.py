@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from visualdl.server.graph.errors import ModelError
+from visualdl.kinds.graph.errors import ModelError
 
 if TYPE_CHECKING:
-    from visualdl.server.graph.document import GraphDocument
+    from visualdl.kinds.graph.document import GraphDocument
 
 __all__ = ["MAX_UPLOADS", "PARSED_CACHE", "ModelError", "ModelSource", "ModelStore"]
 
@@ -187,7 +187,7 @@ def _clean_name(name: str) -> str:
 # onnx and igraph are imported on first use, not when the server starts: most sessions
 # never open a graph, and the first chart should not wait for them.
 def _load(source: Any, name: str = "") -> tuple[Any, str | None]:
-    from visualdl.server.graph.parse import load_model
+    from visualdl.kinds.graph.parse import load_model
 
     if (source if isinstance(source, str) else name).endswith(".pdmodel"):
         # a Paddle program (VisualDL 2.x shows these): converted as its logged graphs are
@@ -204,7 +204,7 @@ def _load(source: Any, name: str = "") -> tuple[Any, str | None]:
 
 
 def _document(model: Any, base_dir: str | None) -> GraphDocument:
-    from visualdl.server.graph.document import GraphDocument
-    from visualdl.server.graph.parse import parse_model
+    from visualdl.kinds.graph.document import GraphDocument
+    from visualdl.kinds.graph.parse import parse_model
 
     return GraphDocument(parse_model(model, base_dir))

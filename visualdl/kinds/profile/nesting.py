@@ -1,4 +1,4 @@
-"""The nesting sweep: for one thread's events (sorted by start, longer first) each event's
+"""Nesting: for one thread's events (sorted by start, longer first) each event's
 parent and depth, its self time, and optionally the "self segments": the pieces of time
 during which each event is the innermost one running.
 
@@ -6,25 +6,25 @@ Self segments tile the covered time of a thread exactly once, which is what lets
 overview split a step's wall time into parts that add up to it. A child that outlives its
 parent (bad nesting) is clipped to the parent's end, so nothing is counted twice.
 
-The sweep is sequential by nature (a stack), but its result has a closed form that numpy
+The stack walk is sequential by nature (a stack), but its result has a closed form that numpy
 computes in a few sorts and searches: the stack under event ``i`` is exactly the earlier
 events whose (clipped) end is after ``ts[i]``, so ``depth[i]`` is a count (one
 ``searchsorted``), and the parent is the last earlier event one level up. Clipped ends
 depend on parents, so that is iterated to a fixed point (one round for well-nested traces,
 a few for PyTorch's odd overlaps). This keeps a cold server from importing and loading
 Numba (about 2 s) before the first timeline view. When the fixed point is not reached, the
-stack sweep itself runs: compiled by Numba when installed, else as plain Python.
+stack walk itself runs: compiled by Numba when installed, else as plain Python.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-#: Rounds of the clipped-end fixed point before handing over to the stack sweep.
+#: Rounds of the clipped-end fixed point before handing over to the stack walk.
 MAX_ROUNDS = 8
 
 
-def _stack_sweep(ts, end, want_segments):  # the reference; compiled when used
+def _stack_nesting(ts, end, want_segments):  # the reference; compiled when used
     n = ts.shape[0]
     parent = np.full(n, -1, np.int64)
     depth = np.zeros(n, np.int32)
@@ -93,11 +93,11 @@ _compiled: dict = {}
 
 
 def _kernel(name: str):
-    """The stack sweep (or the inherit loop), compiled by Numba on first use when it is
+    """The stack walk (or the inherit loop), compiled by Numba on first use when it is
     installed: imported only here, so a server that never needs it never pays for it."""
     fn = _compiled.get(name)
     if fn is None:
-        fn = {"sweep": _stack_sweep, "inherit": _inherit_loop}[name]
+        fn = {"stack": _stack_nesting, "inherit": _inherit_loop}[name]
         try:
             from numba import njit
         except ImportError:  # pragma: no cover - numba is optional for the server
@@ -108,14 +108,14 @@ def _kernel(name: str):
     return fn
 
 
-def sweep(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):
+def nest(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):
     """``(parent, depth, self_time, seg_start, seg_end, seg_event)`` for one thread's
     events (``ts`` ascending, ties longest first); indexes are local to the slice."""
     ts = np.ascontiguousarray(ts, np.float64)
     end = np.ascontiguousarray(end, np.float64)
-    found = nest(ts, end)
+    found = closed_form(ts, end)
     if found is None:
-        return stack_sweep(ts, end, want_segments)
+        return nest_by_stack(ts, end, want_segments)
     parent, depth, clipped = found
     if not want_segments:  # self time: an event's clipped span less its children's
         span = clipped - ts
@@ -129,20 +129,20 @@ def sweep(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):
     return parent, depth, self_time, s[order], e[order], ev[order]
 
 
-def stack_sweep(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):
-    """The same as :func:`sweep`, by the sequential stack sweep (the reference)."""
-    return _kernel("sweep")(np.ascontiguousarray(ts, np.float64),
+def nest_by_stack(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):
+    """The same as :func:`nest`, by the sequential stack (the reference)."""
+    return _kernel("stack")(np.ascontiguousarray(ts, np.float64),
                             np.ascontiguousarray(end, np.float64), bool(want_segments))
 
 
-def nest(ts: np.ndarray, end: np.ndarray):
+def closed_form(ts: np.ndarray, end: np.ndarray):
     """``(parent, depth, clipped_end)`` in closed form, or None when the clipped ends do not
-    settle within ``MAX_ROUNDS`` (then the stack sweep decides)."""
+    settle within ``MAX_ROUNDS`` (then the stack walk decides)."""
     n = len(ts)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64)
     if not (np.all(end >= ts) and np.all(np.diff(ts) >= 0)):
-        return None  # negative lengths, NaN or unsorted: the sweep's own rules apply
+        return None  # negative lengths, NaN or unsorted: the stack walk's own rules apply
     idx = np.arange(n, dtype=np.int64)
     # first index past ts[i]'s ties
     starts = np.flatnonzero(np.diff(ts)) + 1

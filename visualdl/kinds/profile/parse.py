@@ -160,7 +160,7 @@ class Builder:
         #: When a list: events that need the one-by-one path (metadata, B/E pairs, odd
         #: values) are kept here, as :meth:`add`'s arguments, instead of added (a forked
         #: half, whose B/E pairs may straddle the halves: see
-        #: visualdl.server.profile.forked).
+        #: visualdl.kinds.profile.forked).
         self.deferred: list[tuple] | None = None
 
     def take(self, *event: Any) -> None:
@@ -347,7 +347,7 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
     its JSON bytes, or a file mapped into memory (``mmap``, read without a copy).
 
     ``fork_from``: from this many bytes of JSON on, the second half of the events is parsed
-    by a forked child at the same time (:mod:`visualdl.server.profile.forked`; where ``fork``
+    by a forked child at the same time (:mod:`visualdl.kinds.profile.forked`; where ``fork``
     exists and two CPUs are free). Only for a single-threaded process such as the parse
     worker: forking a server's threads is not safe. ``args_to``: a file the events' args
     are written into (the columns' ``args_blob`` is then that file, mapped), instead of
@@ -546,7 +546,7 @@ def _build(meta: dict[str, Any], first: Callable[[Builder], None],
     builder = Builder()
     half = None
     if fork:
-        from visualdl.server.profile import forked
+        from visualdl.kinds.profile import forked
 
         half = forked.start(second, size)
     try:

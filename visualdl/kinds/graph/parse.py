@@ -13,10 +13,10 @@ from typing import Any
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto
 
-from visualdl.server.graph.categories import category_of
-from visualdl.server.graph.errors import ModelError
-from visualdl.server.graph.parsed_model import Edge, GraphModel, Initializer, Node, TensorInfo
-from visualdl.server.graph.tensor_values import (
+from visualdl.kinds.graph.categories import category_of
+from visualdl.kinds.graph.errors import ModelError
+from visualdl.kinds.graph.parsed_model import Edge, GraphModel, Initializer, Node, TensorInfo
+from visualdl.kinds.graph.tensor_values import (
     attribute_value,
     dtype_name,
     shape_of_type,

@@ -9,8 +9,8 @@ import zlib
 from collections import OrderedDict
 from typing import Any, Callable
 
-from visualdl.server.profile.model import TraceModel
-from visualdl.server.profile.parse import TraceError, parse_trace
+from visualdl.kinds.profile.model import TraceModel
+from visualdl.kinds.profile.parse import TraceError, parse_trace
 
 __all__ = ["TraceCache", "trace_bytes", "build_model", "give_back_memory"]
 

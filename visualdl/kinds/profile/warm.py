@@ -83,7 +83,7 @@ def prefetch(data: Any) -> threading.Thread:
     loads the page. As soon as the load lists a big trace file, a worker is started on
     standby (its imports done while the load reads the file; ended if it is not needed).
     The app's warm thread (:func:`start`) and the requests collect that worker's model
-    (:func:`visualdl.server.profile.worker.build`)."""
+    (:func:`visualdl.kinds.profile.worker.build`)."""
     thread = threading.Thread(target=_prefetch_loop, args=(data,), daemon=True,
                               name="visualdl-profile-prefetch")
     thread.start()
@@ -91,7 +91,7 @@ def prefetch(data: Any) -> threading.Thread:
 
 
 def _prefetch_loop(data: Any) -> None:
-    from visualdl.server.profile import worker
+    from visualdl.kinds.profile import worker
 
     try:
         began = time.monotonic()
@@ -123,7 +123,7 @@ def _prefetch_loop(data: Any) -> None:
 def _big_trace_listed(data: Any) -> bool:
     """Whether the first load has listed a trace file big enough for the worker (the
     only profiles a worker is started for before the load reads them)."""
-    from visualdl.server.profile import worker
+    from visualdl.kinds.profile import worker
     from visualdl.sources.torchtrace import is_torch_trace_file
 
     return any(is_torch_trace_file(os.path.basename(path)) and worker.worth(path)
@@ -132,7 +132,7 @@ def _big_trace_listed(data: Any) -> bool:
 
 def _start_worker(data: Any, ref: Any) -> None:
     """The worker for one profile, unless its model is saved or it is small."""
-    from visualdl.server.profile import store, worker
+    from visualdl.kinds.profile import store, worker
 
     if ref.meta.get("error") or not worker.enabled():
         return

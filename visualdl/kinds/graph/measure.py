@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from visualdl.server.graph.hierarchy import Group
-from visualdl.server.graph.parsed_model import GraphModel, Node
-from visualdl.server.graph.tensor_values import format_shape
+from visualdl.kinds.graph.hierarchy import Group
+from visualdl.kinds.graph.parsed_model import GraphModel, Node
+from visualdl.kinds.graph.tensor_values import format_shape
 
 __all__ = ["GROUP_HEADER", "GROUP_PAD", "Box", "Options", "group_box", "node_box"]
 

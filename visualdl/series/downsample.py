@@ -164,7 +164,7 @@ def smoothed_at(values: np.ndarray, idx: np.ndarray, weight: float) -> np.ndarra
     own ``warm`` predecessors. None when the window is too wide to read
     (``SMOOTH_MAX_SPAN``).
     """
-    from visualdl.server.groups import smooth  # noqa: PLC0415 - groups imports numpy only
+    from visualdl.series.groups import smooth  # noqa: PLC0415 - groups imports numpy only
 
     if not idx.shape[0] or not weight > 0:
         return np.asarray(values[idx], dtype=np.float64)

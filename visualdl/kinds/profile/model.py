@@ -19,8 +19,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from visualdl.server.profile import sweep as _sweep
-from visualdl.server.profile.parse import PH_COMPLETE, PH_INSTANT, Columns, msgspec
+from visualdl.kinds.profile import nesting as _nesting
+from visualdl.kinds.profile.parse import PH_COMPLETE, PH_INSTANT, Columns, msgspec
 
 __all__ = ["PHASES", "PHASE_LABELS", "TraceModel", "Step"]
 
@@ -75,7 +75,7 @@ class TraceModel:
                  new: Callable[[str, int, Any], np.ndarray] | None = None) -> None:
         """``new(key, n, dtype)``: where each saved column is built (by default a new
         array; the parse worker gives memory-mapped files, so that the model is written
-        as it is built: see :func:`visualdl.server.profile.store.begin`)."""
+        as it is built: see :func:`visualdl.kinds.profile.store.begin`)."""
         order = np.lexsort((-cols.dur, cols.ts, cols.track))
         self.n = n = len(order)
         alloc = new or (lambda key, size, dtype: np.empty(size, dtype))
@@ -122,7 +122,7 @@ class TraceModel:
         self._segments: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._shape_ids: np.ndarray | None = None
         self.shape_names: list[str] = []
-        self.folder = None  # where the model's saved files are (visualdl.server.profile.store)
+        self.folder = None  # where the model's saved files are (visualdl.kinds.profile.store)
         self.worker = None  # the process that built it, while it may still be writing there
 
     # -- building -------------------------------------------------------------------
@@ -134,7 +134,7 @@ class TraceModel:
             self._complete_idx.append(idx)
             if not len(idx):
                 continue
-            parent, depth, self_time, *_ = _sweep.sweep(self.ts[idx], self.end[idx])
+            parent, depth, self_time, *_ = _nesting.nest(self.ts[idx], self.end[idx])
             self.parent[idx] = np.where(parent >= 0, idx[np.maximum(parent, 0)], -1)
             self.depth[idx] = depth
             self.self_time[idx] = self_time
@@ -166,7 +166,7 @@ class TraceModel:
         own = np.where(self.complete, own, -1).astype(np.int8)
         self.is_step = self.complete & ((name_step[self.name] >= 0) | step_cat[self.cat])
         own[self.is_step] = -1  # a step's own time, in no phase: "other" below
-        phase = _sweep.inherit(own, self.parent)
+        phase = _nesting.inherit(own, self.parent)
         # PyTorch marks no forward pass: there, ops outside any marked phase run forward;
         # a trace that marks its forward spans (ours) leaves the rest as "other"
         if not any(CAT_PHASE.get(c) == "forward" for c in cats):
@@ -207,7 +207,7 @@ class TraceModel:
             out[i]["order"] = rank
         return out
 
-    # -- saving (visualdl.server.profile.store) ---------------------------------------
+    # -- saving (visualdl.kinds.profile.store) ---------------------------------------
     #: The per-event columns a saved model keeps; the rest is small (names, tracks, steps).
     SAVED = ("ts", "dur", "end", "name", "cat", "track", "ph", "args_start", "args_len",
              "complete", "parent", "depth", "self_time", "is_op", "is_kernel", "is_gpu",
@@ -265,7 +265,7 @@ class TraceModel:
         found = self._segments.get(track)
         if found is None:
             idx = self._complete_idx[track]
-            *_, s, e, ev = _sweep.sweep(self.ts[idx], self.end[idx], True)
+            *_, s, e, ev = _nesting.nest(self.ts[idx], self.end[idx], True)
             found = self._segments[track] = (s, e, idx[ev])
         return found
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from visualdl.server.graph.parsed_model import GraphModel
+from visualdl.kinds.graph.parsed_model import GraphModel
 
 __all__ = ["ROOT", "Group", "Hierarchy", "LocalEdge", "Member", "PortKey"]
 

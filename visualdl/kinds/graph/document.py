@@ -10,12 +10,12 @@ import re
 from collections import Counter
 from typing import Any
 
-from visualdl.server.graph.hierarchy import ROOT, Hierarchy
-from visualdl.server.graph.layout import Layouter
-from visualdl.server.graph.measure import Options
-from visualdl.server.graph.parsed_model import GraphModel, Node
-from visualdl.server.graph.tensor_values import format_shape, tensor_values
-from visualdl.server.graph.view import visible_graph
+from visualdl.kinds.graph.hierarchy import ROOT, Hierarchy
+from visualdl.kinds.graph.layout import Layouter
+from visualdl.kinds.graph.measure import Options
+from visualdl.kinds.graph.parsed_model import GraphModel, Node
+from visualdl.kinds.graph.tensor_values import format_shape, tensor_values
+from visualdl.kinds.graph.view import visible_graph
 
 __all__ = ["INITIAL_VISIBLE_LIMIT", "GraphDocument", "parse_node_id"]
 

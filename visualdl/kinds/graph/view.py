@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from visualdl.server.graph.hierarchy import Hierarchy, Member
-from visualdl.server.graph.layout import Layouter, Placed
-from visualdl.server.graph.measure import Options
-from visualdl.server.graph.tensor_values import format_shape
+from visualdl.kinds.graph.hierarchy import Hierarchy, Member
+from visualdl.kinds.graph.layout import Layouter, Placed
+from visualdl.kinds.graph.measure import Options
+from visualdl.kinds.graph.tensor_values import format_shape
 
 __all__ = ["item_id", "visible_edges", "visible_graph"]
 

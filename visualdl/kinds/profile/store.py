@@ -13,7 +13,7 @@ bytes, checked when it is read. A PyTorch trace file by its path, size, modifica
 and inode (such files are written once, then left alone); a profile in a record file by a
 hash of its stored (gzip'd) bytes, which are read anyway and are small next to the JSON.
 Small traces (they parse in milliseconds) are not saved. The models of traces that no
-longer exist are removed (:func:`sweep`, after each save).
+longer exist are removed (:func:`prune`, after each save).
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from visualdl.server.profile.model import TraceModel
+from visualdl.kinds.profile.model import TraceModel
 
 __all__ = ["Source", "source", "identity", "saved", "read", "begin", "args_file", "columns_in",
            "read_folder", "save",
            "save_later", "write_folder", "folder_for", "write_overview", "overview",
-           "sweep", "MIN_EVENTS", "FORMAT"]
+           "prune", "MIN_EVENTS", "FORMAT"]
 
 #: Bumped whenever what a saved model holds, or how it is built, changes.
 FORMAT = 1
@@ -188,7 +188,7 @@ def save(ident: dict[str, Any] | None, model: TraceModel) -> Path | None:
     folder = _folder(ident) if ident else None
     if folder is None or model.n < MIN_EVENTS:
         return None
-    sweep()
+    prune()
     return folder if write_folder(folder, ident, model) else None
 
 
@@ -263,7 +263,7 @@ STALE_SECONDS = 3600.0
 _swept: set[Path] = set()
 
 
-def sweep() -> None:
+def prune() -> None:
     """Once per cache folder and process: remove the saved models of traces that no longer
     exist (a deleted run or trace file) and folders left half-built by a worker that died,
     so that the cache does not grow by a hundred MB for every big trace ever opened."""

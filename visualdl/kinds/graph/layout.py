@@ -19,8 +19,8 @@ from statistics import median
 
 import igraph
 
-from visualdl.server.graph.hierarchy import ROOT, Hierarchy, LocalEdge, Member
-from visualdl.server.graph.measure import GROUP_HEADER, GROUP_PAD, Box, Options, group_box, node_box
+from visualdl.kinds.graph.hierarchy import ROOT, Hierarchy, LocalEdge, Member
+from visualdl.kinds.graph.measure import GROUP_HEADER, GROUP_PAD, Box, Options, group_box, node_box
 
 __all__ = ["Layouter", "LocalLayout", "Placed"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.server.profile.model import PHASE_LABELS, PHASES, TraceModel
+from visualdl.kinds.profile.model import PHASE_LABELS, PHASES, TraceModel
 
 __all__ = ["overview", "operators", "kernels", "timeline", "memory", "event", "search",
            "compare", "span_window"]

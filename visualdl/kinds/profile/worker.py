@@ -5,14 +5,14 @@ Parsing a trace of a million events holds the interpreter lock for more than a s
 that starves every other request meanwhile, the page's own scripts and the first timeline
 window included: the tab opened while the trace is being parsed loaded a second later. So a
 trace bigger than ``MIN_BYTES`` of JSON is parsed, and its model built, by ``python -m
-visualdl.server.profile.worker``; it writes the model as the disk cache's files
-(:mod:`visualdl.server.profile.store`: into the cache folder, or a private temporary one
+visualdl.kinds.profile.worker``; it writes the model as the disk cache's files
+(:mod:`visualdl.kinds.profile.store`: into the cache folder, or a private temporary one
 with ``--no-cache``), and the server memory-maps them. The model is built straight into
 those files, and a big trace's second half is parsed by a forked child of the worker
-meanwhile (:mod:`visualdl.server.profile.forked`). The server never holds the trace's JSON
+meanwhile (:mod:`visualdl.kinds.profile.forked`). The server never holds the trace's JSON
 or the parse's temporaries either, so its memory stays lower. The server can start a worker
 before it finds a trace (``--standby``: imports done, then told its job), so that a trace
-listed at start-up is parsed at once (see :func:`visualdl.server.profile.warm.prefetch`).
+listed at start-up is parsed at once (see :func:`visualdl.kinds.profile.warm.prefetch`).
 
 The worker also computes the overview after saying the model is ready (the server answers
 the first timeline window meanwhile); a restarted server reads that too.
@@ -38,8 +38,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from visualdl.server.profile import store
-from visualdl.server.profile.parse import TraceError
+from visualdl.kinds.profile import store
+from visualdl.kinds.profile.parse import TraceError
 
 __all__ = ["MIN_BYTES", "enabled", "worth", "build", "start", "discard", "standby",
            "release_standby", "main"]
@@ -48,7 +48,7 @@ __all__ = ["MIN_BYTES", "enabled", "worth", "build", "start", "discard", "standb
 #: ones parse in less time than a process takes to start.
 MIN_BYTES = int(os.environ.get("VISUALDL_PROFILE_WORKER_BYTES") or 16 << 20)
 #: JSON bytes from which the worker parses the second half of the events in a forked child
-#: at the same time (:mod:`visualdl.server.profile.forked`); 0 turns that off.
+#: at the same time (:mod:`visualdl.kinds.profile.forked`); 0 turns that off.
 FORK_BYTES = int(os.environ.get("VISUALDL_PROFILE_FORK_BYTES") or 16 << 20)
 #: The worker allocates and drops a few hundred MB of arrays in a second: glibc's default
 #: gives each big array fresh pages from the kernel and hands them back when freed, and the
@@ -141,7 +141,7 @@ def standby() -> bool:
             return True
         try:
             _standby.append(subprocess.Popen(
-                [sys.executable, "-m", "visualdl.server.profile.worker", "--standby"],
+                [sys.executable, "-m", "visualdl.kinds.profile.worker", "--standby"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 env=_env()))
         except OSError:
@@ -206,7 +206,7 @@ class _Job:
                  "trace": path if path else "-"}
         proc = _take_standby()
         if proc is None:
-            cmd = [sys.executable, "-m", "visualdl.server.profile.worker", "--out",
+            cmd = [sys.executable, "-m", "visualdl.kinds.profile.worker", "--out",
                    str(folder), "--identity", json.dumps(ident), "--source", source,
                    order["trace"]]
             try:
@@ -320,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     ``--standby``: import everything first, then read the job from stdin (one JSON line:
     ``out``, ``identity``, ``source``, ``trace``; a stored trace's bytes follow it), or
     exit at once when stdin closes without one."""
-    parser = argparse.ArgumentParser(prog="python -m visualdl.server.profile.worker",
+    parser = argparse.ArgumentParser(prog="python -m visualdl.kinds.profile.worker",
                                      description=main.__doc__)
     parser.add_argument("--standby", action="store_true")
     parser.add_argument("--out", type=Path)
@@ -331,8 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     # a process that lives seconds: the collector's full passes over a million new objects
     # (run while the model is built) cost a tenth of a second and would free nothing
     gc.disable()
-    from visualdl.server.profile.model import TraceModel
-    from visualdl.server.profile.parse import parse_trace
+    from visualdl.kinds.profile.model import TraceModel
+    from visualdl.kinds.profile.parse import parse_trace
     from visualdl.sources import torchtrace
 
     tmp = None
@@ -369,10 +369,10 @@ def main(argv: list[str] | None = None) -> int:
     if not store.write_folder(args.out, json.loads(args.identity), model, tmp):
         return 1
     print("ready", flush=True)
-    from visualdl.server.profile import views
+    from visualdl.kinds.profile import views
 
     store.write_overview(args.out, views.overview(model))
-    store.sweep()  # (the models of traces that are gone: after the work, off the server)
+    store.prune()  # (the models of traces that are gone: after the work, off the server)
     return 0
 
 
