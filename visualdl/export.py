@@ -201,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("logdir", metavar="LOGDIR", help="log directory (or s3://... URL)")
     parser.add_argument("out", metavar="OUT", help="output folder (created if missing)")
     args = parser.parse_args(argv)
-    from visualdl import storage
+    import visualdl.storage as storage
     from visualdl.reader.log_reader import LogReader
 
     try:

@@ -582,9 +582,9 @@ def _slashed(path: str) -> str:
 
 
 def _version() -> str:
-    import visualdl
+    from visualdl.format.version import __version__
 
-    return visualdl.__version__
+    return __version__
 
 
 def _duration(seconds: float) -> str:

@@ -14,7 +14,7 @@ from PIL import Image
 from tests.helpers.http import Client
 from tests.helpers.server import serving
 from visualdl import LogWriter
-from visualdl.server.api_common import provider
+from visualdl.api.common import provider
 
 
 def _write(root, red: int) -> None:

@@ -92,7 +92,7 @@ def gate(monkeypatch):
 
 def _projections(server):  # noqa: ANN001, ANN202 - a ServerHandle; the app's worker
     from visualdl.kinds.embedding.api import _Projections
-    from visualdl.server.api_common import app_cache
+    from visualdl.api.common import app_cache
 
     return app_cache("embedding projections", _Projections, server.app)
 

@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.http import Client
 from tests.helpers.server import serving
 from visualdl import LogWriter
-from visualdl.server.jsonio import _plain, dumps, dumps_bytes, float_list
+from visualdl.api.jsonio import _plain, dumps, dumps_bytes, float_list
 
 
 def _strict_loads(text: str):
@@ -65,7 +65,7 @@ def test_plotly_figure_with_nan_is_strict_json(api):
 
 
 def test_encoder_converts_at_any_depth():
-    from visualdl.server.jsonio import dumps
+    from visualdl.api.jsonio import dumps
 
     obj = {"a": [1.0, {"b": (math.nan, -math.inf)}], "c": np.float32("inf"),
            "d": np.array([1.0, np.nan]), "e": "NaN"}
@@ -76,7 +76,7 @@ def test_encoder_converts_at_any_depth():
 
 
 def test_encoder_handles_deep_nesting_without_recursion():
-    from visualdl.server.jsonio import strict
+    from visualdl.api.jsonio import strict
 
     deep: list = []
     leaf = deep
@@ -91,7 +91,7 @@ def test_encoder_handles_deep_nesting_without_recursion():
 
 
 def test_stored_json_is_passed_through_when_already_strict():
-    from visualdl.server.jsonio import strict_json_bytes
+    from visualdl.api.jsonio import strict_json_bytes
 
     raw = b'{"x": [1, 2], "label": "fine"}'
     assert strict_json_bytes(raw) is raw

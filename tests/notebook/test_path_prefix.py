@@ -12,7 +12,7 @@ from tests.helpers.cli import REPO, run_cli, start_cli
 from tests.helpers.http import Client
 from tests.helpers.pages import card_summary, wait_ready
 from tests.notebook.conftest import LOSS_STEPS
-from visualdl.server.api_common import BODY_LIMITS_CONFIG
+from visualdl.api.common import BODY_LIMITS_CONFIG
 from visualdl.server.app import create_app
 from visualdl.server.prefix import normalize_prefix
 

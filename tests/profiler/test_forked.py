@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from tests.profiler import traces
-from visualdl.reader import scalar_cache
+from visualdl.storage import cache_folder
 from visualdl.kinds.profile import forked, parse, store, warm, worker
 from visualdl.kinds.profile.parse import TraceError, parse_trace
 
@@ -273,16 +273,16 @@ class _Provider:
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    scalar_cache.configure(cache_dir=tmp_path / "cache", persist=True)
+    cache_folder.configure(cache_dir=tmp_path / "cache", persist=True)
     monkeypatch.setattr(worker, "MIN_BYTES", 0)
     yield tmp_path / "cache"
     worker.release_standby()
-    scalar_cache.configure()
+    cache_folder.configure()
 
 
 def test_the_start_up_hook_starts_the_worker_before_any_app(tmp_path, cache):
     from visualdl.kinds import registry
-    from visualdl.reader.events import BlobRef
+    from visualdl.sources.values import BlobRef
 
     path = tmp_path / "files" / "host.1700000000001.pt.trace.json"
     path.parent.mkdir()
@@ -307,7 +307,7 @@ def test_the_start_up_hook_starts_the_worker_before_any_app(tmp_path, cache):
 @pytest.mark.parametrize("listed", [True, False])
 def test_the_start_up_hook_ends_its_standby_worker_when_no_profile_comes(tmp_path, cache,
                                                                         listed):
-    from visualdl.reader.events import BlobRef
+    from visualdl.sources.values import BlobRef
 
     class Broken(_Provider):  # a trace file is listed, but no profile is found in it
         def tags_by_kind(self, kind):

@@ -13,7 +13,7 @@ from tests.helpers.http import Client, wait_for
 from tests.helpers.server import serving
 from tests.profiler import traces
 from visualdl import LogWriter
-from visualdl.reader import scalar_cache
+from visualdl.storage import cache_folder
 from visualdl.kinds.profile import cache as profile_cache
 from visualdl.kinds.profile import store
 
@@ -25,10 +25,10 @@ RECORD = {"run": "ours", "tag": "train"}
 def cache_dir(tmp_path, monkeypatch):
     """A cache folder of the test's own; every trace (however small) saved."""
     folder = tmp_path / "cache"
-    scalar_cache.configure(cache_dir=folder, persist=True)
+    cache_folder.configure(cache_dir=folder, persist=True)
     monkeypatch.setattr(store, "MIN_EVENTS", 0)
     yield folder
-    scalar_cache.configure()
+    cache_folder.configure()
 
 
 @pytest.fixture
@@ -146,14 +146,14 @@ def test_a_damaged_saved_model_is_ignored(logdir, cache_dir):
 def _overview_served(logdir, folder, persist: bool) -> None:
     """One server over ``logdir``, its cache folder ``folder`` (kept or not), answers the
     file profile's overview."""
-    scalar_cache.configure(cache_dir=folder, persist=persist)
+    cache_folder.configure(cache_dir=folder, persist=persist)
     try:
         with serving(logdir) as server:
             client = Client(server.url)
             assert client.json("/api/profile/overview", FILE)["steps"]
             client.close()
     finally:
-        scalar_cache.configure()
+        cache_folder.configure()
 
 
 def test_no_cache_saves_nothing(logdir, tmp_path, monkeypatch):

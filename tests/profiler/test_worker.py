@@ -12,7 +12,7 @@ from tests.helpers.http import Client
 from tests.helpers.server import serving
 from tests.profiler import test_store
 from tests.profiler.test_store import FILE, _both_views, _no_parse, _views
-from visualdl.reader import scalar_cache
+from visualdl.storage import cache_folder
 from visualdl.kinds.profile import worker
 
 logdir = test_store.logdir
@@ -27,9 +27,9 @@ def big_is_everything(monkeypatch):
 @pytest.fixture
 def folder(tmp_path):
     where = tmp_path / "cache"
-    scalar_cache.configure(cache_dir=where, persist=True)
+    cache_folder.configure(cache_dir=where, persist=True)
     yield where
-    scalar_cache.configure()
+    cache_folder.configure()
 
 
 def test_views_are_the_same_when_a_worker_parses(logdir, folder, monkeypatch):
@@ -37,7 +37,7 @@ def test_views_are_the_same_when_a_worker_parses(logdir, folder, monkeypatch):
     here = _both_views(logdir)
     monkeypatch.delenv("VISUALDL_PROFILE_WORKER")
     monkeypatch.setattr(worker, "MIN_BYTES", 0)
-    scalar_cache.configure(cache_dir=folder / "other", persist=True)  # nothing saved yet
+    cache_folder.configure(cache_dir=folder / "other", persist=True)  # nothing saved yet
     calls = _no_parse(monkeypatch)  # this process must not parse
     there = _both_views(logdir)
     assert calls == []
@@ -52,7 +52,7 @@ def test_views_are_the_same_when_a_worker_parses(logdir, folder, monkeypatch):
 
 def test_without_the_disk_cache_nothing_is_kept(logdir, tmp_path, big_is_everything,
                                                monkeypatch):
-    scalar_cache.configure(cache_dir=tmp_path / "off", persist=False)
+    cache_folder.configure(cache_dir=tmp_path / "off", persist=False)
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     import tempfile
@@ -65,7 +65,7 @@ def test_without_the_disk_cache_nothing_is_kept(logdir, tmp_path, big_is_everyth
             views = _views(client, FILE)
             client.close()
     finally:
-        scalar_cache.configure()
+        cache_folder.configure()
     assert calls == [] and views["overview"]["steps"]
     assert not (tmp_path / "off" / "profiles").exists()
     assert not [p for p in (tmp_path / "tmp").iterdir() if p.name.startswith("visualdl-profile")]

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from visualdl.reader import scalar_cache, scalar_persist
+from visualdl.storage import cache_folder
 from visualdl.reader.log_reader import LogReader
 from tests.runs.test_cache_persist import (  # noqa: F401 - cache: the fixture
     CHUNK, SPILL, append, cache, check, make_run, restart)
@@ -285,7 +286,7 @@ def test_a_short_series_does_not_pin_the_records_of_the_long_ones(tmp_path, cach
         entries.append(record_entry(encode_entry("c", np.column_stack(
             [few, 1e9 + few * 0.37, np.cos(few / 3.0)]).ravel().tolist())))
         f.write(frame(b"".join(entries)))
-    scalar_cache.configure(cache_dir=cache, persist=False)  # (a save joins the chunks)
+    cache_folder.configure(cache_dir=cache, persist=False)  # (a save joins the chunks)
     reader = LogReader(logdir)
     (short,) = reader._runs["run"].scalars["c"].values()
     assert short.spilled is None

@@ -17,6 +17,7 @@ from visualdl import LogWriter
 from visualdl.format.framing import frame
 from visualdl.format.scalar_codec import encode_entry, record_entry
 from visualdl.reader import scalar_cache, scalar_persist
+from visualdl.storage import cache_folder
 from visualdl.reader.log_reader import LogReader
 from tests.helpers.cli import start_cli
 from tests.helpers.http import Client
@@ -84,11 +85,11 @@ def cache(tmp_path, monkeypatch) -> Path:
     monkeypatch.setattr(scalar_cache, "SPILL_POINTS", SPILL)
     monkeypatch.setattr(scalar_cache, "_session", None)
     monkeypatch.setattr(scalar_cache, "_broken", [])
-    scalar_cache.configure(cache_dir=tmp_path / "cache")
+    cache_folder.configure(cache_dir=tmp_path / "cache")
     yield tmp_path / "cache"
     gc.collect()
     scalar_cache.wait_writes()
-    scalar_cache.configure()
+    cache_folder.configure()
 
 
 def manifests(cache: Path) -> list[dict]:

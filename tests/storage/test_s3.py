@@ -17,7 +17,7 @@ from tests.helpers.cli import cli_env
 from visualdl import LogReader, LogWriter
 from visualdl.format.framing import scan
 from visualdl.format.record_pb2 import Record
-from visualdl.writer.segments import segment_key
+from visualdl.format.names import segment_key
 
 SEGMENT_NAME = re.compile(r"^vdlrecords\.\d{19}\.[^/]+\.\d+\.[0-9a-f]{8}\.seg\d{6}$")
 

@@ -10,7 +10,8 @@ from visualdl.format.framing import scan
 from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.storage import open_fs
 from visualdl.writer.record_file import RecordWriteError
-from visualdl.writer.segments import SegmentWriter, segment_key
+from visualdl.format.names import segment_key
+from visualdl.writer.segments import SegmentWriter
 
 
 def test_segments_are_capped_and_each_starts_with_the_header(memory_url):

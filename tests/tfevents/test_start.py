@@ -112,7 +112,7 @@ def test_start_up_objects_are_frozen_and_the_collector_resumes(tmp_path):
         "import gc, json, sys\n"
         "import visualdl.server.cli as cli\n"
         "def serve(app, sockets, host, prefix=''):\n"
-        "    from visualdl.server.api_common import provider\n"
+        "    from visualdl.api.common import provider\n"
         "    provider(app).wait_loaded(60)\n"
         "    print(json.dumps({'enabled': gc.isenabled(), 'frozen': gc.get_freeze_count(),\n"
         "                      'runs': provider(app).runs(), 'numpy': 'numpy' in sys.modules}))\n"

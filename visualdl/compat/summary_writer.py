@@ -45,7 +45,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from visualdl.writer.checks import check_tag, to_array
+from visualdl.kinds.checks import check_tag, to_array
 from visualdl.writer.log_writer import LogWriter
 
 _LOGWRITER_QUEUE = inspect.signature(LogWriter).parameters["max_queue"].default

@@ -1,8 +1,11 @@
-"""The record format's version, written in every file header.
+"""The versions written in every file header: visualdl's own (``__version__``, the
+package's version too) and the record format's.
 
-A reader refuses files of a newer major version; minor versions only add fields that older
-readers skip.
+A reader refuses files of a newer major format version; minor versions only add fields that
+older readers skip.
 """
+
+__version__ = "0.1.0"
 
 FORMAT_MAJOR = 1
 FORMAT_MINOR = 5  # 1.1: HParamValue.integer; 1.2: PluginEntry; 1.3: Histogram.mean/std;

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from visualdl.kinds.consistency import finite_array, same_lengths
-from visualdl.reader.events import readonly
-from visualdl.writer.checks import require_real, to_array
+from visualdl.sources.values import readonly
+from visualdl.kinds.checks import require_real, to_array
 
 __all__ = ["CurveEvent", "area_under", "build_event", "check", "curve_counts", "encode",
            "entry_json", "safe_ratio"]
@@ -151,7 +151,7 @@ def area_under(x: np.ndarray, y: np.ndarray) -> float:
 
 def entry_json(e: CurveEvent, x_name: str, y_name: str, auc: float) -> dict:
     """One step of a curve as the API sends it."""
-    from visualdl.server.jsonio import float_list
+    from visualdl.api.jsonio import float_list
 
     return {
         "step": e.step,

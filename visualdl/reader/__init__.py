@@ -1,6 +1,6 @@
 """Reading visualdl logs back: ``LogReader`` and the values it returns.
 
-Names load on first use (PEP 562): the kinds' units import ``visualdl.reader.events``, and
+Names load on first use (PEP 562): the kinds' units import ``visualdl.sources.values``, and
 that must not pull in the whole reader. ``KINDS`` and ``BLOB_KINDS`` come from the registry
 of kinds (built-in and plugins).
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 _WHERE = {
     "LogReader": "visualdl.reader.log_reader",
-    "BlobRef": "visualdl.reader.events",
-    "Scalars": "visualdl.reader.events",
+    "BlobRef": "visualdl.sources.values",
+    "Scalars": "visualdl.sources.values",
     "CurveEvent": "visualdl.kinds.curves",
     "HistogramEvent": "visualdl.kinds.histogram.read",
     "HParamsEvent": "visualdl.kinds.hparams.read",

@@ -17,12 +17,12 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from visualdl import storage
+import visualdl.storage as storage
 from visualdl.sources.tfevents import TFEVENTS_MARK
 from visualdl.sources.torchtrace import is_torch_trace_file
 from visualdl.sources.vdl2.graph import is_graph_file
 
-RECORD_MARK = "vdlrecords"
+from visualdl.format.names import RECORD_MARK  # noqa: E402 (re-exported)
 #: Directories deeper than this below a logdir are not searched for runs.
 MAX_DEPTH = 64
 
@@ -150,7 +150,7 @@ def _find_remote(root: Root) -> dict[str, list[str]]:
     prefix (the sizes and ETags listed are kept in ``root.fs.listed`` for the reader,
     which fetches nothing whose size and ETag it has already read). A stream of segments
     (:mod:`visualdl.writer.segments`) is ordered by segment number."""
-    from visualdl.writer.segments import segment_key
+    from visualdl.format.names import segment_key
 
     listing = root.fs.find(root.path)
     listed = {}

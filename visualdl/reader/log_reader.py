@@ -29,10 +29,10 @@ from typing import Any, Callable, Union
 
 from google.protobuf.message import DecodeError
 
-from visualdl import storage
+import visualdl.storage as storage
 from visualdl.reader import discovery
 from visualdl.kinds import registry
-from visualdl.reader.events import BlobRef, Scalars
+from visualdl.sources.values import BlobRef, Scalars
 from visualdl.reader.run_store import RunStore
 from visualdl.reader import first_load, scalar_cache, scalar_persist
 from visualdl.format.framing import HEADER_SIZE, length_at, read_record_at, scan_file
@@ -43,7 +43,7 @@ from visualdl.sources import vdl2
 from visualdl.sources.tfevents import bulk, is_tfevents_file
 from visualdl.storage import objects
 from visualdl.storage.remote import RangeFile, Stats
-from visualdl.writer.segments import segment_key
+from visualdl.format.names import segment_key
 from visualdl.sources.tfevents.decode import HEADER, FileDecoder, ScalarPoint, gather
 from visualdl.sources import torchtrace
 

@@ -11,7 +11,7 @@ from visualdl.format.record_pb2 import Entry
 from visualdl.format.scalar_codec import CompactSeries, DecodedSeries, full_columns
 from visualdl.kinds import registry
 from visualdl.reader import scalar_cache
-from visualdl.reader.events import BlobRef, Scalars, readonly
+from visualdl.sources.values import BlobRef, Scalars, readonly
 
 
 class _Series:

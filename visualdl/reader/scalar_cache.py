@@ -31,9 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
-from visualdl.reader.events import Scalars, readonly
+from visualdl.sources.values import Scalars, readonly
+from visualdl.storage import cache_folder
 
-__all__ = ["SpilledSeries", "SpilledScalars", "SPILL_POINTS", "BASE", "FANOUT", "cache_root"]
+__all__ = ["SpilledSeries", "SpilledScalars", "SPILL_POINTS", "BASE", "FANOUT"]
 
 #: a series longer than this moves to the disk cache (small logdirs never do); the
 #: environment variable VISUALDL_SPILL_POINTS overrides it (a huge value: never spill)
@@ -47,6 +48,7 @@ _lock = threading.Lock()
 _session: Path | None = None
 _counter = [0]
 _broken: list[str] = []  # why the cache folder could not be made (then never tried again)
+_made_under = 0  # the cache folder setting the session folder was made under
 _TRIM_BYTES = 256 << 20
 _since_trim = [0]
 
@@ -130,47 +132,17 @@ def _note_spilled(nbytes: int) -> None:
             _trim(0)
 
 
-_config: dict = {"dir": None, "persist": None}
-
-
-def configure(cache_dir: str | os.PathLike | None = None, persist: bool | None = None) -> None:
-    """Set the cache folder and whether series are kept across restarts (``visualdl
-    --cache-dir DIR`` / ``--no-cache``); None leaves the environment's choice."""
-    global _session
-    with _lock:
-        _config["dir"] = Path(cache_dir).expanduser() if cache_dir is not None else None
-        _config["persist"] = persist
-        _session = None
-        _broken.clear()
-
-
-def persist_enabled() -> bool:
-    """Whether long series are kept for the next start (off with ``--no-cache`` or
-    ``VISUALDL_NO_CACHE=1``)."""
-    if _config["persist"] is not None:
-        return bool(_config["persist"])
-    return os.environ.get("VISUALDL_NO_CACHE", "").strip().lower() in ("", "0", "false", "no")
-
-
-def cache_root() -> Path:
-    """Where the cache folders live (the user's cache directory, as XDG says)."""
-    if _config["dir"] is not None:
-        return _config["dir"]
-    env = os.environ.get("VISUALDL_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "visualdl" if xdg else Path.home() / ".cache" / "visualdl"
-
-
 def _new_dir() -> Path:
     """A fresh folder for one series inside this process's session folder."""
-    global _session
+    global _session, _made_under
     with _lock:
+        if _made_under != cache_folder.generation():  # the setting changed: start afresh
+            _session, _made_under = None, cache_folder.generation()
+            _broken.clear()
         if _broken and _session is None:
             raise OSError(_broken[0])
         if _session is None:
-            root = cache_root()
+            root = cache_folder.cache_root()
             try:
                 root.mkdir(parents=True, exist_ok=True)
                 _session = Path(tempfile.mkdtemp(prefix=f"scalars-{os.getpid()}-", dir=root))

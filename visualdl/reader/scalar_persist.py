@@ -62,11 +62,12 @@ import numpy as np
 from visualdl.format.framing import read_record_at
 from visualdl.format.record_pb2 import FileHeader, Record
 from visualdl.reader import scalar_cache
+from visualdl.storage import cache_folder
 from visualdl.sources import vdl2
 from visualdl.sources.tfevents.decode import HEADER, FileDecoder
 from visualdl.sources.vdl2.decode import FileDecoder as Vdl2Decoder
 from visualdl.sources.vdl2.framing import read_payload_at as vdl2_payload_at
-from visualdl.writer.segments import segment_key
+from visualdl.format.names import segment_key
 
 try:
     import fcntl
@@ -119,10 +120,10 @@ class FileCache:
         # why the last commit failed, reported at the next save (the writer thread's commit
         # holds this, not the cache: the lock goes with the reader, not with the thread)
         self.failed: dict[str, str] = {}
-        self.off = not scalar_cache.persist_enabled() or fcntl is None
+        self.off = not cache_folder.persist_enabled() or fcntl is None
         self._lock_file: Any = None
         key = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:32]
-        self.where = scalar_cache.cache_root() / "persist" / key
+        self.where = cache_folder.cache_root() / "persist" / key
 
     def acquire(self, create: bool) -> bool:
         """Own the folder (made when ``create``; a small logdir never makes one). False
@@ -187,9 +188,9 @@ def eligible(state: Any) -> bool:
 def may_restore() -> bool:
     """Whether any record file may have a persisted cache: one, or a commit of this
     process still on its way to the disk (a reader started right after another)."""
-    if not scalar_cache.persist_enabled():
+    if not cache_folder.persist_enabled():
         return False
-    return bool(_commits) or (scalar_cache.cache_root() / "persist").is_dir()
+    return bool(_commits) or (cache_folder.cache_root() / "persist").is_dir()
 
 
 def note_record(state: Any, offset: int, record: Record) -> None:
@@ -588,7 +589,7 @@ def prune() -> None:
     """Once per cache root and process: remove the folders of record files that no longer
     exist (a deleted run) and the private folders of servers that are gone (killed before
     their exit could remove them). A folder another process holds is left alone."""
-    root = scalar_cache.cache_root()
+    root = cache_folder.cache_root()
     with _prune_lock:
         if root in _pruned or fcntl is None:
             return

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-import visualdl
+from visualdl.format.version import __version__
 from visualdl.kinds import registry
-from visualdl.server.api_common import etag_for, etag_json, provider
-from visualdl.server.errors import ApiError
-from visualdl.server.jsonio import json_response
+from visualdl.api.common import etag_for, etag_json, provider
+from visualdl.api.errors import ApiError
+from visualdl.api.jsonio import json_response
 from visualdl.server.runtable import build_table
 
 __all__ = ["blueprint"]
@@ -27,7 +27,7 @@ def info() -> Response:
     data = provider()
     status = data.status()
     body = {
-        "version": visualdl.__version__,
+        "version": __version__,
         "logdirs": data.logdirs,
         "loaded": data.loaded,
         "data_version": data.version,

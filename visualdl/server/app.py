@@ -15,10 +15,11 @@ from typing import Sequence
 from flask import Flask, Response, current_app
 
 from visualdl.kinds import registry
-from visualdl.server import api_common, api_core, static
-from visualdl.server.api_common import BODY_LIMITS_CONFIG, MODELS_CONFIG
+from visualdl.api import common as api_common
+from visualdl.server import api_core, static
+from visualdl.api.common import BODY_LIMITS_CONFIG, MODELS_CONFIG
 from visualdl.server.compression import install_compression
-from visualdl.server.errors import register_error_handlers
+from visualdl.api.errors import register_error_handlers
 from visualdl.server.prefix import PrefixMiddleware, normalize_prefix
 from visualdl.server.provider import DataProvider
 
@@ -57,7 +58,7 @@ def create_app(
     with models, ``logdirs`` may be empty. ``data`` is a provider already built (the CLI
     builds and starts it before importing Flask, so reading overlaps that import); the app
     then serves it instead of one for ``logdirs``. ``provider(app)`` (in
-    :mod:`visualdl.server.api_common`) returns the app's provider, to stop it or wait for it.
+    :mod:`visualdl.api.common`) returns the app's provider, to stop it or wait for it.
 
     ``path_prefix`` (such as ``/visualdl``) makes the app answer under that path only, for
     a reverse proxy that forwards it unchanged. ``allow_embedding`` lets pages of other

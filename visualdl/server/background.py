@@ -13,7 +13,7 @@ from typing import Sequence
 
 from flask import Flask
 
-from visualdl.server.api_common import provider
+from visualdl.api.common import provider
 from visualdl.server.app import create_app
 from visualdl.server.cli import make_server
 from visualdl.server.listen import listen

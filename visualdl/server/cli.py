@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Iterator, Sequence
 
-import visualdl
+from visualdl.format.version import __version__
 from visualdl.server.listen import listen
 
 __all__ = ["main", "build_parser", "make_server", "serve"]
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         "cache directory, removed at exit, and every start reads the records again",
     )
     parser.add_argument(
-        "--version", action="version", version=f"visualdl {visualdl.__version__}"
+        "--version", action="version", version=f"visualdl {__version__}"
     )
     return parser
 
@@ -185,13 +185,13 @@ def _start(argv: list[str]) -> int | tuple:
     except ValueError as err:
         parser.error(f"argument --storage-option: {err}")
     if args.cache_dir is not None or args.no_cache:
-        from visualdl.reader import scalar_cache
+        from visualdl.storage import cache_folder
 
         if args.cache_dir is not None:
             cache_dir = Path(args.cache_dir).expanduser()
             if cache_dir.exists() and not cache_dir.is_dir():
                 parser.error(f"argument --cache-dir: {args.cache_dir} is a file, not a folder")
-        scalar_cache.configure(cache_dir=args.cache_dir, persist=not args.no_cache)
+        cache_folder.configure(cache_dir=args.cache_dir, persist=not args.no_cache)
     # The data provider (reader, numpy, protobuf; no Flask) is built first and starts
     # reading the logdir before the web stack is imported, so its file reads overlap
     # Flask's import; the port is bound in between (see listen.py).
@@ -367,7 +367,7 @@ def serve(app, sockets: list[socket.socket], host: str,  # noqa: ANN001 - a Flas
     code. ``host`` is the address as given and ``path_prefix`` the app's, for the URL printed."""
     server = make_server(app, sockets)
     url = _url(host, server, path_prefix)
-    print(f"visualdl {visualdl.__version__}: serving at {url}  (Ctrl-C to quit)")
+    print(f"visualdl {__version__}: serving at {url}  (Ctrl-C to quit)")
     sys.stdout.flush()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     # A shell starts a background job (``visualdl ... &``) with SIGINT ignored, and Python
@@ -386,7 +386,7 @@ def serve(app, sockets: list[socket.socket], host: str,  # noqa: ANN001 - a Flas
         server.close()
         _usual_handoffs()
         gc.unfreeze()  # (for a process that goes on: tests, a notebook's kernel)
-        from visualdl.server.api_common import provider
+        from visualdl.api.common import provider
 
         provider(app).stop(timeout=2.0)
     print("visualdl: stopped")

@@ -16,7 +16,7 @@ was read to its end before Flask could refuse it.
   ``Content-Length`` above the limit of the request's path, and closes the connection.
 
 The limits come from the Flask app: ``MAX_CONTENT_LENGTH``, and ``BODY_LIMITS_CONFIG`` (in
-:mod:`visualdl.server.api_common`), a mapping of path to a larger limit that a route
+:mod:`visualdl.api.common`), a mapping of path to a larger limit that a route
 needing one (the graph upload) registers.
 """
 
@@ -31,7 +31,7 @@ from waitress.parser import HTTPRequestParser
 from waitress.server import BaseWSGIServer
 from waitress.utilities import RequestEntityTooLarge
 
-from visualdl.server.api_common import BODY_LIMITS_CONFIG
+from visualdl.api.common import BODY_LIMITS_CONFIG
 
 __all__ = ["BODY_LIMITS_CONFIG", "HEADER_TIMEOUT", "MIN_BODY_RATE", "body_limits", "harden"]
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.reader.events import BlobRef, Scalars
+from visualdl.sources.values import BlobRef, Scalars
 from visualdl.series.downsample import window_indices
 
 __all__ = ["DataProvider", "EmptyProvider", "ScalarView"]

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from visualdl import storage
-from visualdl.reader.events import BlobRef, Scalars
+import visualdl.storage as storage
+from visualdl.sources.values import BlobRef, Scalars
 from visualdl.reader.log_reader import LogReader
 from visualdl.server.provider import DataProvider, EmptyProvider
 

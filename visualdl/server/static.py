@@ -19,9 +19,9 @@ from pathlib import Path
 from flask import Blueprint, Flask, Response, request
 
 from visualdl.kinds.spec import Kind
-from visualdl.server.api_common import app_cache
+from visualdl.api.common import app_cache
 from visualdl.server.compression import accepts_gzip, gzip_bytes
-from visualdl.server.errors import ApiError
+from visualdl.api.errors import ApiError
 
 __all__ = ["blueprint", "find_web_dir", "install", "plotly_js_path", "StaticFiles"]
 PLOTLY_URL = "vendor/plotly.min.js"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Callable
 
-from visualdl.writer.segments import segment_key
+from visualdl.format.names import segment_key
 
 __all__ = ["Known", "list_prefix", "PAGE", "LONG_RUN"]
 

@@ -192,7 +192,7 @@ class RemoteFS:
 
     def _find_s3(self, url: str) -> list[ObjectInfo]:
         from visualdl.storage.listing import Known, list_prefix
-        from visualdl.writer.segments import segment_key
+        from visualdl.format.names import segment_key
 
         path = self.strip(url)
         bucket, key, _ = self.fs.split_path(path)

@@ -19,22 +19,21 @@ import os
 import socket
 import threading
 import time
-import uuid
 from _thread import _local as ThreadLocal
 import warnings
 import weakref
 from datetime import datetime
 from typing import Any, Iterable, Mapping
 
-from visualdl.format import scalar_codec
+from visualdl.format import names, scalar_codec
 from visualdl.format.record_pb2 import Entry, FileHeader, Record
 from visualdl.format.version import FORMAT_MAJOR, FORMAT_MINOR
 from visualdl.kinds import registry
 from visualdl.kinds.spec import Kind
-from visualdl.writer.checks import check_step, check_tag, check_walltime, scalar_value
+from visualdl.kinds.checks import check_step, check_tag, check_walltime, scalar_value
 from visualdl.writer.record_file import NotAppendable, RecordFileWriter, RecordWriteError
 from visualdl.writer.segments import SegmentWriter
-from visualdl import storage
+import visualdl.storage as storage
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _MAX_BATCHES = 4  # batches waiting for the writer thread before callers wait
@@ -91,7 +90,7 @@ class LogWriter:
             raise ValueError(f"max_queue must be a positive integer, got {max_queue!r}")
         if not isinstance(flush_secs, (int, float)) or not flush_secs > 0:
             raise ValueError(f"flush_secs must be a positive number, got {flush_secs!r}")
-        if file_name and (os.sep in file_name or "vdlrecords" not in file_name):
+        if file_name and (os.sep in file_name or names.RECORD_MARK not in file_name):
             raise ValueError(
                 f"file_name must be a bare file name containing 'vdlrecords', got {file_name!r}"
             )
@@ -150,11 +149,9 @@ class LogWriter:
         self._chart_keys: dict[str, list[str]] = {}
 
     def _default_file_name(self) -> str:
-        host = socket.gethostname().replace(os.sep, "_")
         if self._remote is not None:  # a stream of segments (see visualdl.writer.segments)
-            return (f"vdlrecords.{time.time_ns()}.{host.replace('/', '_')}.{os.getpid()}"
-                    f".{uuid.uuid4().hex[:8]}{self._suffix}")
-        return f"vdlrecords.{int(time.time())}.{host}.{os.getpid()}{self._suffix}.log"
+            return names.stream_name(self._suffix)
+        return names.record_file_name(self._suffix)
 
     def _join(self, name: str) -> str:
         if self._remote is not None:
@@ -647,7 +644,7 @@ def _encode_item(kind: str, tag: str, step: int, wall_time: float, payload: Any)
 
 
 def _version() -> str:
-    from visualdl import __version__
+    from visualdl.format.version import __version__
 
     return __version__
 

@@ -21,23 +21,15 @@ an object exists whole or not at all).
 from __future__ import annotations
 
 import errno
-import re
 
 from visualdl.format.framing import frame
+from visualdl.format.names import segment_name
 from visualdl.storage.remote import RemoteFS, chunks
 from visualdl.writer.record_file import RecordWriteError
 
-__all__ = ["SegmentWriter", "SEGMENT_RE", "segment_key", "DEFAULT_SEGMENT_BYTES"]
+__all__ = ["SegmentWriter", "DEFAULT_SEGMENT_BYTES"]
 
-#: A segment's name: the stream (one writer) and the segment number.
-SEGMENT_RE = re.compile(r"^(?P<stream>.*vdlrecords\..*)\.seg(?P<n>\d+)$")
 DEFAULT_SEGMENT_BYTES = 64 << 20
-
-
-def segment_key(name: str) -> tuple[str, int] | None:
-    """``(stream, number)`` of a segment's name or URL, None for any other file."""
-    match = SEGMENT_RE.match(name)
-    return (match.group("stream"), int(match.group("n"))) if match else None
 
 
 class SegmentWriter:
@@ -59,7 +51,7 @@ class SegmentWriter:
         self._header: bytes | None = None
 
     def segment_url(self, n: int) -> str:
-        return f"{self.path}.seg{n:06d}"
+        return segment_name(self.path, n)
 
     def write(self, records: list[bytes]) -> None:
         """Upload ``records`` as one new segment (more when they exceed ``max_bytes``).

@@ -6,7 +6,7 @@ import re
 
 from flask import Blueprint, Response, request
 
-from visualdl.server import blobs
+from visualdl.api import blobs
 
 __all__ = ["blueprint"]
 

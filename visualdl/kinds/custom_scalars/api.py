@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from visualdl.server.api_common import etag_for, etag_json, provider
+from visualdl.api.common import etag_for, etag_json, provider
 
 __all__ = ["blueprint", "layouts"]
 

@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any, Mapping, Sequence
 
-from visualdl.writer.checks import check_tag, check_text_size, check_utf8
+from visualdl.kinds.checks import check_tag, check_text_size, check_utf8
 
 __all__ = ["check", "chart", "encode", "normalize_layout"]
 

@@ -20,10 +20,10 @@ from flask import Blueprint, Response, current_app
 
 from visualdl.kinds.embedding.projections import METHODS, MissingLibrary, project, sample_rows
 from visualdl.kinds.embedding.read import load_embedding
-from visualdl.server import blobs
-from visualdl.server.api_common import app_cache, arg_choice, arg_int, etag_for, etag_json
-from visualdl.server.errors import ApiError
-from visualdl.server.jsonio import float_list
+from visualdl.api import blobs
+from visualdl.api.common import app_cache, arg_choice, arg_int, etag_for, etag_json
+from visualdl.api.errors import ApiError
+from visualdl.api.jsonio import float_list
 
 __all__ = ["blueprint"]
 

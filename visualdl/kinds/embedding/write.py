@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from visualdl.writer.checks import check_size, check_utf8, require_finite, require_real, to_array
+from visualdl.kinds.checks import check_size, check_utf8, require_finite, require_real, to_array
 
 
 def check(tag: str, mat: Any, metadata: Iterable | None,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from visualdl.server import blobs
-from visualdl.server.errors import ApiError
-from visualdl.server.jsonio import strict_json_bytes
+from visualdl.api import blobs
+from visualdl.api.errors import ApiError
+from visualdl.api.jsonio import strict_json_bytes
 
 __all__ = ["blueprint"]
 

@@ -10,7 +10,7 @@ import io
 import json
 from typing import Any
 
-from visualdl.writer.checks import check_size, check_text_size, check_utf8
+from visualdl.kinds.checks import check_size, check_text_size, check_utf8
 
 
 def check(tag: str, figure: Any) -> tuple[tuple[str, Any], int]:

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Flask, Response, current_app, request
 
-from visualdl.server.api_common import (
+from visualdl.api.common import (
     BODY_LIMITS_CONFIG, MODELS_CONFIG, app_cache, arg_int, arg_str, etag_for, etag_json, json_body, provider,
 )
-from visualdl.server.errors import ApiError
+from visualdl.api.errors import ApiError
 from visualdl.kinds.graph.errors import ModelError
 from visualdl.kinds.graph.store import ModelStore
 
 if TYPE_CHECKING:  # the graph modules import onnx; they load on the first graph request
     from visualdl.kinds.graph.document import GraphDocument
     from visualdl.kinds.graph.measure import Options
-from visualdl.server.jsonio import json_response
+from visualdl.api.jsonio import json_response
 
 __all__ = ["MAX_UPLOAD_BYTES", "blueprint", "store"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from visualdl.writer.checks import check_size
+from visualdl.kinds.checks import check_size
 
 
 def check(tag: str, model: Any, input_spec: Any = None) -> tuple[Any, int]:

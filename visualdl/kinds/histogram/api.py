@@ -11,8 +11,8 @@ import numpy as np
 from flask import Blueprint, Response
 
 from visualdl.kinds.histogram.read import HistogramEvent
-from visualdl.server.api_common import read_events, run_tag_json
-from visualdl.server.jsonio import float_list
+from visualdl.api.common import read_events, run_tag_json
+from visualdl.api.jsonio import float_list
 
 __all__ = ["blueprint", "percentiles"]
 

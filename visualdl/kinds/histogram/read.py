@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from visualdl.kinds.consistency import finite, finite_array, non_negative
-from visualdl.reader.events import readonly
+from visualdl.sources.values import readonly
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.writer.checks import require_real, to_array
+from visualdl.kinds.checks import require_real, to_array
 
 
 def check_buckets(tag: str, buckets: Any) -> int:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from visualdl.server.api_common import etag_for, etag_json, provider
-from visualdl.server.jsonio import float_list
+from visualdl.api.common import etag_for, etag_json, provider
+from visualdl.api.jsonio import float_list
 
 __all__ = ["blueprint", "hparams_table"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from visualdl.writer.checks import check_tag, check_text_size, check_utf8
+from visualdl.kinds.checks import check_tag, check_text_size, check_utf8
 
 
 def check(hparams_dict: Any, metrics_list: Any) -> tuple[tuple[dict, list[str]], int]:

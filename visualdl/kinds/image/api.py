@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from visualdl.server import blobs
+from visualdl.api import blobs
 
 __all__ = ["blueprint"]
 

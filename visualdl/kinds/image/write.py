@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.writer.checks import check_size, require_real, to_array
+from visualdl.kinds.checks import check_size, require_real, to_array
 
 FORMATS = ("HWC", "CHW", "HW", "NCHW", "NHWC")
 _CHANNELS = (1, 3, 4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from visualdl.kinds.curves import area_under, entry_json
-from visualdl.server.api_common import read_events, run_tag_json
+from visualdl.api.common import read_events, run_tag_json
 
 __all__ = ["blueprint"]
 

@@ -13,11 +13,11 @@ from typing import Any, Callable
 
 from flask import Blueprint, Response, request
 
-from visualdl.reader.events import BlobRef
-from visualdl.server import blobs
-from visualdl.server.api_common import app_cache, arg_choice, arg_float, arg_int, arg_str, \
+from visualdl.sources.values import BlobRef
+from visualdl.api import blobs
+from visualdl.api.common import app_cache, arg_choice, arg_float, arg_int, arg_str, \
     etag_for, etag_json, provider
-from visualdl.server.errors import ApiError
+from visualdl.api.errors import ApiError
 from visualdl.kinds.profile import store, views, warm, worker
 from visualdl.kinds.profile.cache import TraceCache, build_model, give_back_memory
 from visualdl.kinds.profile.model import TraceModel

@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from visualdl.kinds.profile.model import TraceModel
+from visualdl.storage import cache_folder
 
 __all__ = ["Source", "source", "identity", "saved", "read", "begin", "args_file", "columns_in",
            "read_folder", "save",
@@ -49,11 +50,9 @@ _lock = threading.Lock()
 
 
 def _root() -> Path | None:
-    from visualdl.reader import scalar_cache
-
-    if not scalar_cache.persist_enabled():
+    if not cache_folder.persist_enabled():
         return None
-    return scalar_cache.cache_root() / "profiles"
+    return cache_folder.cache_root() / "profiles"
 
 
 def identity(path: str, offset: int, tag: str, step: int,

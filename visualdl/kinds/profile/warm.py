@@ -52,7 +52,7 @@ def _loop(app_ref: weakref.ref, load: Callable[[Any], Any]) -> None:
 def _look(app_ref: weakref.ref, load: Callable[[Any], Any], seen: Any) -> tuple | None:
     """Load the newest profiles when the data changed since ``seen``: ``(version, whether
     there is any profile)``, or None once the app is gone."""
-    from visualdl.server.api_common import provider
+    from visualdl.api.common import provider
 
     app = app_ref()
     if app is None:

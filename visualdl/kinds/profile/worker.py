@@ -294,9 +294,8 @@ def _reap(proc: subprocess.Popen, private: Path | None) -> None:
 def _env() -> dict[str, str]:
     """The server's environment, with this very ``visualdl`` first on the path (a server
     started from a checkout must not have its worker import an installed copy)."""
-    import visualdl
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(visualdl.__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))  # visualdl/kinds/profile/worker.py -> the checkout
     path = os.environ.get("PYTHONPATH")
     return {**_MALLOC, **os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
 

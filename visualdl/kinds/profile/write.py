@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any
 
-from visualdl.writer.checks import check_size
+from visualdl.kinds.checks import check_size
 
 _GZIP_MAGIC = b"\x1f\x8b"
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from flask import Blueprint, Response, request
 
-from visualdl.server.api_common import (
+from visualdl.api.common import (
     arg_choice,
     arg_float,
     arg_int,
@@ -29,8 +29,8 @@ from visualdl.server.api_common import (
 )
 from visualdl.series import groups
 from visualdl.series.downsample import MIN_POINTS, smoothed_at
-from visualdl.server.errors import ApiError
-from visualdl.server.jsonio import dumps, float_list, json_response
+from visualdl.api.errors import ApiError
+from visualdl.api.jsonio import dumps, float_list, json_response
 
 __all__ = ["blueprint", "series_json", "DEFAULT_POINTS", "MAX_POINTS", "MAX_BATCH",
            "MAX_BATCH_POINTS"]

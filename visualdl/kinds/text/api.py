@@ -27,7 +27,7 @@ from typing import Any
 
 from flask import Blueprint, Response
 
-from visualdl.server.api_common import app_cache, read_events, run_tag_json
+from visualdl.api.common import app_cache, read_events, run_tag_json
 
 __all__ = ["blueprint", "render_markdown", "MAX_MARKDOWN_CHARS", "MAX_NESTING", "MAX_RAW_TAGS"]
 

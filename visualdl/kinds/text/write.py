@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from visualdl.writer.checks import check_text_size, check_utf8
+from visualdl.kinds.checks import check_text_size, check_utf8
 
 
 def check(tag: str, text_string: Any) -> tuple[str, int]:

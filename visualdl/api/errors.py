@@ -12,7 +12,7 @@ import logging
 from flask import Flask, Response
 from werkzeug.exceptions import HTTPException
 
-from visualdl.server.jsonio import json_response
+from visualdl.api.jsonio import json_response
 
 __all__ = ["ApiError", "error_response", "register_error_handlers"]
 

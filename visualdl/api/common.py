@@ -17,9 +17,8 @@ from typing import Any, Callable, TypeVar
 
 from flask import Flask, Response, current_app, g, request
 
-from visualdl.server.errors import ApiError
-from visualdl.server.provider import DataProvider
-from visualdl.server.jsonio import json_response
+from visualdl.api.errors import ApiError
+from visualdl.api.jsonio import json_response
 
 __all__ = [
     "provider",
@@ -51,13 +50,13 @@ _CACHES_KEY = "visualdl.caches"
 T = TypeVar("T")
 
 
-def install(app: Flask, data: DataProvider) -> None:
+def install(app: Flask, data: "DataProvider") -> None:
     """Give ``app`` its data provider and an empty set of caches (``create_app`` calls it)."""
     app.extensions[_PROVIDER_KEY] = data
     app.extensions[_CACHES_KEY] = {}
 
 
-def provider(app: Flask | None = None) -> DataProvider:
+def provider(app: Flask | None = None) -> "DataProvider":
     """The data provider of ``app`` (the current app by default)."""
     return (app or current_app).extensions[_PROVIDER_KEY]
 

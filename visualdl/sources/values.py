@@ -1,6 +1,6 @@
-"""What every reader hands out whatever the kind: scalar series and blob references (plain,
-immutable values; numpy arrays are read-only). Each kind's own events live in its unit
-(``visualdl.kinds.<kind>.read``)."""
+"""What the sources give and every reader hands out whatever the kind: scalar series and
+blob references (plain, immutable values; numpy arrays are read-only). Each kind's own
+events live in its unit (``visualdl.kinds.<kind>.read``)."""
 
 from __future__ import annotations
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from flask import Response
 
-from visualdl.reader.events import BlobRef
-from visualdl.server.api_common import (
+from visualdl.sources.values import BlobRef
+from visualdl.api.common import (
     arg_int, arg_str, etag_for, not_modified, provider, read_tag, run_tag_json,
 )
-from visualdl.server.errors import ApiError
+from visualdl.api.errors import ApiError
 
 __all__ = ["refs", "ref_for_step", "load", "bytes_response", "index_json", "index_response",
            "requested_ref"]

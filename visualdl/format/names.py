@@ -1,0 +1,50 @@
+"""How record files and object-storage segments are named: the one place the writer, the
+reader, run discovery and the storage listing learn it from.
+
+A record file is ``vdlrecords.<unix seconds>.<host>.<pid>[suffix].log``; in object storage a
+writer's records are a stream of immutable segments,
+``vdlrecords.<start ns>.<host>.<pid>.<uuid8>[suffix].seg<NNNNNN>``, read in segment order.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import time
+import uuid
+
+__all__ = ["RECORD_MARK", "SEGMENT_RE", "segment_key", "segment_name", "record_file_name",
+           "stream_name"]
+
+#: The part of a file name that marks one of our record files (VisualDL 2.x uses it too).
+RECORD_MARK = "vdlrecords"
+#: A segment's name: the stream (one writer) and the segment number.
+SEGMENT_RE = re.compile(r"^(?P<stream>.*vdlrecords\..*)\.seg(?P<n>\d+)$")
+
+
+def segment_key(name: str) -> tuple[str, int] | None:
+    """``(stream, number)`` of a segment's name or URL, None for any other file."""
+    match = SEGMENT_RE.match(name)
+    return (match.group("stream"), int(match.group("n"))) if match else None
+
+
+def segment_name(stream: str, n: int) -> str:
+    """The name (or URL) of segment ``n`` of ``stream``."""
+    return f"{stream}.seg{n:06d}"
+
+
+def _host() -> str:
+    return socket.gethostname().replace(os.sep, "_").replace("/", "_")
+
+
+def record_file_name(suffix: str = "") -> str:
+    """A new record file's name for this process."""
+    return f"{RECORD_MARK}.{int(time.time())}.{_host()}.{os.getpid()}{suffix}.log"
+
+
+def stream_name(suffix: str = "") -> str:
+    """A new segment stream's name for this process (unique across machines: the start in
+    nanoseconds, the host, the pid and 8 random hex digits)."""
+    return (f"{RECORD_MARK}.{time.time_ns()}.{_host()}.{os.getpid()}"
+            f".{uuid.uuid4().hex[:8]}{suffix}")
