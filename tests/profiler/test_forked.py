@@ -267,8 +267,10 @@ class _Provider:
     def blobs(self, run, kind, tag):
         return [self.ref]
 
-    def file_paths(self):  # listed at once, indexed (found) later
-        return [self.ref.path] if self.ref is not None else []
+    def files(self):  # listed at once, indexed (found) later
+        from visualdl.sources.values import FileInfo
+
+        return [FileInfo(self.ref.path, "files", "torchtrace")] if self.ref is not None else []
 
 
 @pytest.fixture
@@ -288,7 +290,7 @@ def test_the_start_up_hook_starts_the_worker_before_any_app(tmp_path, cache):
     path.parent.mkdir()
     path.write_bytes(traces.dump(traces.ours(steps=4)))
     ref = BlobRef("profile", "host", 5, os.path.getmtime(path), path.stat().st_size,
-                  str(path), 0, {"end_step": 8, "source": "pytorch", "error": ""})
+                  str(path), 0, {"end_step": 8, "source": "pytorch", "error": ""}, "torchtrace")
     ident = store.identity(str(path), 0, "host", 5)
     registry.start_all(_Provider(ref, after=0.3))  # the profile kind's hook: warm.prefetch
     folder = store.folder_for(ident)
@@ -315,7 +317,8 @@ def test_the_start_up_hook_ends_its_standby_worker_when_no_profile_comes(tmp_pat
 
     path = tmp_path / "host.1.pt.trace.json"
     path.write_bytes(b"{}")
-    ref = BlobRef("profile", "host", 0, 0.0, 2, str(path), 0, {}) if listed else None
+    ref = BlobRef("profile", "host", 0, 0.0, 2, str(path), 0, {}, "torchtrace") if listed \
+        else None
     started, procs = [], []
     real = worker.standby
 

@@ -32,7 +32,7 @@ from google.protobuf.message import DecodeError
 import visualdl.storage as storage
 from visualdl.reader import discovery
 from visualdl.kinds import registry
-from visualdl.sources.values import BlobRef, Scalars
+from visualdl.sources.values import BlobRef, FileInfo, Scalars
 from visualdl.reader.run_store import RunStore
 from visualdl.reader import first_load, scalar_cache, scalar_persist
 from visualdl.format.framing import HEADER_SIZE, length_at, read_record_at, scan_file
@@ -404,7 +404,7 @@ class LogReader:
             return 0  # still being written
         meta = {"end_step": info.end_step, "source": "pytorch", "error": info.error}
         ref = BlobRef("profile", info.tag, info.step, info.wall_time, info.size, state.path,
-                      0, meta)
+                      0, meta, "torchtrace")
         return self._add_whole_file(state, ref, info.error, count_error=False)
 
     def _index_vdl2_graph(self, state: FileState) -> int:
@@ -421,7 +421,7 @@ class LogReader:
         if info is None:
             return 0  # still being written
         ref = BlobRef("graph", info.tag, 0, info.wall_time, info.size, state.path, 0,
-                      {"source": "VisualDL 2.x", "error": info.error})
+                      {"source": "VisualDL 2.x", "error": info.error}, "vdl2graph")
         return self._add_whole_file(state, ref, info.error, count_error=True)
 
     def _add_whole_file(self, state: FileState, ref: BlobRef, error: str,
@@ -707,6 +707,12 @@ class LogReader:
         with self._lock:
             return [s for s in self._files.values() if run is None or s.run == run]
 
+    def file_infos(self) -> list[FileInfo]:
+        """What :meth:`files` says of each file, as plain values (see ``FileInfo``)."""
+        with self._lock:
+            return [FileInfo(s.path, s.run, _source_of(s), s.offset)
+                    for s in self._files.values()]
+
     def _store(self, run: str) -> RunStore:
         store = self._runs.get(run)
         if store is None:
@@ -749,6 +755,18 @@ class _FirstPass:
         if kept:
             self.batch.add(self.state, offset, payload, kept)
         return []  # the record counts now; its kept series are added with the batch
+
+
+def _source_of(state: FileState) -> str:
+    if state.torch_trace:
+        return "torchtrace"
+    if state.vdl2_graph:
+        return "vdl2graph"
+    if vdl2.is_vdl2(state):
+        return "vdl2"
+    if state.decoder is not None:
+        return "tfevents"
+    return "visualdl" if state.header is not None else ""
 
 
 def _may_defer(state: FileState) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.sources.values import BlobRef, Scalars
+from visualdl.sources.values import BlobRef, FileInfo, Scalars
 from visualdl.series.downsample import window_indices
 
 __all__ = ["DataProvider", "EmptyProvider", "ScalarView"]
@@ -81,6 +81,12 @@ class DataProvider(ABC):
                 "reload_error": None}
 
     # -- the index -----------------------------------------------------------------------------
+    def files(self) -> list[FileInfo]:
+        """Every file found so far, read or not yet, with the source that reads it (a kind
+        may start work on a big file before its first read is done); [] when the data does
+        not come from files."""
+        return []
+
     @abstractmethod
     def runs(self) -> list[str]:
         """Run names, sorted."""

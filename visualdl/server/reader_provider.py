@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import visualdl.storage as storage
-from visualdl.sources.values import BlobRef, Scalars
+from visualdl.sources.values import BlobRef, FileInfo, Scalars
 from visualdl.reader.log_reader import LogReader
 from visualdl.server.provider import DataProvider, EmptyProvider
 
@@ -202,10 +202,9 @@ class LogReaderProvider(DataProvider):
     def events(self, run: str, kind: str, tag: str) -> list:
         return self._require().events(run, kind, tag)
 
-    def file_paths(self) -> list[str]:
-        """The paths of every file the reader has found so far, read or not yet."""
+    def files(self) -> list[FileInfo]:
         reader = self._reader
-        return [state.path for state in reader.files()] if reader is not None else []
+        return reader.file_infos() if reader is not None else []
 
     def load_blob(self, ref: BlobRef) -> Any:
         return self._require().load(ref)

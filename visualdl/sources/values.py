@@ -19,7 +19,9 @@ class Scalars(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class BlobRef:
     """Where one blob (image, audio, figure, graph, embedding) lives; load it with
-    ``LogReader.load``. ``meta`` holds the small fields (size, rate, shape, ...)."""
+    ``LogReader.load``. ``meta`` holds the small fields (size, rate, shape, ...);
+    ``source`` names the source that read it (``visualdl.sources.registry``): where a
+    blob came from is said here, and nowhere else."""
 
     kind: str
     tag: str
@@ -29,6 +31,18 @@ class BlobRef:
     path: str = field(repr=False)
     offset: int = field(repr=False)
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    source: str = field(default="visualdl", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """One file a reader has found: where it is, its run, and the source that reads it
+    (``""`` while that is not known yet: its first bytes are not read)."""
+
+    path: str
+    run: str
+    source: str
+    size: int = -1  # bytes read so far at least (-1: not known)
 
 
 def readonly(array: np.ndarray) -> np.ndarray:

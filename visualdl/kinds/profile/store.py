@@ -92,9 +92,7 @@ def source(ref: Any, load_blob: Callable[[Any], Any]) -> Source:
     """The :class:`Source` of a profile ``BlobRef``: a trace file stays where it is (keyed by
     its stat); a profile in a record file is loaded with ``load_blob(ref)`` (its stored
     bytes are small: keyed by their hash)."""
-    from visualdl.sources.torchtrace import is_torch_trace_file
-
-    if is_torch_trace_file(os.path.basename(ref.path)):
+    if ref.source == "torchtrace":
         return Source(identity(ref.path, ref.offset, ref.tag, ref.step), ref.path)
     blob = load_blob(ref)
     return Source(identity(ref.path, ref.offset, ref.tag, ref.step, blob=lambda: blob.trace_gz),

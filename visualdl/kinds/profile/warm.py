@@ -9,7 +9,6 @@ the first load finds.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import weakref
@@ -124,10 +123,8 @@ def _big_trace_listed(data: Any) -> bool:
     """Whether the first load has listed a trace file big enough for the worker (the
     only profiles a worker is started for before the load reads them)."""
     from visualdl.kinds.profile import worker
-    from visualdl.sources.torchtrace import is_torch_trace_file
 
-    return any(is_torch_trace_file(os.path.basename(path)) and worker.worth(path)
-               for path in data.file_paths())
+    return any(f.source == "torchtrace" and worker.worth(f.path) for f in data.files())
 
 
 def _start_worker(data: Any, ref: Any) -> None:
