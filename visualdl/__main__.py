@@ -2,7 +2,7 @@
 
 import sys
 
-from visualdl.server.cli import main
+from visualdl.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

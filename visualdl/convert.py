@@ -6,9 +6,9 @@ or our own record files into our format, run by run and file by file.
 >>> print(summary)
 
 Each source file becomes one record file in the same run directory under ``DST``, holding
-what :class:`~visualdl.reader.LogReader` reads from it (every kind, the entries our own
-records hold; see :mod:`visualdl.sources.tfevents.decode` and
-:mod:`visualdl.sources.vdl2.decode` for how other writers' values are translated). One file
+what its source reads from it (every kind, the entries our own records hold; see
+:mod:`visualdl.sources` for how other writers' values are translated): the sources' chunks
+go straight into a record file (``_RecordSink``), a chunk at a time. One file
 per source file keeps what the reader merges (several files of a run, in wall-time order)
 the same after conversion. The source is read with the reader's tolerance: damaged records
 are skipped and counted, files that are not logs are refused, a torn tail (a record still
@@ -22,25 +22,27 @@ are converted as the graph view converts them.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
 import types
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
+from visualdl.format.names import RECORD_MARK
 from visualdl.format.record_pb2 import Entry, FileHeader, Record, ScalarSeries
 from visualdl.format.scalar_codec import DecodedSeries
 from visualdl.format.version import FORMAT_MAJOR, FORMAT_MINOR
 from visualdl.kinds import registry
 from visualdl.reader import discovery
-from visualdl.reader.log_reader import FileState, LogReader
-from visualdl.sources import vdl2
+from visualdl.sources import registry as sources
 from visualdl.sources.tfevents import TFEVENTS_MARK
+from visualdl.sources.vdl2.graph import GRAPH_MARK
 from visualdl.writer.record_file import RecordFileWriter
 
-__all__ = ["convert", "ConvertSummary", "FileSummary"]
+__all__ = ["convert", "main", "ConvertSummary", "FileSummary"]
 
 _SERIES_CHUNK = 65536  # scalar points per written entry
 
@@ -106,23 +108,37 @@ class ConvertSummary:
         return "\n".join(lines)
 
 
-class _Copier(LogReader):
-    """A LogReader whose entries go to a new record file per source file instead of into
-    memory: every format the reader knows is converted with the reader's own decoding and
-    tolerance, and nothing is held but one chunk at a time."""
+class _RecordSink:
+    """Entries in, our record files out: one file per source file, written as the entries
+    come (a chunk at a time), in the run directory the source file had below ``src``."""
 
-    def __init__(self, src: str, dst: str, summary: ConvertSummary) -> None:
-        self._dst = dst
-        self._summary = summary
-        self._out: dict[str, tuple[RecordFileWriter, FileSummary]] = {}
-        self._src_root = os.path.abspath(src if os.path.isdir(src) else os.path.dirname(src))
+    def __init__(self, src_root: str, dst: str) -> None:
+        self.src_root, self.dst = src_root, dst
         self._used: set[str] = set()
-        super().__init__(src, load=False)
 
-    def _add_entries(self, state: FileState, entries: Any, offset: int) -> None:
-        if not entries:
-            return
-        writer, info = self._writer(state)
+    def open(self, source_path: str, info: FileSummary, display_name: str) -> RecordFileWriter:
+        run_dir = os.path.relpath(os.path.dirname(os.path.abspath(source_path)), self.src_root)
+        out_dir = os.path.normpath(os.path.join(self.dst, run_dir))
+        os.makedirs(out_dir, exist_ok=True)
+        path = os.path.join(out_dir, _target_name(os.path.basename(source_path)))
+        root, ext = os.path.splitext(path)
+        n = 1
+        while path in self._used or os.path.exists(path):
+            path, n = f"{root}.{n}{ext}", n + 1
+        self._used.add(path)
+        writer = RecordFileWriter(path)
+        writer.write([Record(header=FileHeader(
+            format_major=FORMAT_MAJOR, format_minor=FORMAT_MINOR,
+            writer_version=f"visualdl convert ({info.fmt}: {os.path.basename(source_path)})",
+            created=time.time(), display_name=display_name,
+        )).SerializeToString()])
+        info.target = path
+        return writer
+
+    @staticmethod
+    def write(writer: RecordFileWriter, info: FileSummary, entries: list) -> None:
+        """Write one chunk's entries: small ones together in a record, each blob in its own
+        (as the LogWriter lays them out), long series cut into entries of _SERIES_CHUNK."""
         records: list[bytes] = []
         small: list[Any] = []
         for entry in entries:
@@ -150,100 +166,97 @@ class _Copier(LogReader):
                 small.append(entry)
         if small:
             records.insert(0, Record(entries=small).SerializeToString())
-        writer.write(records)
+        if records:
+            writer.write(records)
 
-    def _index_vdl2_graph(self, state: FileState) -> int:
-        """A VisualDL 2.x graph file becomes one graph entry (ONNX) of its own file; one
-        that is not a graph is refused with the reason (convert takes files as they are)."""
-        if state.records:
-            return 0
-        try:
-            info = vdl2.graph.scan(state.path, now=float("inf"))
-            if info is None or info.error:
-                raise ValueError(info.error if info is not None else "not readable")
-            graph = vdl2.graph.load(state.path, info.tag, 0, info.wall_time)
-        except (OSError, ValueError) as exc:
-            self._refuse(state, str(exc))
-            return 0
-        self._add_entries(state, [Entry(graph=graph)], 0)
-        state.records, state.offset = 1, info.size
-        return 1
 
-    def _writer(self, state: FileState) -> tuple[RecordFileWriter, FileSummary]:
-        found = self._out.get(state.path)
-        if found is not None:
-            return found
-        info = self._info(state)
-        run_dir = os.path.relpath(os.path.dirname(os.path.abspath(state.path)), self._src_root)
-        out_dir = os.path.normpath(os.path.join(self._dst, run_dir))
-        os.makedirs(out_dir, exist_ok=True)
-        path = os.path.join(out_dir, _target_name(os.path.basename(state.path)))
-        root, ext = os.path.splitext(path)
-        n = 1
-        while path in self._used or os.path.exists(path):
-            path, n = f"{root}.{n}{ext}", n + 1
-        self._used.add(path)
-        writer = RecordFileWriter(path)
-        writer.write([Record(header=FileHeader(
-            format_major=FORMAT_MAJOR, format_minor=FORMAT_MINOR,
-            writer_version=f"visualdl convert ({info.fmt}: {os.path.basename(state.path)})",
-            created=time.time(),
-            display_name=(state.header.display_name if state.header is not None else "")
-            or getattr(state.decoder, "display_name", ""),  # VisualDL 2.x: its meta record
-        )).SerializeToString()])
-        info.target = path
-        self._out[state.path] = (writer, info)
-        return writer, info
-
-    def _info(self, state: FileState) -> FileSummary:
-        for info in self._summary.files:
-            if info.source == state.path:
-                return info
-        info = FileSummary(state.path, _format(state), state.run)
-        self._summary.files.append(info)
-        return info
-
-    def finish(self) -> None:
-        """Close the files written and fill in what each source file gave."""
-        for writer, _ in self._out.values():
+def _copy_file(sink: _RecordSink, root: Any, run: str, path: str,
+               summary: ConvertSummary) -> None:
+    """Read one source file with its source's own decoding and tolerance and write what it
+    holds through ``sink``; the summary says what was copied and what was not."""
+    file = root.location.file(path)
+    info = FileSummary(path, "", run)
+    summary.files.append(info)
+    stat = file.stat()
+    picked = sources.pick(os.path.basename(path), file.head)
+    if stat is None or picked is None:  # gone, or too short to tell what it is
+        info.unread_tail = stat.size if stat is not None else 0
+        return
+    if isinstance(picked, sources.Refused):
+        info.refused = str(picked)
+        summary.messages.append(f"{path}: {picked}")
+        return
+    info.fmt = picked.label
+    reader = picked.open(path)
+    if picked.whole:
+        reader.as_is = True  # convert takes files as they are: a broken one is refused
+    writer = None
+    try:
+        for chunk in reader.read(file, stat):
+            info.records += chunk.records
+            if not picked.whole:  # a file read whole is copied or refused, as a whole
+                info.errors += len(chunk.errors)
+                summary.messages.extend(f"{path}: {m}" for m in chunk.errors)
+            if chunk.refused:
+                info.refused = chunk.refused
+                summary.messages.append(f"{path}: {chunk.refused}")
+                break
+            entries = [e for _, part in chunk.entries for e in part]
+            if picked.whole:
+                entries = _whole_entries(reader, file, entries, info)
+                if info.refused:
+                    summary.messages.append(f"{path}: {info.refused}")
+                    break
+            if entries:
+                if writer is None:
+                    header = reader.header
+                    writer = sink.open(path, info, header.display_name if header else "")
+                sink.write(writer, info, entries)
+    except (OSError, ValueError) as exc:
+        info.refused = f"cannot read: {exc}"
+        summary.messages.append(f"{path}: {info.refused}")
+    finally:
+        if writer is not None:
             writer.close()
-        for state in self.files():
-            info = self._info(state)
-            info.fmt = _format(state)
-            info.records = state.records
-            info.errors = state.errors
-            info.refused = state.refused
-            try:
-                size = os.path.getsize(state.path)
-            except OSError:
-                size = state.offset
-            if not state.refused and size > state.offset:
-                info.unread_tail = size - state.offset
-        self._summary.files.sort(key=lambda f: f.source)
-        self._summary.messages = [m for m in self.error_messages]
+    if not info.refused and stat.size > reader.offset:
+        info.unread_tail = stat.size - reader.offset
 
 
-def _format(state: FileState) -> str:
-    if state.vdl2_graph:
-        return "VisualDL 2.x graph"
-    if vdl2.is_vdl2(state):
-        return "VisualDL 2.x"
-    if state.decoder is not None:
-        return "TensorBoard"
-    return "visualdl"
+def _whole_entries(reader: Any, file: Any, refs: list, info: FileSummary) -> list:
+    """The entries of a file read whole: its blob loaded (a graph converted to ONNX), or,
+    when what loads is no record message (a trace's JSON), the file's own bytes given to
+    its kind's writer."""
+    out = []
+    for ref in refs:
+        if ref.meta.get("error"):
+            info.refused = ref.meta["error"]
+            return []
+        kind = registry.get(ref.kind)
+        msg = reader.load(file, ref, kind.message)
+        if not hasattr(msg, "SerializeToString"):
+            payload, _ = kind.part("write").check(ref.tag, file.whole(ref.size),
+                                                  ref.meta.get("end_step"))
+            entry = Entry()
+            msg = getattr(entry, kind.message)
+            msg.tag, msg.step, msg.wall_time = ref.tag, ref.step, ref.wall_time
+            kind.part("write").encode(msg, payload)
+            out.append(entry)
+            continue
+        out.append(Entry(**{kind.message: msg}))
+    return out
 
 
 def _target_name(source: str) -> str:
     """``vdlrecords.<what the source name says>.log``, never again a TensorBoard name."""
     stem = source
-    for mark in (TFEVENTS_MARK + ".", discovery.RECORD_MARK + "."):
+    for mark in (TFEVENTS_MARK + ".", RECORD_MARK + "."):
         if stem.startswith(mark):
             stem = stem[len(mark):]
-    stem = stem.replace(TFEVENTS_MARK, "tfevents").replace(discovery.RECORD_MARK, "records") \
-        .replace(vdl2.graph.GRAPH_MARK, "graph")
+    stem = stem.replace(TFEVENTS_MARK, "tfevents").replace(RECORD_MARK, "records") \
+        .replace(GRAPH_MARK, "graph")
     if stem.endswith(".log"):
         stem = stem[:-4]
-    return f"{discovery.RECORD_MARK}.{stem or 'converted'}.log"
+    return f"{RECORD_MARK}.{stem or 'converted'}.log"
 
 
 def convert(src: str | os.PathLike, dst: str | os.PathLike) -> ConvertSummary:
@@ -265,12 +278,32 @@ def convert(src: str | os.PathLike, dst: str | os.PathLike) -> ConvertSummary:
         raise ValueError(f"dst: {dst} lies inside src {src}: it would be read as logs too")
     summary = ConvertSummary(src, dst)
     os.makedirs(dst, exist_ok=True)
-    copier = _Copier(src, dst, summary)
-    try:
-        copier.reload()
-    finally:
-        copier.finish()
+    (source_root,) = discovery.make_roots([src])
+    sink = _RecordSink(root, dst)
+    for run_dir, paths in discovery.find_files(source_root).items():
+        run = discovery.run_name(source_root, run_dir)
+        for path in paths:
+            _copy_file(sink, source_root, run, path, summary)
+    summary.files.sort(key=lambda f: f.source)
     return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``visualdl convert SRC DST``: exit code 1 when something was skipped."""
+    parser = argparse.ArgumentParser(
+        prog="visualdl convert",
+        description="Copy a logdir of TensorBoard event files, VisualDL 2.x logs or visualdl "
+        "record files into visualdl's format, run by run; prints what was copied and "
+        "skipped (exit code 1 when something was skipped).")
+    parser.add_argument("src", metavar="SRC", help="the logdir to read")
+    parser.add_argument("dst", metavar="DST", help="where to write (a new or empty directory)")
+    args = parser.parse_args(argv)
+    try:
+        summary = convert(args.src, args.dst)
+    except (FileNotFoundError, ValueError) as err:
+        parser.error(str(err))
+    print(summary)
+    return 1 if summary.skipped else 0
 
 
 class _CallableModule(types.ModuleType):

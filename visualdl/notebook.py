@@ -332,7 +332,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     """The command's own parsing and checks; ValueError with argparse's message."""
-    from visualdl.server.cli import _check_logdirs
+    from visualdl.server.cli import check_logdirs
 
     parser = _parser()
     out, err = io.StringIO(), io.StringIO()
@@ -341,7 +341,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
             namespace = parser.parse_args(builtins.list(argv))
             if not namespace.logdir and not namespace.model:
                 parser.error("--logdir is required (or give --model)")
-            _check_logdirs(parser, namespace.logdir or [])
+            check_logdirs(parser, namespace.logdir or [])
     except SystemExit as exit_:
         if not exit_.code:
             raise _Exit(out.getvalue()) from None

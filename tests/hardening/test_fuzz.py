@@ -29,7 +29,7 @@ import pytest
 from visualdl import LogReader, LogWriter
 from visualdl.format.framing import frame, masked_crc, scan
 from visualdl.format.record_pb2 import Record
-from visualdl.reader import log_reader
+from visualdl.sources import base as sources_base
 from visualdl.writer import record_file
 
 MEMORY_BOUND = 8 << 20  # traced bytes a read may allocate at its peak (4 default chunks)
@@ -164,8 +164,8 @@ def run_case(seed: int, base: bytes, work_dir: str, chunk: int | None = None) ->
     run = os.path.join(work_dir, f"case{seed}", "run")
     os.makedirs(run)
     path = os.path.join(run, "vdlrecords.fuzz.log")
-    saved = log_reader._CHUNK
-    log_reader._CHUNK = chunk or int(rng.choice([256, 4096, 2 << 20]))
+    saved = sources_base.READ_CHUNK
+    sources_base.READ_CHUNK = chunk or int(rng.choice([256, 4096, 2 << 20]))
     try:
         with open(path, "wb") as f:
             f.write(data)
@@ -205,7 +205,7 @@ def run_case(seed: int, base: bytes, work_dir: str, chunk: int | None = None) ->
     except Exception as exc:  # noqa: BLE001 - the finding itself
         result.failures.append(f"raised {type(exc).__name__}: {exc}")
     finally:
-        log_reader._CHUNK = saved
+        sources_base.READ_CHUNK = saved
         shutil.rmtree(os.path.dirname(run), ignore_errors=True)
     return result
 

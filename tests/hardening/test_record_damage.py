@@ -120,9 +120,9 @@ def test_wrong_length_inside_the_file_loses_only_its_record(tmp_path):
 
 
 def test_a_damaged_region_spanning_chunks_is_one_error(tmp_path, monkeypatch):
-    from visualdl.reader import log_reader
+    from visualdl.sources import base as sources_base
 
-    monkeypatch.setattr(log_reader, "_CHUNK", 4096)
+    monkeypatch.setattr(sources_base, "READ_CHUNK", 4096)
     run = tmp_path / "run"
     path = _scalar_file(run, points=150)
     good = open(path, "rb").read()

@@ -17,7 +17,7 @@ from tests.helpers.http import Client
 from tests.helpers.server import serving
 from visualdl import LogWriter
 from visualdl.reader import LogReader
-from visualdl.reader.discovery import Root, find_record_files
+from visualdl.reader.discovery import find_files, make_roots
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "symlink") or os.name == "nt",
                                 reason="needs POSIX symbolic links")
@@ -85,5 +85,5 @@ def test_discovery_stops_at_max_depth(tmp_path):
     deep = tmp_path.joinpath(*["d"] * (MAX_DEPTH + 2))
     _run(shallow)
     _run(deep)
-    found = find_record_files(Root(str(tmp_path), "", True))
+    found = find_files(make_roots([str(tmp_path)])[0])
     assert list(found) == [str(shallow)]

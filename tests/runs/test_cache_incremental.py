@@ -157,7 +157,7 @@ def test_event_files_use_the_cache(tmp_path, cache):
     reader = LogReader(logdir)
     assert isinstance(reader.scalars("run", "loss"), scalar_cache.SpilledScalars)
     m = manifest(cache)
-    assert m["decoder"]["plugins"]["acc"] == "scalars"
+    assert m["decoder"]["state"]["plugins"]["acc"] == "scalars"
     assert {s["tag"] for s in m["series"]} == {"loss", "acc"}
     text_tag = reader.tags("run")["text"][0]
     del reader
@@ -247,7 +247,7 @@ def test_visualdl_2_files_use_the_cache(tmp_path, cache):
     reader = LogReader(logdir)
     tags = reader.tags("run")
     assert isinstance(reader.scalars("run", "loss"), scalar_cache.SpilledScalars)
-    assert manifest(cache)["decoder"]["kind"] == "vdl2"
+    assert manifest(cache)["decoder"]["source"] == "vdl2"
     del reader
     reader, read = restart(logdir)
     assert read == 0

@@ -57,7 +57,9 @@ def test_inspect_subcommand(tmp_path, capsys):
     with LogWriter(logdir=str(tmp_path)) as w:
         w.add_scalar("loss", 1.0, step=0)
         path = w.file_name
-    code = main(["inspect", path])
+    from visualdl.cli import main as visualdl_main  # subcommands: dispatched above the server
+
+    code = visualdl_main(["inspect", path])
     assert isinstance(code, int) and code == 0
     assert capsys.readouterr().out
 

@@ -22,22 +22,32 @@ def _log(path, steps: int = 2000) -> None:
 
 def test_the_first_read_imports_nothing_it_does_not_need(tmp_path):
     """Reading event files as the server does before Flask is imported: numpy.ma (which
-    np.unique imports on its first call), importlib.metadata (plugin kinds, looked up when
-    the app is built) and Flask stay out of it."""
+    np.unique imports on its first call), importlib.metadata (plugins' kinds and sources:
+    their entry points are looked up once the first load is done) and Flask stay out of
+    it."""
     _log(tmp_path / "run")
     code = (
         "import sys, json\n"
         "before = set(sys.modules)\n"
         "from visualdl.server.reader_provider import open_provider\n"
+        "from visualdl.sources import registry\n"
         "data = open_provider([sys.argv[1]], 5.0)\n"
+        "seen = {}\n"
+        "lookup = registry.load_plugins\n"
+        "def watched():\n"
+        "    seen['points'] = len(data.scalars('run', 'loss').steps)\n"
+        "    seen['modules'] = sorted(set(sys.modules) - before)\n"
+        "    return lookup()\n"
+        "registry.load_plugins = watched\n"
         "data.reload_once()\n"
         "scalars = data.scalars('run', 'loss')\n"
-        "new = set(sys.modules) - before\n"
-        "print(json.dumps({'points': len(scalars.steps), 'modules': sorted(new)}))\n"
+        "print(json.dumps({'points': len(scalars.steps), 'before_plugins': seen}))\n"
     )
     got = _run(code, tmp_path)
     assert got["points"] == 2000
-    modules = set(got["modules"])
+    # every point was in before the plugins' entry points were looked up
+    assert got["before_plugins"]["points"] == 2000
+    modules = set(got["before_plugins"]["modules"])
     assert "numpy" in modules or "numpy" in sys.modules  # it did read with numpy
     for name in ("numpy.ma", "importlib.metadata", "flask", "werkzeug", "PIL", "onnx",
                  "matplotlib", "numba"):

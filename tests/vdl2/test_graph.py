@@ -157,7 +157,7 @@ def test_convert_copies_the_graph_as_our_graph_kind(tmp_path):
     src = _logdir(tmp_path)
     summary = convert(src, tmp_path / "dst")
     text = str(summary)
-    assert "cnn/vdlgraph.1700000000.log (VisualDL 2.x graph, run cnn): graph 1" in text
+    assert "cnn/vdlgraph.1700000000.log (VisualDL 2.x graph file, run cnn): graph 1" in text
     assert "train/vdlgraph.1700000001.log: skipped, not a VisualDL graph file" in text
     assert "eval/vdlgraph.1700000002.log: skipped, not a VisualDL graph file: bad JSON" in text
     dst = LogReader(str(tmp_path / "dst"))
@@ -207,7 +207,7 @@ PD_OPS = [t for t in PD_EXPECTED["ops"] if t not in ("feed", "fetch")]
 def test_pdmodel_schema_is_current(tmp_path):
     pytest.importorskip("grpc_tools")
     from tests.helpers.protos import assert_pb2_current
-    from visualdl.sources.vdl2 import paddle_program_pb2
+    from visualdl.sources.paddle import paddle_program_pb2
 
     proto = Path(paddle_program_pb2.__file__).with_name("paddle_program.proto")
     assert_pb2_current(proto, paddle_program_pb2, tmp_path)

@@ -87,18 +87,18 @@ def test_reads_in_chunks_smaller_and_larger_than_records(tmp_path, monkeypatch, 
     """The reader reads a file in chunks and starts each read at the first unused byte; a
     record cut by a chunk's end, or larger than a whole chunk, must come out whole, and
     mixed records (scalars decoded by numpy, others by protobuf) keep their order."""
-    from visualdl.reader import log_reader
+    from visualdl.sources import base as sources_base
 
-    monkeypatch.setattr(log_reader, "_CHUNK", chunk)
+    monkeypatch.setattr(sources_base, "READ_CHUNK", chunk)
     with LogWriter(logdir=str(tmp_path / "run")) as w:
         for f in range(5):
             for i in range(50 * (f + 1)):
                 w.add_scalar("x", float(i) / 7, f * 1000 + i)
             w.add_text("note", f"flush {f}", f)
             w.flush()
-    monkeypatch.setattr(log_reader, "_CHUNK", 1 << 30)
+    monkeypatch.setattr(sources_base, "READ_CHUNK", 1 << 30)
     whole = LogReader(str(tmp_path))
-    monkeypatch.setattr(log_reader, "_CHUNK", chunk)
+    monkeypatch.setattr(sources_base, "READ_CHUNK", chunk)
     r = LogReader(str(tmp_path))
     assert r.errors == 0 and whole.errors == 0
     got, want = r.scalars("run", "x"), whole.scalars("run", "x")

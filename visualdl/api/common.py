@@ -50,14 +50,16 @@ _CACHES_KEY = "visualdl.caches"
 T = TypeVar("T")
 
 
-def install(app: Flask, data: "DataProvider") -> None:
+def install(app: Flask, data: Any) -> None:
     """Give ``app`` its data provider and an empty set of caches (``create_app`` calls it)."""
     app.extensions[_PROVIDER_KEY] = data
     app.extensions[_CACHES_KEY] = {}
 
 
-def provider(app: Flask | None = None) -> "DataProvider":
-    """The data provider of ``app`` (the current app by default)."""
+def provider(app: Flask | None = None) -> Any:
+    """The data provider of ``app`` (the current app by default): a
+    :class:`visualdl.server.provider.DataProvider`, the seam every route reads data through
+    (not imported here: the server, which defines it, builds on these helpers)."""
     return (app or current_app).extensions[_PROVIDER_KEY]
 
 

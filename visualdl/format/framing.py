@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import google_crc32c
 import numpy as np
@@ -98,7 +98,7 @@ _length_at = length_at
 
 
 # -- the vectorised search ----------------------------------------------------------
-def _crc_tables() -> list[np.ndarray]:
+def crc_tables() -> list[np.ndarray]:
     """Slicing-by-8 tables for CRC32C (Castagnoli, reflected)."""
     t0 = np.zeros(256, np.uint32)
     for i in range(256):
@@ -113,12 +113,12 @@ def _crc_tables() -> list[np.ndarray]:
     return tables
 
 
-_T = _crc_tables()
+_T = crc_tables()
 _ZERO_HEADER_CRC = masked_crc(bytes(8))
 assert _ZERO_HEADER_CRC != 0  # twelve zero bytes never frame a record (see _candidates)
 
 
-def _masked_length_crcs(low: np.ndarray) -> np.ndarray:
+def masked_length_crcs(low: np.ndarray) -> np.ndarray:
     """Masked CRC32C of the 8 bytes ``low`` (uint32, little endian) followed by 4 zeros.
 
     Slicing-by-8 over one 8-byte block: the 4 zero bytes add ``T3[0]^T2[0]^T1[0]^T0[0]``,
@@ -158,7 +158,7 @@ def _candidates(arr: np.ndarray, lo: int, hi: int) -> Iterator[int]:
         w32 = window.astype(np.uint32)
         low = w32[idx] | (w32[idx + 1] << 8) | (w32[idx + 2] << 16) | (w32[idx + 3] << 24)
         stored = w32[idx + 8] | (w32[idx + 9] << 8) | (w32[idx + 10] << 16) | (w32[idx + 11] << 24)
-        for p in idx[_masked_length_crcs(low) == stored]:
+        for p in idx[masked_length_crcs(low) == stored]:
             yield start + int(p)
 
 
@@ -363,23 +363,34 @@ def scan_file(f: BinaryIO, offset: int = 0, size: int | None = None,
             buffer = bytearray(max(HEADER_SIZE, min(chunk, size - offset)))
 
 
-def read_record_at(path: str, offset: int) -> bytes:
-    """Read and check the one record framed at ``offset`` in ``path``."""
-    with open(path, "rb") as f:
-        f.seek(offset)
-        head = f.read(HEADER_SIZE)
-        if len(head) < HEADER_SIZE:
-            raise ValueError(f"{path}: no record at offset {offset}")
-        length = length_at(head, 0)
-        if length is None:
-            raise ValueError(f"{path}: bad record length CRC at offset {offset}")
-        if offset + HEADER_SIZE + length + FOOTER_SIZE > os.fstat(f.fileno()).st_size:
-            raise ValueError(f"{path}: record at offset {offset} is incomplete")
-        rest = f.read(length + FOOTER_SIZE)
+def read_record(read: Callable[[int, int], bytes], offset: int, name: str) -> bytes:
+    """Read and check the one record framed at ``offset``, through ``read(start, end)``
+    (bytes of a local file, or ranged reads of an object in storage); ``name`` names the
+    file in errors. Two reads: the length, then the data and its CRC."""
+    head = read(offset, offset + HEADER_SIZE)
+    if len(head) < HEADER_SIZE:
+        raise ValueError(f"{name}: no record at offset {offset}")
+    length = length_at(head, 0)
+    if length is None:
+        raise ValueError(f"{name}: bad record length CRC at offset {offset}")
+    start = offset + HEADER_SIZE
+    rest = read(start, start + length + FOOTER_SIZE)
     if len(rest) < length + FOOTER_SIZE:
-        raise ValueError(f"{path}: record at offset {offset} is incomplete")
-    data = rest[:length]
+        raise ValueError(f"{name}: record at offset {offset} is incomplete")
+    data = bytes(rest[:length])
     (crc,) = _CRC.unpack_from(rest, length)
     if masked_crc(data) != crc:
-        raise ValueError(f"{path}: bad record data CRC at offset {offset}")
+        raise ValueError(f"{name}: bad record data CRC at offset {offset}")
     return data
+
+
+def read_record_at(path: str, offset: int) -> bytes:
+    """Read and check the one record framed at ``offset`` in the local file ``path``."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+
+        def read(start: int, end: int) -> bytes:  # never past the end: a damaged length
+            f.seek(start)                          # must not allocate what it claims
+            return f.read(max(0, min(end, size) - start))
+
+        return read_record(read, offset, path)

@@ -204,11 +204,11 @@ def decode_scalar_record(payload: bytes | memoryview, compact: bool = False,
     ``compact=True`` returns :class:`CompactSeries` instead (16 bytes a point or less
     instead of 24, chosen per record, every value exact): for a reader that keeps them.
     """
-    layout = _scan_record(payload)
+    layout = scan_record(payload)
     if layout is None:
         return None
     try:
-        return _decode_layout(payload, layout, compact)
+        return decode_layout(payload, layout, compact)
     except ValueError:  # UnicodeDecodeError is a ValueError
         return None
 
@@ -226,7 +226,7 @@ def _varint_at(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
     return value, nxt
 
 
-def _scan_record(payload: bytes | memoryview) -> list[list[int]] | None:
+def scan_record(payload: bytes | memoryview) -> list[list[int]] | None:
     """Each series' field spans ``[tag_start, tag_end, steps_start, steps_end, walls_start,
     walls_end, values_start, values_end]`` (absent fields: empty spans), or None when the
     record is not made only of scalar series (see :func:`decode_scalar_record`)."""
@@ -276,7 +276,7 @@ def _scan_record(payload: bytes | memoryview) -> list[list[int]] | None:
     return out
 
 
-def _decode_layout(payload: bytes | memoryview, layout: list[list[int]],
+def decode_layout(payload: bytes | memoryview, layout: list[list[int]],
                    compact: bool = False) -> list:
     raw = np.frombuffer(payload, dtype=np.uint8)
     if not layout:

@@ -4,4 +4,4 @@ import sys
 
 from visualdl.reader.inspect import main
 
-sys.exit(main())
+sys.exit(main(prog="python -m visualdl.reader"))

@@ -63,11 +63,10 @@ def summarize(paths: Sequence[str], out: TextIO | None = None) -> int:
     return 1 if reader.errors or refused else 0
 
 
-def main(paths: Sequence[str] | None = None) -> int:
-    if paths is None:
-        parser = argparse.ArgumentParser(
-            prog="python -m visualdl.reader",
-            description="Summarize visualdl record files and TensorBoard event files.")
-        parser.add_argument("paths", nargs="+", metavar="PATH")
-        paths = parser.parse_args().paths
-    return summarize(list(paths))
+def main(argv: Sequence[str] | None = None, prog: str = "visualdl inspect") -> int:
+    """``visualdl inspect PATH ...`` (and ``python -m visualdl.reader PATH ...``)."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Summarize and check the logs under each PATH (every format "
+        "visualdl reads): runs, tags by kind, counts, step ranges and any bad records.")
+    parser.add_argument("paths", nargs="+", metavar="PATH")
+    return summarize(parser.parse_args(argv).paths)

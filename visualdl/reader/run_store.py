@@ -154,8 +154,9 @@ class RunStore:
 
     # -- adding -------------------------------------------------------------------
     def add_entry(self, entry: Entry | DecodedSeries | CompactSeries, file_id: int, path: str,
-                  offset: int) -> None:
-        """Add one entry: a protobuf ``Entry``, or a series scalar_codec decoded."""
+                  offset: int, source: str = "visualdl") -> None:
+        """Add one entry: a protobuf ``Entry``, or a series scalar_codec decoded (blobs are
+        indexed by ``path`` and ``offset``, read back by ``source``)."""
         if isinstance(entry, (DecodedSeries, CompactSeries)):
             base = entry.wall_base if isinstance(entry, CompactSeries) else None
             self._add_scalars(entry[0], entry[1], entry[2], entry[3], file_id, base)
@@ -183,7 +184,7 @@ class RunStore:
             if unit.blob:
                 size, meta = read.meta(msg)
                 event: Any = BlobRef(unit.name, msg.tag, msg.step, msg.wall_time, size, path,
-                                     offset, meta)
+                                     offset, meta, source)
             else:
                 event = read.build(msg)
         except (ValueError, TypeError, ArithmeticError, LookupError) as exc:

@@ -59,25 +59,20 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.format.framing import read_record_at
-from visualdl.format.record_pb2 import FileHeader, Record
+from visualdl.format.names import segment_key
+from visualdl.format.record_pb2 import FileHeader
 from visualdl.reader import scalar_cache
 from visualdl.storage import cache_folder
-from visualdl.sources import vdl2
-from visualdl.sources.tfevents.decode import HEADER, FileDecoder
-from visualdl.sources.vdl2.decode import FileDecoder as Vdl2Decoder
-from visualdl.sources.vdl2.framing import read_payload_at as vdl2_payload_at
-from visualdl.format.names import segment_key
 
 try:
     import fcntl
 except ImportError:  # Windows: no lock, no reuse
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["FileCache", "restore", "save", "may_restore", "note_record", "note_offset", "stats",
+__all__ = ["FileCache", "restore", "save", "may_restore", "others_of", "eligible", "stats",
            "prune"]
 
-FORMAT = 2
+FORMAT = 3
 MANIFEST = "manifest.json"
 OTHERS = "others.i64"
 COLUMNS = ("steps.i64", "walls.f64", "values.f64")
@@ -178,11 +173,10 @@ class FileCache:
 
 
 def eligible(state: Any) -> bool:
-    """Local record files: ours, TensorBoard event files, VisualDL 2.x files (traces, graph
-    files and segment streams are read as before)."""
-    return (state.remote is None and not state.torch_trace and not state.vdl2_graph
-            and segment_key(state.path) is None
-            and (state.decoder is None or isinstance(state.decoder, (FileDecoder, Vdl2Decoder))))
+    """Local files of a source that lets its series be cached (ours, TensorBoard event
+    files, VisualDL 2.x files), segment streams excepted."""
+    return (state.file.local and state.reader is not None and state.reader.source.cacheable
+            and segment_key(state.path) is None)
 
 
 def may_restore() -> bool:
@@ -193,25 +187,11 @@ def may_restore() -> bool:
     return bool(_commits) or (cache_folder.cache_root() / "persist").is_dir()
 
 
-def note_record(state: Any, offset: int, record: Record) -> None:
-    """Remember a record holding anything but scalars: it is re-read on restore."""
-    others = _others(state)
-    if others is not None and \
-            any(e.WhichOneof("kind") not in ("scalars", None) for e in record.entries):
-        others.append(offset)
-
-
-def note_offset(state: Any, offset: int) -> None:
-    """Remember the offset of an event that gave entries other than scalar points."""
-    others = _others(state)
-    if others is not None:
-        others.append(offset)
-
-
-def _others(state: Any) -> list[int] | None:
-    """Where a file's other records are noted: its cache's list, or, while the file has no
-    cache (none is made before a series spills), the file's own, which becomes the
-    cache's when one is made (``LogReader._save``); None when the cache is off."""
+def others_of(state: Any) -> list[int] | None:
+    """Where a file's records holding more than scalars are noted (re-read by offset on
+    restore): its cache's list, or, while the file has no cache (none is made before a
+    series spills), the file's own, which becomes the cache's when one is made; None when
+    the cache is off."""
     cache = state.cache
     if cache is None:
         return state.others
@@ -262,47 +242,48 @@ def _counted(path: Path, items: int, tail: str) -> None:
 
 
 # -- restore -----------------------------------------------------------------------------------
-def restore(reader: Any, state: Any, f: Any) -> None:
-    """Before a file is first read: take its cached series and offset, if they check out."""
+def restore(reader: Any, state: Any) -> bool:
+    """Before a file is first read: take its cached series and offset, if they check out.
+    False when a cache was there and did not (the file's source reader may have been told
+    part of it: the caller starts a fresh one)."""
     state.cache = cache = FileCache(state.path)
     if not eligible(state):
         cache.off = True
-        return
+        return True
     if cache.off:  # --no-cache: nothing kept, nothing looked at
-        return
+        return True
     prune()
     pending = _commits.get(cache.where)
     if pending is not None:  # an earlier reader's commit in this process comes first
         with contextlib.suppress(Exception):
             pending.result()
     if not cache.acquire(create=False):
-        return
+        return True
     try:
-        loaded = _load(cache, state, f)
+        with open(state.path, "rb") as f:
+            loaded = _load(cache, state, f)
     except Exception as exc:  # noqa: BLE001 - whatever is wrong with a cache, it is dropped
         loaded = None
         reason = f"{type(exc).__name__}: {exc}"
     else:
         reason = "stale"
     if loaded is None:
-        if (cache.dir / MANIFEST).exists():  # type: ignore[operator]
+        rejected = (cache.dir / MANIFEST).exists()  # type: ignore[operator]
+        if rejected:
             stats["rejected"] += 1
             reader._error(f"{state.path}: scalar cache ignored and rebuilt ({reason})")
         cache.reset()
-        if isinstance(state.decoder, FileDecoder):  # what a rejected cache told it: forgotten
-            state.decoder = FileDecoder()
-        elif vdl2.is_vdl2(state):  # adopted for the cache: the first read tells again
-            state.decoder = state.header = None
-        return
+        return not rejected
     manifest, series, events = loaded
     with reader._lock:
         store = reader._store_for(state.run)
         for tag, spilled, columns in series:
             store.restore_series(tag, state.file_id, spilled=spilled, columns=columns)
         for offset, entry in events:
-            store.add_entry(entry, state.file_id, state.path, offset)
-        state.offset = manifest["offset"]
-        state.header = FileHeader.FromString(bytes.fromhex(manifest["header"]))
+            store.add_entry(entry, state.file_id, state.path, offset, state.source)
+        state.reader.restore(int(manifest["offset"]),
+                             FileHeader.FromString(bytes.fromhex(manifest["header"])),
+                             manifest["decoder"]["state"])
         state.records = manifest["records"]
         reader.version += 1
     cache.saved = manifest["offset"]
@@ -310,6 +291,7 @@ def restore(reader: Any, state: Any, f: Any) -> None:
     stats["restored"] += 1
     stats["skipped_records"] += manifest["records"]
     stats["skipped_bytes"] += manifest["offset"]
+    return True
 
 
 def _load(cache: FileCache, state: Any, f: Any):  # noqa: ANN202 - see restore
@@ -321,9 +303,7 @@ def _load(cache: FileCache, state: Any, f: Any):  # noqa: ANN202 - see restore
         return None
     if manifest.get("format") != FORMAT or manifest.get("source") != os.path.realpath(state.path):
         return None
-    kind = (manifest.get("decoder") or {}).get("kind")
-    if kind != ("tfevents" if isinstance(state.decoder, FileDecoder) else None) and not (
-            kind == "vdl2" and state.decoder is None):
+    if (manifest.get("decoder") or {}).get("source") != state.source:
         return None
     offset = int(manifest["offset"])
     if not _still_same(manifest["identity"], f, offset):
@@ -358,43 +338,9 @@ def _load(cache: FileCache, state: Any, f: Any):  # noqa: ANN202 - see restore
     n_others = int(manifest["others"])
     _counted(where / OTHERS, n_others, manifest["others_tail"])
     others = np.fromfile(where / OTHERS, "<i8", n_others).tolist() if n_others else []
-    events = _other_events(state, manifest, others)
+    events = state.reader.entries_at(state.file, others)
     cache.series, cache.others, cache.others_saved = saved, others, n_others
     return manifest, series, events
-
-
-def _other_events(state: Any, manifest: dict, others: list[int]) -> list:
-    """The entries other than scalars, read again from their records by offset. A
-    TensorBoard or VisualDL 2.x file's decoder reads them from its first state, in order (an
-    ``add_scalars`` chart is announced at its first key, as it was), then gets the state it
-    had at the offset (a tag's plugin named by a scalar event before it, say)."""
-    events = []
-    saved = manifest["decoder"]
-    vdl2_file = saved is not None and saved["kind"] == "vdl2"
-    if vdl2_file:
-        vdl2.adopt(state)
-    decoder = state.decoder
-    for off in others:
-        payload = (vdl2_payload_at if vdl2_file else read_record_at)(state.path, off)
-        if decoder is not None:
-            items = decoder.decode(payload)
-            if isinstance(items, str) or items is HEADER:
-                raise ValueError(f"record at offset {off} is not what was cached")
-            events += [(off, e) for e in items if not isinstance(e, tuple)]
-        else:
-            record = Record.FromString(payload)
-            events += [(off, e) for e in record.entries
-                       if e.WhichOneof("kind") not in ("scalars", None)]
-    if vdl2_file:
-        decoder.chart_keys = {k: list(v) for k, v in saved["chart_keys"].items()}
-        decoder.display_name = saved["display_name"]
-    elif isinstance(decoder, FileDecoder):
-        decoder.plugins = dict(saved["plugins"])
-        decoder.contents = {k: bytes.fromhex(v) for k, v in saved["contents"].items()}
-        decoder.metric_tags = list(saved["metric_tags"])
-        decoder.hparams = saved["hparams"]
-        decoder.file_version = saved["file_version"]
-    return events
 
 
 def _agrees(spilled: scalar_cache.SpilledSeries, l0: tuple, last: Any) -> bool:
@@ -480,7 +426,7 @@ def _save(reader: Any, state: Any, cache: FileCache) -> None:
         manifest = {"format": FORMAT, "source": os.path.realpath(state.path), "run": state.run,
                     "offset": state.offset, "records": state.records,
                     "header": state.header.SerializeToString().hex(),
-                    "decoder": _decoder_state(state.decoder), "others": cache.others_saved,
+                    "decoder": _decoder_state(state.reader), "others": cache.others_saved,
                     "gen": cache.gen}
     with open(state.path, "rb") as f:
         manifest["identity"] = _identity(f, state.offset)
@@ -489,22 +435,13 @@ def _save(reader: Any, state: Any, cache: FileCache) -> None:
                                           writes, syncs, dropped)
 
 
-def _decoder_state(decoder: Any) -> dict | None:
-    """What a TensorBoard or VisualDL 2.x file's decoder remembers from the records before
-    the offset (a tag's plugin comes with its first value only; an ``add_scalars`` chart's
-    keys so far)."""
-    if decoder is None:
-        return None
-    if isinstance(decoder, Vdl2Decoder):
-        out = {"kind": "vdl2", "chart_keys": decoder.chart_keys,
-               "display_name": decoder.display_name}
-    else:
-        out = {"kind": "tfevents", "plugins": decoder.plugins,
-               "metric_tags": decoder.metric_tags,
-               "contents": {k: bytes(v).hex() for k, v in decoder.contents.items()},
-               "hparams": decoder.hparams, "file_version": decoder.file_version}
-    # a copy (the commit is written on the writer thread while the reader goes on); hparams
-    # of a type JSON does not hold are refused here (TypeError: the file is not cached)
+def _decoder_state(source_file: Any) -> dict:
+    """What the file's source reader remembers from the records before the offset (a
+    TensorBoard tag's plugin comes with its first value only; VisualDL's ``add_scalars``
+    chart keys so far): a copy (the commit is written on the writer thread while the
+    reader goes on); what JSON does not hold is refused here (TypeError: the file is not
+    cached)."""
+    out = {"source": source_file.source.name, "state": source_file.cache_state()}
     return json.loads(json.dumps(out))
 
 

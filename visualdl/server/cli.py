@@ -1,4 +1,5 @@
-"""The ``visualdl`` command: parse flags, build the app, serve it with waitress.
+"""``visualdl [flags]``: parse the serve command's flags, build the app, serve it with
+waitress (the other subcommands are dispatched by :mod:`visualdl.cli`).
 
 Nothing here knows about routes or data; ``create_app`` does. The server listens at once and
 the data provider loads in the background, so a huge logdir never delays the first page.
@@ -19,7 +20,7 @@ from typing import Iterator, Sequence
 from visualdl.format.version import __version__
 from visualdl.server.listen import listen
 
-__all__ = ["main", "build_parser", "make_server", "serve"]
+__all__ = ["main", "build_parser", "check_logdirs", "make_server", "serve"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8040
@@ -127,47 +128,17 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _check_logdirs(parser: argparse.ArgumentParser, logdirs: Sequence[str]) -> None:
+def check_logdirs(parser: argparse.ArgumentParser, logdirs: Sequence[str]) -> None:
     """A regular file given as a logdir must be a record file: anything else (a script, a
     CSV, a model) would be served as an empty dashboard, without a word."""
-    from visualdl.reader.discovery import is_record_file
+    from visualdl.reader.discovery import is_log_file
 
     for logdir in logdirs:
         path = Path(logdir).expanduser()
-        if path.is_file() and not is_record_file(path.name):
+        if path.is_file() and not is_log_file(path.name):
             parser.error(f"argument --logdir: {logdir} is a file, not a log directory "
                          "(give the folder that holds the runs, or a log file: ours, with "
                          "'vdlrecords' in its name, or TensorBoard's events.out.tfevents.*)")
-
-
-def _inspect(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="visualdl inspect", description="Summarize and check visualdl record files."
-    )
-    parser.add_argument("paths", nargs="+", metavar="PATH")
-    args = parser.parse_args(argv)
-    from visualdl.reader.inspect import main as inspect_main
-
-    return int(inspect_main(args.paths) or 0)
-
-
-def _convert(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="visualdl convert",
-        description="Copy a logdir of TensorBoard event files, VisualDL 2.x logs or visualdl "
-        "record files into visualdl's format, run by run; prints what was copied and "
-        "skipped (exit code 1 when something was skipped).")
-    parser.add_argument("src", metavar="SRC", help="the logdir to read")
-    parser.add_argument("dst", metavar="DST", help="where to write (a new or empty directory)")
-    args = parser.parse_args(argv)
-    from visualdl.convert import convert
-
-    try:
-        summary = convert(args.src, args.dst)
-    except (FileNotFoundError, ValueError) as err:
-        parser.error(str(err))
-    print(summary)
-    return 1 if summary.skipped else 0
 
 
 def _start(argv: list[str]) -> int | tuple:
@@ -177,7 +148,7 @@ def _start(argv: list[str]) -> int | tuple:
     args = parser.parse_args(argv)
     if not args.logdir and not args.model:
         parser.error("--logdir is required (or give --model)")
-    _check_logdirs(parser, args.logdir or [])
+    check_logdirs(parser, args.logdir or [])
     from visualdl.storage import parse_storage_options
 
     try:
@@ -233,16 +204,9 @@ def _start(argv: list[str]) -> int | tuple:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``visualdl`` console script; returns the exit code."""
+    """Serve the dashboard (``visualdl [flags]``; the subcommands are dispatched by
+    :mod:`visualdl.cli`); returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["inspect"]:
-        return _inspect(argv[1:])
-    if argv[:1] == ["convert"]:
-        return _convert(argv[1:])
-    if argv[:1] == ["export"]:
-        from visualdl.export import main as export_main
-
-        return export_main(argv[1:])
     with _collector_paused():  # from the start: numpy and the reader import here too
         started = _start(argv)
         if not isinstance(started, int):

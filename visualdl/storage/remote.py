@@ -8,9 +8,9 @@ Four operations, chosen so that the cost in requests is known in advance:
   are fetched concurrently right after (the reader reads them next).
 * ``read(url, start, end)``: one ranged GET.
 * ``write(url, data)``: one PUT of a whole object (object stores cannot append).
-* ``read_record(url, offset)`` / ``read_whole(url, size)``: a blob's record (two ranged
-  GETs: its length, its data) or a whole object, kept in a bounded :class:`BlobCache` so
-  that a page reload fetches nothing again.
+* ``cached(key, fetch)`` / ``read_whole(url, size)``: a blob's bytes (a record, read by
+  its source through ranged GETs) or a whole object, kept in a bounded :class:`BlobCache`
+  so that a page reload fetches nothing again.
 
 The counters (:class:`Stats`) are what ``/api/info`` shows per reload.
 """
@@ -22,8 +22,6 @@ import threading
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Iterator
-
-from visualdl.format.framing import FOOTER_SIZE, HEADER_SIZE, length_at, masked_crc
 
 #: New segments fetched concurrently after a listing: each at most PREFETCH_ITEM bytes,
 #: PREFETCH_BYTES in all (the rest is read one by one, as it comes).
@@ -255,9 +253,13 @@ class RemoteFS:
         prefetched the whole object: see :meth:`_prefetch`)."""
         if end <= start:
             return b""
-        ready = self._prefetched.pop(url, None)
-        if ready is not None and start == 0 and end >= len(ready):
-            return ready
+        ready = self._prefetched.get(url)
+        if ready is not None:
+            if start == 0 and end >= len(ready):  # read whole: not kept any longer
+                del self._prefetched[url]
+                return ready
+            if end <= len(ready):  # its first bytes, looked at before it is read
+                return ready[start:end]
         data = self.fs.cat_file(self.strip(url), start=start, end=end)
         self._count(gets=1, bytes_read=len(data))
         return data
@@ -283,39 +285,27 @@ class RemoteFS:
         """The whole object (``size`` bytes as listed), in one GET, through the cache."""
         return self.cached((url, 0, size), lambda: self.read(url, 0, size))
 
-    def read_record(self, url: str, offset: int) -> bytes:
-        """The record framed at ``offset`` of ``url``, CRC-checked: two ranged GETs (its
-        length, its data) the first time, none once cached."""
-        return self.cached((url, offset, "record"), lambda: self._read_record(url, offset))
-
-    def _read_record(self, url: str, offset: int) -> bytes:
-        head = self.read(url, offset, offset + HEADER_SIZE)
-        if len(head) < HEADER_SIZE:
-            raise ValueError(f"{url}: no record at offset {offset}")
-        length = length_at(head, 0)
-        if length is None:
-            raise ValueError(f"{url}: bad record length CRC at offset {offset}")
-        start = offset + HEADER_SIZE
-        rest = self.read(url, start, start + length + FOOTER_SIZE)
-        if len(rest) < length + FOOTER_SIZE:
-            raise ValueError(f"{url}: record at offset {offset} is incomplete")
-        data = rest[:length]
-        if masked_crc(data) != int.from_bytes(rest[length:], "little"):
-            raise ValueError(f"{url}: bad record data CRC at offset {offset}")
-        return data
-
 
 class RangeFile:
     """A read-only file over ``[start, size)`` of one object, fetched in blocks of
-    ``block`` bytes by ranged GETs, for :func:`visualdl.format.framing.scan_file` (which
-    reads forward in chunks). Reads before ``start`` are an error: what lies there was
+    ``block`` bytes by ranged GETs, for the sources' scanners (which read forward in
+    chunks). Reads before ``start`` are an error: what lies there was
     read by an earlier reload."""
 
+    BLOCK = 32 << 20
+
     def __init__(self, remote: RemoteFS, url: str, start: int, size: int,
-                 block: int = 32 << 20) -> None:
+                 block: int = BLOCK) -> None:
         self.remote, self.url, self.start, self.size, self.block = remote, url, start, size, block
         self._pos = start
         self._base = start
+        self._buf = b""
+
+    def preload(self, data: bytes) -> None:
+        """Bytes from ``start`` already fetched (the object's first block)."""
+        self._base, self._buf = self.start, data
+
+    def close(self) -> None:
         self._buf = b""
 
     def seek(self, pos: int, whence: int = 0) -> int:

@@ -191,13 +191,13 @@ def _load(source: Any, name: str = "") -> tuple[Any, str | None]:
 
     if (source if isinstance(source, str) else name).endswith(".pdmodel"):
         # a Paddle program (VisualDL 2.x shows these): converted as its logged graphs are
-        from visualdl.sources.vdl2.graph import pdmodel_to_onnx
+        from visualdl.sources.paddle import to_onnx as program_to_onnx
 
         try:
             if isinstance(source, str):
                 with open(source, "rb") as f:
                     source = f.read()
-            return load_model(pdmodel_to_onnx(bytes(source)))[0], None
+            return load_model(program_to_onnx(bytes(source)))[0], None
         except (OSError, ValueError) as exc:
             raise ModelError(str(exc)) from None
     return load_model(source)

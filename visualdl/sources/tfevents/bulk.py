@@ -40,12 +40,12 @@ import numpy as np
 import google_crc32c
 
 from visualdl.format.framing import (CHUNK, FOOTER_SIZE, HEADER_SIZE, MAX_RECORD_SIZE,
-                                     _crc_tables, _masked_length_crcs, masked_crc,
+                                     crc_tables, masked_crc, masked_length_crcs,
                                      scan_file)
 from visualdl.format.scalar_codec import DecodedSeries
 
 _LEN = struct.Struct("<Q")
-_T0 = _crc_tables()[0]
+_T0 = crc_tables()[0]
 _MASK_DELTA = np.uint32(0xA282EAD8)
 _MAX_STEP_BYTES = 9  # varints of up to 63 bits: every non-negative int64 step
 # The tensor form's value after the tag: tensor (8) of 10 bytes: dtype float (08 01), an
@@ -191,14 +191,14 @@ def _length_crcs(lengths: np.ndarray) -> np.ndarray:
     65,536 (nearly all) are looked up in a table made once; the others are computed with
     four table lookups each, as framing's vectorised search does."""
     if not _LENGTH_CRC_TABLE:
-        _LENGTH_CRC_TABLE.append(_masked_length_crcs(np.arange(_SMALL, dtype=np.uint32)))
+        _LENGTH_CRC_TABLE.append(masked_length_crcs(np.arange(_SMALL, dtype=np.uint32)))
     table = _LENGTH_CRC_TABLE[0]
     if not len(lengths):
         return np.zeros(0, np.uint32)
     small = lengths < _SMALL
     if small.all():
         return table[lengths]
-    out = _masked_length_crcs(lengths.astype(np.uint32))
+    out = masked_length_crcs(lengths.astype(np.uint32))
     out[small] = table[lengths[small]]
     return out
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import time
 import zlib
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-__all__ = ["TRACE_SUFFIXES", "is_torch_trace_file", "worker_name", "TraceInfo", "scan",
-           "load", "LoadedTrace", "SETTLE_SECONDS"]
+from visualdl.sources.base import Source, WholeFile
+from visualdl.sources.values import BlobRef
+
+__all__ = ["SOURCE", "TraceSource", "TRACE_SUFFIXES", "worker_name", "load", "LoadedTrace",
+           "SETTLE_SECONDS"]
 
 #: PyTorch's tensorboard_trace_handler names, and vf.profiler.export_chrome_tracing's.
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".vf.trace.json", ".vf.trace.json.gz")
@@ -30,10 +31,6 @@ SETTLE_SECONDS = 10.0
 _STEP = re.compile(rb'"ProfilerStep#(\d+)"')
 _TIMESTAMP = re.compile(r"^(.*?)\.(\d+)$")
 _CHUNK = 4 << 20
-
-
-def is_torch_trace_file(name: str) -> bool:
-    return name.endswith(TRACE_SUFFIXES) and not name.startswith(".")
 
 
 def worker_name(name: str) -> str:
@@ -48,75 +45,74 @@ def worker_name(name: str) -> str:
     return (match.group(1) if match else base) or "trace"
 
 
-@dataclass(frozen=True)
-class TraceInfo:
-    """What the reader's index keeps of one trace file."""
+class TraceSource(Source):
+    name = "torchtrace"
+    label = "PyTorch profiler trace"
+    whole = True
 
-    tag: str
-    step: int
-    end_step: int
-    wall_time: float
-    size: int            # bytes on disk
-    complete: bool       # False: truncated or unreadable (``error`` says why)
-    error: str = ""
+    def claims(self, name: str) -> bool:
+        return name.endswith(TRACE_SUFFIXES)
 
-
-def scan(path: str, now: float | None = None, fileobj: BinaryIO | None = None,
-         stat: Any = None) -> TraceInfo | None:
-    """Index one trace file without parsing it; None while it still looks unfinished (a
-    file being written), unless it has not changed for ``SETTLE_SECONDS``.
-
-    The step range comes from a byte search for ``"ProfilerStep#N"`` (streamed, so a trace
-    of hundreds of MB is never held here); completeness from the JSON's last byte, or the
-    gzip stream's end. An object in storage is read from ``fileobj``, with ``stat`` (its
-    ``st_size`` and ``st_mtime``) from the listing (see :mod:`visualdl.storage.objects`)."""
-    st = stat if stat is not None else os.stat(path)
-    settled = (time.time() if now is None else now) - st.st_mtime >= SETTLE_SECONDS
-    steps: set[int] = set()
-    error = ""
-    try:
-        last = _scan_steps(path, steps, fileobj)
-        if not last:
-            error = "the trace file is empty"
-        elif last not in (b"}", b"]"):
-            error = "the trace file ends before its JSON does (truncated, or still being written)"
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        error = f"the trace file is not valid gzip ({exc})"
-    if error and not settled:
-        return None
-    tag = worker_name(path)
-    step = min(steps) if steps else 0
-    return TraceInfo(tag, step, max(steps) if steps else step, st.st_mtime, st.st_size,
-                     not error, error)
+    def open(self, path: str) -> "TraceFile":
+        return TraceFile(self, path)
 
 
-def _scan_steps(path: str, steps: set[int], fileobj: BinaryIO | None = None) -> bytes:
+class TraceFile(WholeFile):
+    """One trace file: a ``profile`` blob of its run, its bytes read again when a view opens
+    it. A broken trace is not counted as an error of the logdir: the profiler says why."""
+
+    count_errors = False
+
+    @property
+    def settle(self) -> float:  # type: ignore[override]
+        return SETTLE_SECONDS
+
+    def index(self, stream: BinaryIO, stat: Any, settled: bool) -> tuple[Any, str] | None:
+        """The step range comes from a byte search for ``"ProfilerStep#N"`` (streamed, so a
+        trace of hundreds of MB is never held here); completeness from the JSON's last
+        byte, or the gzip stream's end."""
+        steps: set[int] = set()
+        error = ""
+        try:
+            last = _scan_steps(stream, steps)
+            if not last:
+                error = "the trace file is empty"
+            elif last not in (b"}", b"]"):
+                error = ("the trace file ends before its JSON does (truncated, or still being "
+                         "written)")
+        except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            error = f"the trace file is not valid gzip ({exc})"
+        if error and not settled:
+            return None
+        step = min(steps) if steps else 0
+        meta = {"end_step": max(steps) if steps else step, "source": "pytorch", "error": error}
+        ref = BlobRef("profile", worker_name(self.path), step, stat.mtime, stat.size, self.path,
+                      0, meta, self.source.name)
+        return ref, error
+
+    def load(self, file: Any, ref: Any, field: str) -> "LoadedTrace":
+        return load(self.path, file.whole(ref.size))
+
+
+def _scan_steps(stream: BinaryIO, steps: set[int]) -> bytes:
     """Collect ProfilerStep numbers; return the last non-blank byte of the JSON text."""
     last = b""
     tail = b""
-    with _open(path, fileobj) as f:
-        while True:
-            chunk = f.read(_CHUNK)
-            if not chunk:
-                break
-            text = tail + chunk
-            # a name cut between two chunks is whole in the overlap (found twice: a set)
-            steps.update(int(m.group(1)) for m in _STEP.finditer(text))
-            tail = text[-48:]
-            stripped = chunk.rstrip()
-            if stripped:
-                last = stripped[-1:]
+    magic = stream.read(2)
+    stream.seek(-len(magic), 1)
+    f: Any = gzip.GzipFile(fileobj=stream) if magic == b"\x1f\x8b" else stream
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            break
+        text = tail + chunk
+        # a name cut between two chunks is whole in the overlap (found twice: a set)
+        steps.update(int(m.group(1)) for m in _STEP.finditer(text))
+        tail = text[-48:]
+        stripped = chunk.rstrip()
+        if stripped:
+            last = stripped[-1:]
     return last
-
-
-def _open(path: str, fileobj: BinaryIO | None = None):
-    if fileobj is not None:
-        magic = fileobj.read(2)
-        fileobj.seek(0)
-        return gzip.GzipFile(fileobj=fileobj) if magic == b"\x1f\x8b" else nullcontext(fileobj)
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
 @dataclass(frozen=True)
@@ -147,3 +143,6 @@ def load(path: str, data: bytes | None = None) -> LoadedTrace:
             raise ValueError(f"{os.path.basename(path)}: the trace file is not valid gzip "
                              f"({exc})") from None
     return LoadedTrace(path, data, gzipped, gz)
+
+
+SOURCE = TraceSource()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import numpy as np
 
@@ -84,12 +84,11 @@ def looks_like_vdl2(head: bytes | memoryview) -> bool:
 SNIFF_SIZE = 1 << 16  # bytes looked at when a file's first record is damaged
 
 
-def sniff(f: BinaryIO) -> bool:
-    """True when ``f`` is a VisualDL 2.x file: its first bytes say so, or (the first record
-    damaged) a whole, well-shaped record follows within its first 64 KiB. Call it only
-    after checking for our own framing (see :func:`looks_like_vdl2`)."""
-    f.seek(0)
-    head = f.read(SNIFF_SIZE)
+def sniff(head: bytes) -> bool:
+    """True when a file starting with ``head`` (its first ``SNIFF_SIZE`` bytes) is a
+    VisualDL 2.x file: its first bytes say so, or (the first record damaged) a whole,
+    well-shaped record follows within them. Ask only after checking for our own framing
+    (see :func:`looks_like_vdl2`)."""
     if looks_like_vdl2(head):
         return True
     return _next_good(memoryview(head), 1, len(head)) is not None
@@ -232,20 +231,33 @@ def scan_file(f: BinaryIO, offset: int, size: int, chunk: int = CHUNK) -> Iterat
         offset = result.end
 
 
-def read_payload_at(path: str, offset: int, f: BinaryIO | None = None) -> bytes:
-    """The payload of the record at ``offset`` (a blob's bytes are read back this way);
-    from ``f`` when given (an object in storage), else from the file at ``path``."""
-    if f is None:
-        with open(path, "rb") as local:
-            return read_payload_at(path, offset, local)
-    f.seek(offset)
-    head = f.read(HEADER_SIZE)
-    if len(head) != HEADER_SIZE:
-        raise ValueError(f"{path}: no record at offset {offset}")
-    length = _LEN.unpack(head)[0]
+#: Bytes asked for at a blob's offset first: most records of images or audio fit.
+BLOB_BLOCK = 64 << 10
+
+
+def read_payload(read: Callable[[int, int], bytes], offset: int, name: str) -> bytes:
+    """The payload of the record at ``offset`` (a blob's bytes are read back this way),
+    through ``read(start, end)``: one read of ``BLOB_BLOCK`` bytes, a second when the
+    record is longer. ``name`` names the file in errors."""
+    head = read(offset, offset + BLOB_BLOCK)
+    if len(head) < HEADER_SIZE:
+        raise ValueError(f"{name}: no record at offset {offset}")
+    length = _LEN.unpack_from(head)[0]
     if length > MAX_RECORD_SIZE:
-        raise ValueError(f"{path}: no record at offset {offset}")
-    data = f.read(length)
+        raise ValueError(f"{name}: no record at offset {offset}")
+    data = bytes(head[HEADER_SIZE:HEADER_SIZE + length])
+    if len(data) < length:
+        data += read(offset + len(head), offset + HEADER_SIZE + length)
     if len(data) != length or not is_value_chain(data, 0, length):
-        raise ValueError(f"{path}: no record at offset {offset}")
+        raise ValueError(f"{name}: no record at offset {offset}")
     return data
+
+
+def read_payload_at(path: str, offset: int) -> bytes:
+    """:func:`read_payload` of a local file."""
+    with open(path, "rb") as f:
+        def read(start: int, end: int) -> bytes:
+            f.seek(start)
+            return f.read(max(0, end - start))
+
+        return read_payload(read, offset, path)

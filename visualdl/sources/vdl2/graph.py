@@ -17,8 +17,11 @@ place (batch norm's running mean) are renamed per write so the graph stays singl
 and each variable's shape and dtype become the shape of its edge. Weights become
 initializers with their shapes and dtypes but no values (VisualDL's JSON holds none; the
 ONNX checker then notes, in the view's warnings, that their data is not stored). Paddle's
-``.pdmodel`` programs are read into the same JSON by :mod:`.pdmodel`. Only ``json``,
-protobuf and ``onnx.helper`` are used: no Paddle, no VisualDL.
+``.pdmodel`` programs are read into the same JSON (:mod:`visualdl.sources.paddle`). Only
+``json``, protobuf and ``onnx.helper`` are used: no Paddle, no VisualDL.
+
+Each graph file is one blob of its run, indexed whole once it parses (or once it settles
+broken, so that the graph view says why) and converted to ONNX when the view opens it.
 """
 
 from __future__ import annotations
@@ -26,20 +29,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO, Callable
+
+from visualdl.sources.base import Source, WholeFile
+from visualdl.sources.values import BlobRef
 
 #: What names a VisualDL 2.x graph file (``vdlgraph.%010d.log`` + the writer's suffix).
 GRAPH_MARK = "vdlgraph"
 #: The tag a run's VisualDL graph is listed under.
 GRAPH_TAG = "vdlgraph"
-#: Paddle's static program files (see :mod:`.pdmodel`).
-PDMODEL_SUFFIX = ".pdmodel"
 #: The ONNX domain of the converted ops (not an ONNX operator set).
 DOMAIN = "paddle"
-#: A file that does not parse yet is taken as still being written until it is this old.
-SETTLE_SECONDS = 10.0
 #: Larger files are refused (VisualDL's JSON of a large model is a few MB).
 MAX_SIZE = 256 << 20
 
@@ -56,65 +56,64 @@ _DTYPES = {
 }
 
 
-def is_graph_file(name: str) -> bool:
-    """A VisualDL 2.x graph file's name (``vdlgraph.1700000000.log``, as VisualDL's writer
-    names it: the name starts with the mark), or a Paddle program (``*.pdmodel``), which
-    VisualDL 2.x also shows when it finds one in a logdir."""
-    return name.startswith(GRAPH_MARK + ".") or is_pdmodel(name)
+class GraphSource(Source):
+    name = "vdl2graph"
+    label = "VisualDL 2.x graph file"
+    whole = True
+
+    def claims(self, name: str) -> bool:
+        return name.startswith(GRAPH_MARK + ".")
+
+    def open(self, path: str) -> "GraphFile":
+        return GraphFile(self, path)
 
 
-def is_pdmodel(name: str) -> bool:
-    """A Paddle static program file (``inference.pdmodel``)."""
-    return name.endswith(PDMODEL_SUFFIX) and not name.startswith(".")
+class GraphFile(WholeFile):
+    """One graph file: a ``graph`` blob of its run."""
 
+    #: how the file's bytes become the graph JSON, and what the blob's meta calls it
+    document: Callable[[bytes], dict[str, Any]]
+    producer = "VisualDL 2.x add_graph"
+    origin = "VisualDL 2.x"
 
-@dataclass(frozen=True)
-class GraphInfo:
-    """What indexing a graph file found (its contents are converted when it is opened)."""
+    def tag(self, name: str) -> str:
+        return GRAPH_TAG
 
-    tag: str
-    wall_time: float
-    size: int
-    error: str  # why it cannot be shown, "" when it can
+    def wall_time(self, name: str, stat: Any) -> float:
+        match = _TIME.search(name)
+        return float(match.group(1)) if match else stat.mtime
 
+    def index(self, stream: BinaryIO, stat: Any, settled: bool) -> tuple[Any, str] | None:
+        error = ""
+        if stat.size == 0:
+            error = "the graph file is empty"
+        elif stat.size > MAX_SIZE:
+            error = f"the graph file is {stat.size} bytes, more than the {MAX_SIZE} read"
+        else:
+            try:
+                self.document(stream.read())
+            except ValueError as exc:
+                error = str(exc)
+        if error and not settled:
+            return None
+        name = os.path.basename(self.path)
+        ref = BlobRef("graph", self.tag(name), 0, self.wall_time(name, stat), stat.size,
+                      self.path, 0, {"source": self.origin, "error": error},
+                      self.source.name)
+        return ref, error
 
-def scan(path: str, now: float | None = None, data: bytes | None = None,
-         stat: Any = None) -> GraphInfo | None:
-    """Index one graph file; None while it is empty or does not parse yet and may still be
-    being written (younger than ``SETTLE_SECONDS``). A file that settles broken is indexed
-    with its ``error``, so the graph view can say what is wrong with it. An object in
-    storage comes as its ``data``, with ``stat`` (``st_size``, ``st_mtime``) from the
-    listing (see :mod:`visualdl.storage.objects`)."""
-    st = stat if stat is not None else os.stat(path)
-    settled = (time.time() if now is None else now) - st.st_mtime >= SETTLE_SECONDS
-    error = ""
-    if st.st_size == 0:
-        error = "the graph file is empty"
-    elif st.st_size > MAX_SIZE:
-        error = f"the graph file is {st.st_size} bytes, more than the {MAX_SIZE} read"
-    else:
-        if data is None:
-            with open(path, "rb") as f:
-                data = f.read()
+    def load(self, file: Any, ref: Any, field: str) -> Any:
+        """The ``Graph`` message: the file's JSON or program converted now; ValueError when
+        the file is not one."""
+        from visualdl.format.record_pb2 import Graph
+
+        if ref.size > MAX_SIZE:
+            raise ValueError(f"{self.path}: more than {MAX_SIZE} bytes, not read")
         try:
-            _document(os.path.basename(path), data)
+            onnx = doc_to_onnx(self.document(file.whole(ref.size)), producer=self.producer)
         except ValueError as exc:
-            error = str(exc)
-    if error and not settled:
-        return None
-    name = os.path.basename(path)
-    match = _TIME.search(name)
-    wall = float(match.group(1)) if match else st.st_mtime
-    return GraphInfo(name if is_pdmodel(name) else GRAPH_TAG, wall, st.st_size, error)
-
-
-def _document(name: str, data: bytes) -> dict[str, Any]:
-    """The graph JSON of a file's bytes: VisualDL's own, or made from a ``.pdmodel``."""
-    if is_pdmodel(name):
-        from visualdl.sources.vdl2.pdmodel import program_doc
-
-        return program_doc(data)
-    return parse(data)
+            raise ValueError(f"{os.path.basename(self.path)}: {exc}") from None
+        return Graph(tag=ref.tag, step=ref.step, wall_time=ref.wall_time, onnx=onnx)
 
 
 def parse(data: bytes) -> dict[str, Any]:
@@ -188,16 +187,9 @@ def to_onnx(data: bytes) -> bytes:
     return doc_to_onnx(parse(data))
 
 
-def pdmodel_to_onnx(data: bytes) -> bytes:
-    """The serialized ONNX ``ModelProto`` of a Paddle program's bytes (a ``.pdmodel``)."""
-    from visualdl.sources.vdl2.pdmodel import program_doc
-
-    return doc_to_onnx(program_doc(data), producer="PaddlePaddle program (.pdmodel)")
-
-
 def doc_to_onnx(doc: dict[str, Any], producer: str = "VisualDL 2.x add_graph") -> bytes:
     """The serialized ONNX ``ModelProto`` of a graph JSON (checked by :func:`parse`, or
-    made by :func:`.pdmodel.program_doc`)."""
+    made by :func:`visualdl.sources.paddle.program.program_doc`)."""
     from onnx import TensorProto, helper
 
     variables = {v["name"]: v for v in doc.get("vars", [])
@@ -297,19 +289,5 @@ def _weight(name: str, dtype: int, dims: list) -> Any:
     return tensor
 
 
-def load(path: str, tag: str, step: int, wall_time: float, data: bytes | None = None) -> Any:
-    """The ``Graph`` message of one graph file (its JSON or program converted now), for
-    ``LogReader.load``; ValueError when the file is not a VisualDL graph. ``data``: the
-    file's bytes, when read already (from object storage)."""
-    from visualdl.format.record_pb2 import Graph
-
-    if data is None:
-        if os.path.getsize(path) > MAX_SIZE:
-            raise ValueError(f"{path}: more than {MAX_SIZE} bytes, not read")
-        with open(path, "rb") as f:
-            data = f.read()
-    try:
-        onnx = pdmodel_to_onnx(data) if is_pdmodel(os.path.basename(path)) else to_onnx(data)
-    except ValueError as exc:
-        raise ValueError(f"{os.path.basename(path)}: {exc}") from None
-    return Graph(tag=tag, step=step, wall_time=wall_time, onnx=onnx)
+GraphFile.document = staticmethod(parse)  # type: ignore[assignment]
+SOURCE = GraphSource()

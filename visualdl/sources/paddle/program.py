@@ -1,5 +1,5 @@
 """PaddlePaddle static programs (``.pdmodel``, a serialized ``ProgramDesc``) as the graph
-JSON VisualDL's ``add_graph`` writes, so one conversion (:func:`.graph.doc_to_onnx`) serves
+JSON VisualDL's ``add_graph`` writes, so one conversion (:func:`visualdl.sources.vdl2.graph.doc_to_onnx`) serves
 both: VisualDL 2.x shows a ``.pdmodel`` found in a logdir or uploaded, and so do we (in a
 logdir, or with ``--model``).
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
-from visualdl.sources.vdl2.paddle_program_pb2 import ProgramDesc
+from visualdl.sources.paddle.paddle_program_pb2 import ProgramDesc
 
 #: ``VarType.Type`` values of tensors, by the dtype names VisualDL writes.
 _DTYPES = {0: "bool", 1: "int16", 2: "int32", 3: "int64", 4: "float16", 5: "float32",
