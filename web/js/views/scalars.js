@@ -13,13 +13,13 @@ import { showName, fmtWall } from '../shared/format.js';
 import { el, setChildren, uid, fmtInt } from '../shared/dom.js';
 import { stateCheckbox, stateRadios, stateSelect, validChoice } from '../shared/controls.js';
 import { PLOT_CONFIG, plotlyReady, onThemeChange, onXZoom } from '../shared/plot.js';
-import { buildChart, xAxisOf } from './scalars_chart.js';
+import { buildChart, xAxisOf } from './scalars/chart.js';
 import {
   GROUP_MODES, GROUP_STATS, GROUP_BANDS, grouping, setGrouping, groupRequest, buildGroupChart,
-} from './scalars_groups.js';
+} from './scalars/groups.js';
 import {
   chartSpecs, linesOf, exportLayout, sectionLabel, keyOf, parseKey, compilePatterns,
-} from './scalars_layouts.js';
+} from './scalars/layouts.js';
 
 state.declare('tags', '');
 state.declare('smoothing', 0.6);

@@ -2,9 +2,9 @@
 // answers (/api/scalars/groups: smoothing, alignment and statistics happen there), and the
 // plotly traces of each group: its band, then its centre line, whose tooltip names the group,
 // its member count and its members. No fetching here.
-import { plotlyText, baseLayout, axis } from '../shared/plot.js';
-import * as state from '../shared/state.js';
-import { withAlpha } from '../shared/tint.js';
+import { plotlyText, baseLayout, axis } from '../../shared/plot.js';
+import * as state from '../../shared/state.js';
+import { withAlpha } from '../../shared/tint.js';
 
 state.declare('group', ''); // "re:<regex>" | "hp:<name>,<name>" | "" (no grouping)
 state.declare('gstat', 'mean');

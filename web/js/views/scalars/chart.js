@@ -1,7 +1,7 @@
 // Pure functions that turn scalar series into plotly traces and layout: smoothing, x-axis
 // modes, outlier-robust y range and markers for non-finite values. No DOM, no fetching.
-import { plotlyText, baseLayout, axis } from '../shared/plot.js';
-import { withAlpha } from '../shared/tint.js';
+import { plotlyText, baseLayout, axis } from '../../shared/plot.js';
+import { withAlpha } from '../../shared/tint.js';
 
 /**
  * Debiased exponential moving average, as TensorBoard computes it: non-finite points pass

@@ -2,8 +2,8 @@
 // the charts add_scalars recorded (a line per key), custom layouts (multiline charts of tag
 // regexes, margin charts), charts made in the page from regexes, and pinned copies of any of
 // them. Pure functions over the tag index and /api/scalars/layouts: no DOM, no fetching.
-import { groupOf } from '../shared/cards.js';
-import { lineStyle } from './scalars_chart.js';
+import { groupOf } from '../../shared/cards.js';
+import { lineStyle } from './chart.js';
 
 /** A chart's key: JSON keeps any tag text intact. ['t', tag] | ['g', main_tag] |
  *  ['l', category, title] | ['u', regex, ...] | ['p', key of the pinned chart]. */
