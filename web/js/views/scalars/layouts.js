@@ -153,6 +153,45 @@ export function linesOf(spec, runs, has, tagsOf) {
   return { lines, bands };
 }
 
+// ---- what the URL keeps: charts made here ("chart") and per-chart run subsets ("cruns") --
+/** The charts made here: each a list of tag regexes, from the URL's JSON texts. */
+export function parseMade(texts) {
+  const out = [];
+  for (const text of texts) {
+    const parts = parseKey(text);
+    if (parts && parts.length) out.push(parts);
+  }
+  return out;
+}
+
+/** Per-chart run subsets, chart key -> [run], from the URL's JSON [key, run, ...] texts. */
+export function parseSubsets(texts) {
+  const out = new Map();
+  for (const text of texts) {
+    const parts = parseKey(text);
+    if (parts && parts.length >= 1) out.set(parts[0], parts.slice(1));
+  }
+  return out;
+}
+
+/** `texts` with chart `key`'s subset set to `runs` (null: every run, no subset). */
+export function withSubset(texts, key, runs) {
+  const others = texts.filter((text) => (parseKey(text) || [])[0] !== key);
+  return runs ? [...others, keyOf(key, ...runs)] : others;
+}
+
+// ---- export -----------------------------------------------------------------------------------
+/** The charts an exported layout holds, of `specs` (key -> spec): custom layouts, charts
+ *  made here, and pinned charts that are in neither. */
+export function exportedSpecs(specs) {
+  const custom = (s) => s.kind === 'multiline' || s.kind === 'margin';
+  return [...specs.values()].filter((s) => {
+    if (s.pinned === undefined) return custom(s);
+    const original = specs.get(s.pinned);
+    return !(original && custom(original));
+  });
+}
+
 const pyString = (text) => JSON.stringify(text); // a JSON string literal is a Python one
 
 /** The layout dictionary of `specs` as Python, to paste into a training script. */
