@@ -5,4 +5,4 @@ profiler dashboard (overview, operators, timeline, memory, compare)."""
 from visualdl.kinds.spec import Kind
 
 KIND = Kind("profile", __name__, message="profile", blob=True,
-            parts=("write", "read", "api", "start"), views=("profiler",))
+            parts=("write", "read", "api", "start"), views=("profile",))

@@ -3,7 +3,7 @@
 //   Overview  — each step's wall time split into phases (a stacked bar per step) + environment
 //   Operators — calls, self/total time, mean, share of step; by name or name + input shapes
 //   Kernels   — the same for GPU kernels (when the trace has them)
-//   Timeline  — threads and GPU streams on a canvas (see profiler_timeline.js)
+//   Timeline  — threads and GPU streams on a canvas (see profile/timeline.js)
 //   Memory    — allocated bytes over time per device, the peak, the ops allocating most
 //   Compare   — two profiles' (or spans') operator tables side by side with differences
 // and a download link for the raw trace (open it in Perfetto). Every request is relative
@@ -13,8 +13,8 @@ import { getJSON } from '../shared/api.js';
 import { el, setChildren, uid, debounce } from '../shared/dom.js';
 import { baseLayout, axis, plotlyText, loadPlotly } from '../shared/plot.js';
 import { createPlot } from '../shared/plotcard.js';
-import { Timeline, fmtTime } from './profiler_timeline.js';
-import { SortTable, fmtUs, fmtPct, fmtBytesSigned } from './profiler_tables.js';
+import { Timeline, fmtTime } from './profile/timeline.js';
+import { SortTable, fmtUs, fmtPct, fmtBytesSigned } from './profile/tables.js';
 
 const PANES = [
   ['overview', 'Overview'],
@@ -30,8 +30,8 @@ const PHASE_COLORS = {
 };
 
 function ensureCss() {
-  if (document.getElementById('profiler-css')) return;
-  document.head.append(el('link', { id: 'profiler-css', rel: 'stylesheet', href: 'static/css/profiler.css' }));
+  if (document.getElementById('profile-css')) return;
+  document.head.append(el('link', { id: 'profile-css', rel: 'stylesheet', href: 'static/css/profile.css' }));
 }
 
 function select(label, name, onChange) {
