@@ -7,7 +7,7 @@
 import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
 import { getJSON, postJSON, postForm } from '../shared/api.js';
-import { el, setChildren, fmtInt } from '../shared/dom.js';
+import { el, setChildren, ensureStylesheet, fmtInt } from '../shared/dom.js';
 import { GraphCanvas } from './graph/canvas.js';
 import { GraphFind } from './graph/find.js';
 import { buildToolbar, legend, viewOptions } from './graph/toolbar.js';
@@ -24,11 +24,6 @@ try {
   modelsGiven = false;
 }
 
-function ensureStylesheet() {
-  if (document.getElementById('graph-css')) return;
-  document.head.append(el('link', { id: 'graph-css', rel: 'stylesheet', href: 'static/css/graph.css' }));
-}
-
 class GraphView {
   constructor(ctx) {
     this.ctx = ctx;
@@ -40,7 +35,7 @@ class GraphView {
     this.seq = 0;
     this.cleanup = [];
     this.timings = { firstDrawn: null, lastRender: null };
-    ensureStylesheet();
+    ensureStylesheet('graph-css', 'static/css/graph.css');
     this.#build();
     this.#bindKeys();
     window.__vdlGraph = this;

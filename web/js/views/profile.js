@@ -11,7 +11,7 @@
 // (api/profile/...), so the app works behind a path prefix.
 import { registerView, classView } from '../shared/views.js';
 import { getJSON } from '../shared/api.js';
-import { el, setChildren } from '../shared/dom.js';
+import { el, setChildren, ensureStylesheet } from '../shared/dom.js';
 import { createPlot } from '../shared/plotcard.js';
 import { select, fillSelect } from './profile/fields.js';
 import { Timeline } from './profile/timeline.js';
@@ -29,14 +29,9 @@ const PANES = [
   ['compare', 'Compare'],
 ];
 
-function ensureCss() {
-  if (document.getElementById('profile-css')) return;
-  document.head.append(el('link', { id: 'profile-css', rel: 'stylesheet', href: 'static/css/profile.css' }));
-}
-
 class ProfileView {
   constructor(ctx) {
-    ensureCss();
+    ensureStylesheet('profile-css', 'static/css/profile.css');
     this.ctx = ctx;
     const asked = new URLSearchParams(window.location.search).get('pane');
     const pane = PANES.some(([id]) => id === asked) ? asked : 'overview';

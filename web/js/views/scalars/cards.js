@@ -8,8 +8,6 @@ import { showName } from '../../shared/format.js';
 import { el, setChildren, uid, fmtInt } from '../../shared/dom.js';
 import { compilePatterns } from './layouts.js';
 
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
 /**
  * The card of chart `spec`, empty until drawn. `pinned`: whether it is pinned (or a pinned
  * copy); on: {pin(), remove(), runsMenu(menu)} for its buttons.
@@ -102,9 +100,9 @@ export function annotateCard(card, spec, lines, bands, nonFinite, error) {
   const runs = [...new Set(lines.map((l) => l.run))];
   const shown = lines.reduce((n, r) => n + r.series.values.length, 0);
   const total = lines.reduce((n, r) => n + r.series.total, 0);
-  const what = spec.kind === 'tag' ? '' : ` · ${plural(lines.length, 'line')}`;
+  const what = spec.kind === 'tag' ? '' : ` · ${lines.length} line${lines.length === 1 ? '' : 's'}`;
   let note = lines.length
-    ? `${plural(runs.length, 'run')}${what} · ${fmtInt(shown)} of ${fmtInt(total)} points`
+    ? `${runs.length} run${runs.length === 1 ? '' : 's'}${what} · ${fmtInt(shown)} of ${fmtInt(total)} points`
     : `No selected run has ${spec.kind === 'tag' ? 'this tag' : 'a tag of this chart'}.`;
   if (error) note = error;
   if (lines.some((r) => r.series.downsampled)) note += ' (min/max per bucket)';
@@ -127,7 +125,7 @@ export function annotateCard(card, spec, lines, bands, nonFinite, error) {
 export function groupNote(groups, body, error) {
   if (error) return error;
   const runs = groups.reduce((n, g) => n + g.members.length, 0);
-  let note = `${plural(groups.length, 'group')} of ${fmtInt(runs)} run${runs === 1 ? '' : 's'} · ${body.stat}, ${body.band} band, smoothed before grouping`;
+  let note = `${groups.length} group${groups.length === 1 ? '' : 's'} of ${fmtInt(runs)} run${runs === 1 ? '' : 's'} · ${body.stat}, ${body.band} band, smoothed before grouping`;
   if (groups.some((g) => g.interpolated)) note += ' · runs on other step grids interpolated';
   return note;
 }
