@@ -190,8 +190,8 @@ def bench_ours(logdir: Path, runs: int, steps: int, idle: float, browser: bool) 
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out: dict = {}
     try:
-        # what the app asks for a full view of 2,000 lines (scalars.js linePoints: a budget
-        # of 300,000 points a batch, 150 a line here)
+        # what the app asks for a full view of 2,000 lines (linePoints in scalars/store.js:
+        # a budget of 300,000 points a batch, 150 a line here)
         body = {"series": [{"run": r, "tag": "tag0"} for r in names],
                 "points": max(100, min(1000, 300_000 // len(names)))}
         group = {"tag": "tag0", "hparams": ["lr"], "stat": "mean", "band": "std",
@@ -211,7 +211,7 @@ def bench_ours(logdir: Path, runs: int, steps: int, idle: float, browser: bool) 
         # ask for the chart (the app: on each new data version, at most every 0.5 s; here
         # every 0.2 s) until an answer is complete: every run, every step, no "loading"
         # flag; while the first load runs, the app asks the server to hold an answer until
-        # the tag is loaded (scalars.js, "wait", at most 5 s).
+        # the tag is loaded (scalars/store.js, "wait", at most 5 s).
         last_chart, polls = -1.0, 0
         while "first chart (s)" not in out or "loaded (s)" not in out:
             now = time.perf_counter() - started

@@ -10,4 +10,4 @@ path."""
 from visualdl.kinds.spec import Kind
 
 KIND = Kind("profile", __name__, message="profile", blob=True,
-            parts=("write", "read", "api", "start"), views=("profiler",))
+            parts=("write", "read", "api", "start"), views=("profile",))

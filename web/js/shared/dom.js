@@ -48,6 +48,12 @@ export function debounce(fn, ms) {
   };
 }
 
+/** Add the stylesheet `href` to the page once (a view's own CSS, loaded with its first mount). */
+export function ensureStylesheet(id, href) {
+  if (document.getElementById(id)) return;
+  document.head.append(el('link', { id, rel: 'stylesheet', href }));
+}
+
 let idCounter = 0;
 /** A unique element id for label/aria wiring. */
 export function uid(prefix = 'vdl') {

@@ -1,15 +1,35 @@
-// The run table's data and logic, no DOM: columns from /api/runs/table, the value filter
-// ("lr<0.01 opt=adam loss<=0.3"), and sorting by any column. Thousands of runs: everything
-// here is a pass over arrays, no per-keystroke allocation beyond the filtered index list.
+// The run table's one column model, no DOM: a run's columns (the run, each hparam, the last
+// value of each metric, start time, last update), their values, text and order, and the
+// value filter ("lr<0.01 opt=adam loss<=0.3"). The sidebar's run list and the hparams
+// dashboard both use it. Thousands of runs: everything here is a pass over arrays, no
+// per-keystroke allocation beyond the filtered index list.
+//
+// A table is column by column, as /api/runs/table answers: {runs: [run], hparams: {name:
+// [value]}, metrics: {tag: [value]}, start_time?: [t], last_update?: [t]}; tableOfHParams
+// makes one of the /api/hparams answer. Column ids: 'run', 'hp:<name>', 'm:<tag>', 'start',
+// 'updated'.
+import { fmtValue } from './format.js';
 
-/** Columns of a table answer: run, each hparam, each metric, start time, last update. */
+/** Columns of a table: run, each hparam, each metric, and the times when it has them. */
 export function columnsOf(table) {
-  const cols = [{ id: 'run', label: 'Run' }];
+  const cols = [{ id: 'run', label: 'Run', kind: 'run' }];
   if (!table) return cols;
   for (const name of Object.keys(table.hparams || {})) cols.push({ id: `hp:${name}`, label: name, kind: 'hparam' });
   for (const tag of Object.keys(table.metrics || {})) cols.push({ id: `m:${tag}`, label: tag, kind: 'metric' });
-  cols.push({ id: 'start', label: 'Started', kind: 'time' }, { id: 'updated', label: 'Updated', kind: 'time' });
+  if (table.start_time) cols.push({ id: 'start', label: 'Started', kind: 'time' });
+  if (table.last_update) cols.push({ id: 'updated', label: 'Updated', kind: 'time' });
   return cols;
+}
+
+/** The table of an /api/hparams answer (a row per run) with its runs in the answer's order. */
+export function tableOfHParams(answer) {
+  const rows = answer.runs;
+  const column = (names, get) => Object.fromEntries(names.map((n) => [n, rows.map((r) => get(r, n) ?? null)]));
+  return {
+    runs: rows.map((r) => r.run),
+    hparams: column(answer.hparam_names, (r, n) => r.hparams[n]),
+    metrics: column(answer.metric_names, (r, n) => r.metrics[n]),
+  };
 }
 
 /** Index the table by run so a row's cells are O(1) lookups. */
@@ -20,6 +40,7 @@ export function indexTable(table) {
   return rows;
 }
 
+/** Metric values arrive as numbers, null, or "NaN"/"Infinity"/"-Infinity" strings. */
 function num(v) {
   if (typeof v === 'number') return v;
   if (v === 'NaN') return NaN;
@@ -46,23 +67,26 @@ export function cellValue(table, rows, run, id) {
   return null;
 }
 
-/** Text of one cell. */
+/** Text of one cell in the run list ('–' when missing; times as local dates). */
 export function cellText(value, id) {
   if (value === null || value === undefined) return '–';
   if (id === 'start' || id === 'updated') return new Date(value * 1000).toLocaleString();
-  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(4)));
-  return String(value);
+  return fmtValue(value);
 }
 
-function compare(a, b) {
-  const na = a === null || a === undefined || (typeof a === 'number' && Number.isNaN(a));
-  const nb = b === null || b === undefined || (typeof b === 'number' && Number.isNaN(b));
+const missing = (v) => v === null || v === undefined || (typeof v === 'number' && Number.isNaN(v));
+
+/** Compare two cells: numbers numerically, others as text; missing values last. */
+function compareValues(a, b) {
+  const na = missing(a);
+  const nb = missing(b);
   if (na || nb) return na === nb ? 0 : na ? 1 : -1; // missing values last, either order
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   return String(a).localeCompare(String(b), undefined, { numeric: true });
 }
 
-/** Sort `runs` in place by column `key` ("-" prefix: descending); ties by run name. */
+/** Sort `runs` in place by column `key` ("-" prefix: descending; missing values last either
+ *  way); ties, and the run column, by run name. */
 export function sortRuns(runs, key, table, rows) {
   const desc = key.startsWith('-');
   const id = desc ? key.slice(1) : key;
@@ -74,9 +98,8 @@ export function sortRuns(runs, key, table, rows) {
   runs.sort((a, b) => {
     const va = values.get(a);
     const vb = values.get(b);
-    const missing = (v) => v === null || v === undefined || (typeof v === 'number' && Number.isNaN(v));
-    if (missing(va) || missing(vb)) return compare(va, vb) || (a < b ? -1 : 1);
-    return (desc ? -1 : 1) * compare(va, vb) || (a < b ? -1 : a > b ? 1 : 0);
+    if (missing(va) || missing(vb)) return compareValues(va, vb) || (a < b ? -1 : 1);
+    return (desc ? -1 : 1) * compareValues(va, vb) || (a < b ? -1 : a > b ? 1 : 0);
   });
   return runs;
 }

@@ -1,5 +1,6 @@
-// Color arithmetic for charts that shade one run's color: translucent bands (distributions),
-// step gradients (histograms). Colors are '#rrggbb' (what colors.js hands out).
+// Color arithmetic for charts that shade one run's color: translucent bands (distributions,
+// scalar margin and group bands), step gradients (histograms). Colors are '#rrggbb' (what
+// colors.js hands out). The one place that does this: views import it, never copy it.
 
 function rgb(hex) {
   const h = hex.replace('#', '');

@@ -11,17 +11,23 @@ import { baseLayout, axis, plotlyText, onThemeChange, plotlyReady } from '../sha
 import { colorOf } from '../shared/colors.js';
 import { fmtValue, showName } from '../shared/format.js';
 import { el, setChildren, fmtInt } from '../shared/dom.js';
-import { columnsOf, sortRows, toCSV, dimensionsOf, parcoordsFigure, splomFigure } from './hparams_data.js';
+import { columnsOf, tableOfHParams, indexTable, cellValue, sortRuns } from '../shared/runtable.js';
+import { toCSV, dimensionsOf, parcoordsFigure, splomFigure } from './hparams_data.js';
 
 state.declare('hpSort', 'run');
 state.declare('hpDesc', false);
 state.declare('hpFilter', '');
 state.declare('hpRun', '');
 
+// The sort key in the URL (hpSort) and a header's data-key: the run table's column id, with
+// links' older "h:" for an hparam ("h:lr" is the column "hp:lr").
+const urlKey = (id) => (id.startsWith('hp:') ? `h:${id.slice(3)}` : id);
+
 class HParamsView {
   constructor(ctx) {
     this.ctx = ctx;
-    this.table = null;
+    this.answer = null; // the last /api/hparams answer
+    this.table = null; // ... as a run table (shared/runtable.js)
     this.version = null;
     this.csvURL = null;
     this.#build();
@@ -58,43 +64,49 @@ class HParamsView {
     setChildren(this.ctx.settings, el('h2', {}, 'Hyper-parameters'), el('p', { class: 'muted small' }, 'Runs listed below filter every part of this page.'));
   }
 
-  /** Rows of selected runs that match the row filter, sorted as asked. */
-  #rows(columns) {
+  /** The value of `column` for `run`. */
+  #value(run, column) {
+    return cellValue(this.table, this.index, run, column.id);
+  }
+
+  /** Selected runs that match the row filter, sorted as asked. */
+  #runs(columns) {
     const active = new Set(this.ctx.runs.active());
     const filter = this.filter.filter();
-    const rows = this.table.runs.filter((r) => active.has(r.run) && filter.test(columns.map((c) => fmtValue(c.get(r))).join(' ')));
-    const column = columns.find((c) => c.key === state.get('hpSort')) || columns[0];
-    return sortRows(rows, column, state.get('hpDesc'));
+    const runs = this.table.runs.filter((run) => active.has(run) && filter.test(columns.map((c) => fmtValue(this.#value(run, c))).join(' ')));
+    const column = columns.find((c) => urlKey(c.id) === state.get('hpSort')) || columns[0];
+    return sortRuns(runs, `${state.get('hpDesc') ? '-' : ''}${column.id}`, this.table, this.index);
   }
 
   render() {
     if (!this.table) return;
     const columns = columnsOf(this.table);
-    const rows = this.#rows(columns);
-    this.count.textContent = `${fmtInt(rows.length)} of ${fmtInt(this.table.runs.length)} runs`;
-    this.#renderTable(columns, rows);
-    this.#renderCSV(columns, rows);
-    this.#renderCharts(columns, rows);
+    const runs = this.#runs(columns);
+    this.count.textContent = `${fmtInt(runs.length)} of ${fmtInt(this.table.runs.length)} runs`;
+    this.#renderTable(columns, runs);
+    this.#renderCSV(columns, runs);
+    this.#renderCharts(columns, runs);
     const chosen = state.get('hpRun');
-    if (chosen && !rows.some((r) => r.run === chosen)) this.#showMetrics('');
+    if (chosen && !runs.includes(chosen)) this.#showMetrics('');
   }
 
-  #renderTable(columns, rows) {
+  #renderTable(columns, runs) {
     const sortKey = state.get('hpSort');
     const desc = state.get('hpDesc');
     const head = el('tr', {}, ...columns.map((c) => {
-      const sorted = c.key === sortKey;
+      const key = urlKey(c.id);
+      const sorted = key === sortKey;
       const button = el('button', { type: 'button', class: 'hp-sort' }, c.label, sorted ? (desc ? ' ▼' : ' ▲') : '');
       button.addEventListener('click', () => {
-        state.set({ hpSort: c.key, hpDesc: sorted ? !desc : false });
+        state.set({ hpSort: key, hpDesc: sorted ? !desc : false });
         this.render();
-        this.tableEl.querySelector(`th[data-key="${CSS.escape(c.key)}"] button`)?.focus();
+        this.tableEl.querySelector(`th[data-key="${CSS.escape(key)}"] button`)?.focus();
       });
-      return el('th', { scope: 'col', class: `hp-col-${c.group}`, 'aria-sort': sorted ? (desc ? 'descending' : 'ascending') : 'none', dataset: { key: c.key } }, button);
+      return el('th', { scope: 'col', class: `hp-col-${c.kind}`, 'aria-sort': sorted ? (desc ? 'descending' : 'ascending') : 'none', dataset: { key } }, button);
     }));
     const chosen = state.get('hpRun');
-    const body = rows.map((r) => el('tr', { dataset: { run: r.run }, class: r.run === chosen ? 'chosen' : '' },
-      ...columns.map((c) => (c.group === 'run' ? this.#runCell(r.run) : el('td', { class: `hp-col-${c.group}` }, fmtValue(c.get(r)))))));
+    const body = runs.map((run) => el('tr', { dataset: { run }, class: run === chosen ? 'chosen' : '' },
+      ...columns.map((c) => (c.kind === 'run' ? this.#runCell(run) : el('td', { class: `hp-col-${c.kind}` }, fmtValue(this.#value(run, c)))))));
     setChildren(this.tableEl, el('thead', {}, head), el('tbody', {}, ...body));
   }
 
@@ -105,23 +117,23 @@ class HParamsView {
     return el('th', { scope: 'row', class: 'hp-run-cell' }, button);
   }
 
-  #renderCSV(columns, rows) {
+  #renderCSV(columns, runs) {
     if (this.csvURL) URL.revokeObjectURL(this.csvURL);
-    this.csvURL = URL.createObjectURL(new Blob([toCSV(columns, rows)], { type: 'text/csv' }));
+    this.csvURL = URL.createObjectURL(new Blob([toCSV(columns, runs, (run, c) => this.#value(run, c))], { type: 'text/csv' }));
     this.csv.href = this.csvURL;
   }
 
-  #renderCharts(columns, rows) {
-    const dims = dimensionsOf(columns, rows);
-    const colors = rows.map((r) => colorOf(r.run));
-    const enough = rows.length > 0 && dims.length > 0;
+  #renderCharts(columns, runs) {
+    const dims = dimensionsOf(columns, runs, (run, c) => this.#value(run, c));
+    const colors = runs.map((run) => colorOf(run));
+    const enough = runs.length > 0 && dims.length > 0;
     this.parcoords.element.hidden = !enough;
     this.splom.element.hidden = !enough || dims.length < 2;
     if (!enough) return;
     const layout = baseLayout({ margin: { l: 60, r: 60, t: 48, b: 24 } });
-    this.parcoords.draw([parcoordsFigure(dims, rows, colors, plotlyText)], layout);
+    this.parcoords.draw([parcoordsFigure(dims, runs, colors, plotlyText)], layout);
     if (dims.length >= 2) {
-      const splom = splomFigure(dims, rows, colors, plotlyText);
+      const splom = splomFigure(dims, runs, colors, plotlyText);
       const n = splom.dimensions.length;
       const grid = {};
       for (let i = 1; i <= n; i += 1) {
@@ -148,11 +160,11 @@ class HParamsView {
     state.set({ hpRun: run });
     for (const tr of this.tableEl.querySelectorAll('tbody tr')) tr.classList.toggle('chosen', tr.dataset.run === run);
     this.metrics.querySelectorAll('.plot').forEach((p) => createPlotPurge(p));
-    if (!run || !this.table) {
+    if (!run || !this.answer) {
       setChildren(this.metrics);
       return;
     }
-    const row = this.table.runs.find((r) => r.run === run);
+    const row = this.answer.runs.find((r) => r.run === run);
     const tags = row ? row.metric_tags : [];
     const close = el('button', { type: 'button', class: 'btn' }, 'Close');
     close.addEventListener('click', () => this.#showMetrics(''));
@@ -190,7 +202,9 @@ class HParamsView {
     if (change.data && version !== this.version) {
       this.version = version;
       try {
-        this.table = await getJSON('api/hparams');
+        this.answer = await getJSON('api/hparams');
+        this.table = tableOfHParams(this.answer);
+        this.index = indexTable(this.table);
       } catch (err) {
         setChildren(this.tableEl, el('caption', { role: 'alert' }, `Could not load hyper-parameters: ${err.message}`));
         return;

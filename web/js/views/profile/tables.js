@@ -1,7 +1,7 @@
-// Sortable, searchable tables for the profiler (operators, kernels, compare, memory ops).
+// Sortable, searchable tables of the profile dashboard (operators, kernels, compare, memory ops).
 // Columns are {key, label, fmt, numeric}; rows are plain objects. Sorting is by header
 // buttons (aria-sort says the order); the filter is a case-insensitive substring of the name.
-import { el, setChildren } from '../shared/dom.js';
+import { el, setChildren } from '../../shared/dom.js';
 
 export function fmtUs(us) {
   if (us === null || us === undefined || Number.isNaN(us)) return '—';

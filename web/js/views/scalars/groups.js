@@ -2,8 +2,9 @@
 // answers (/api/scalars/groups: smoothing, alignment and statistics happen there), and the
 // plotly traces of each group: its band, then its centre line, whose tooltip names the group,
 // its member count and its members. No fetching here.
-import { plotlyText, baseLayout, axis } from '../shared/plot.js';
-import * as state from '../shared/state.js';
+import { plotlyText, baseLayout, axis } from '../../shared/plot.js';
+import * as state from '../../shared/state.js';
+import { withAlpha } from '../../shared/tint.js';
 
 state.declare('group', ''); // "re:<regex>" | "hp:<name>,<name>" | "" (no grouping)
 state.declare('gstat', 'mean');
@@ -58,11 +59,6 @@ export function groupRequest(tag, runs, g, { smoothing, points, window }) {
   else body.hparams = g.hparams;
   if (window) Object.assign(body, { start_step: window.start, end_step: window.end });
   return body;
-}
-
-function withAlpha(color, a) {
-  const n = parseInt(color.slice(1), 16);
-  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
 }
 
 function values(list) {

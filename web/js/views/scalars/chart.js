@@ -1,6 +1,7 @@
 // Pure functions that turn scalar series into plotly traces and layout: smoothing, x-axis
 // modes, outlier-robust y range and markers for non-finite values. No DOM, no fetching.
-import { plotlyText, baseLayout, axis } from '../shared/plot.js';
+import { plotlyText, baseLayout, axis } from '../../shared/plot.js';
+import { withAlpha } from '../../shared/tint.js';
 
 /**
  * Debiased exponential moving average, as TensorBoard computes it: non-finite points pass
@@ -102,12 +103,6 @@ export function lineStyle(index) {
   const dash = DASHES[index % DASHES.length];
   const round = Math.floor(index / DASHES.length);
   return round ? { dash, marker: MARKERS[(round - 1) % MARKERS.length] } : { dash };
-}
-
-/** A color with alpha `a` (0..1) from '#rrggbb'. */
-function withAlpha(color, a) {
-  const n = parseInt(color.slice(1), 16);
-  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
 }
 
 function styled(line, color, width) {

@@ -2,8 +2,8 @@
 // the charts add_scalars recorded (a line per key), custom layouts (multiline charts of tag
 // regexes, margin charts), charts made in the page from regexes, and pinned copies of any of
 // them. Pure functions over the tag index and /api/scalars/layouts: no DOM, no fetching.
-import { groupOf } from '../shared/cards.js';
-import { lineStyle } from './scalars_chart.js';
+import { groupOf } from '../../shared/cards.js';
+import { lineStyle } from './chart.js';
 
 /** A chart's key: JSON keeps any tag text intact. ['t', tag] | ['g', main_tag] |
  *  ['l', category, title] | ['u', regex, ...] | ['p', key of the pinned chart]. */
@@ -151,6 +151,45 @@ export function linesOf(spec, runs, has, tagsOf) {
     });
   }
   return { lines, bands };
+}
+
+// ---- what the URL keeps: charts made here ("chart") and per-chart run subsets ("cruns") --
+/** The charts made here: each a list of tag regexes, from the URL's JSON texts. */
+export function parseMade(texts) {
+  const out = [];
+  for (const text of texts) {
+    const parts = parseKey(text);
+    if (parts && parts.length) out.push(parts);
+  }
+  return out;
+}
+
+/** Per-chart run subsets, chart key -> [run], from the URL's JSON [key, run, ...] texts. */
+export function parseSubsets(texts) {
+  const out = new Map();
+  for (const text of texts) {
+    const parts = parseKey(text);
+    if (parts && parts.length >= 1) out.set(parts[0], parts.slice(1));
+  }
+  return out;
+}
+
+/** `texts` with chart `key`'s subset set to `runs` (null: every run, no subset). */
+export function withSubset(texts, key, runs) {
+  const others = texts.filter((text) => (parseKey(text) || [])[0] !== key);
+  return runs ? [...others, keyOf(key, ...runs)] : others;
+}
+
+// ---- export -----------------------------------------------------------------------------------
+/** The charts an exported layout holds, of `specs` (key -> spec): custom layouts, charts
+ *  made here, and pinned charts that are in neither. */
+export function exportedSpecs(specs) {
+  const custom = (s) => s.kind === 'multiline' || s.kind === 'margin';
+  return [...specs.values()].filter((s) => {
+    if (s.pinned === undefined) return custom(s);
+    const original = specs.get(s.pinned);
+    return !(original && custom(original));
+  });
 }
 
 const pyString = (text) => JSON.stringify(text); // a JSON string literal is a Python one

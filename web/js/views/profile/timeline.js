@@ -1,12 +1,12 @@
-// The profiler's timeline: threads and GPU streams as tracks, drawn on one <canvas>.
+// The profile dashboard's timeline: threads and GPU streams as tracks, drawn on one <canvas>.
 //
 // The server sends only the events inside the visible window at the canvas' resolution
 // (shorter ones merged per pixel), so a trace of a million events costs the browser a few
 // thousand rectangles. Between answers the last one is redrawn under the new window at
 // once (a pan or zoom frame draws immediately), and the window is fetched again, the newest
 // request winning. Keys (when the canvas has focus): W/S zoom in/out, A/D pan.
-import { getJSON } from '../shared/api.js';
-import { el, setChildren } from '../shared/dom.js';
+import { getJSON } from '../../shared/api.js';
+import { el, setChildren } from '../../shared/dom.js';
 
 const ROW = 16; // px per nesting level
 const GAP = 6; // px between tracks

@@ -1,0 +1,98 @@
+// Find in the graph: the search box (Ctrl+F), its count, the matches of /api/graph/search
+// marked on the drawing, and stepping through them (Enter, Shift+Enter, the arrow buttons),
+// each revealed: its groups expanded, centred and selected.
+import { getJSON } from '../../shared/api.js';
+import { el, debounce, fmtInt } from '../../shared/dom.js';
+
+const LIMIT = 500; // matches asked for; the count says the total
+
+export class GraphFind {
+  /**
+   * canvas: the GraphCanvas the matches are marked on; model(): the model shown (or null);
+   * reveal(id, ancestors): bring a match into view; onEscape(): the box was cleared with
+   * Escape; fail(err): show an error.
+   */
+  constructor({ canvas, model, reveal, onEscape, fail }) {
+    Object.assign(this, { canvas, model, reveal, fail });
+    this.matches = [];
+    this.index = -1;
+    this.input = el('input', {
+      type: 'search', id: 'graph-find', placeholder: 'Find (Ctrl+F): name, op, tensor',
+      'aria-label': 'Find nodes by name, op type or tensor name', autocomplete: 'off', spellcheck: 'false',
+    });
+    this.count = el('span', { class: 'find-count', 'aria-live': 'polite' });
+    this.input.addEventListener('input', debounce(() => this.find(this.input.value), 200));
+    this.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        this.next(e.shiftKey ? -1 : 1);
+      } else if (e.key === 'Escape') {
+        this.input.value = '';
+        this.find('');
+        onEscape();
+      }
+    });
+    const button = (label, step, name) => el('button', { type: 'button', class: 'btn', onclick: () => this.next(step), 'aria-label': name }, label);
+    this.element = el('span', { class: 'find' }, this.input,
+      button('↑', -1, 'Previous match'), button('↓', 1, 'Next match'), this.count);
+  }
+
+  /** Ctrl+F: into the box, its text selected. */
+  focus() {
+    this.input.focus();
+    this.input.select();
+  }
+
+  /** Forget the matches (another model is shown). */
+  reset() {
+    this.matches = [];
+    this.count.textContent = '';
+  }
+
+  async find(text) {
+    const model = this.model();
+    if (!model) return;
+    const q = text.trim();
+    if (!q) {
+      this.matches = [];
+      this.index = -1;
+      this.count.textContent = '';
+      this.mark();
+      return;
+    }
+    try {
+      const res = await getJSON('api/graph/search', { model: model.id, q, limit: LIMIT });
+      if (this.input.value.trim() !== q) return;
+      this.matches = res.matches;
+      this.index = -1;
+      this.count.textContent = res.total ? `${fmtInt(res.total)} found` : 'no match';
+      this.mark();
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** Reveal the next (step 1) or previous (-1) match. */
+  async next(step) {
+    if (this.input.value.trim() && !this.matches.length) await this.find(this.input.value);
+    if (!this.matches.length) return;
+    const n = this.matches.length;
+    this.index = (this.index + step + n) % n;
+    const match = this.matches[this.index];
+    this.count.textContent = `${this.index + 1} / ${fmtInt(n)}`;
+    await this.reveal(match.id, match.ancestors);
+    this.mark();
+    this.input.focus();
+  }
+
+  /** Mark the drawn matches, and the current one (after every draw). */
+  mark() {
+    this.canvas.viewport.querySelectorAll('.node.match, .node.current').forEach((g) => g.classList.remove('match', 'current'));
+    const current = this.index >= 0 ? this.matches[this.index] : null;
+    for (const m of this.matches) {
+      const g = this.canvas.node(m.id);
+      if (g) g.classList.add('match');
+    }
+    if (current && this.canvas.node(current.id)) this.canvas.node(current.id).classList.add('current');
+  }
+}
