@@ -21,6 +21,7 @@ import os
 import sys
 from typing import Any, Iterable, Sequence
 
+from visualdl.kinds.hparams.table import hparam_names, run_table
 from visualdl.reader.frame import COLUMNS, columns, iter_series, require
 
 __all__ = ["export_parquet", "main", "COLUMNS"]
@@ -47,23 +48,19 @@ def _scalar_schema(pa: Any) -> Any:
 
 
 def hparams_table(reader: Any, runs: Iterable[str] | None = None) -> Any:
-    """One row per run with hyper-parameters: ``run``, ``wall_time``, ``metric_tags`` and a
-    column per hyper-parameter (null where a run lacks it; a column whose values mix
-    numbers and strings is written as strings)."""
+    """One row per run with hyper-parameters (the run table's rows that have them):
+    ``run``, ``wall_time``, ``metric_tags`` and a column per hyper-parameter (null where a
+    run lacks it; a column whose values mix numbers and strings is written as strings)."""
     pa = require("pyarrow", "exporting hparams")
-    rows = []
-    for run in (reader.runs() if runs is None else runs):
-        event = reader.hparams(run)
-        if event is not None:
-            rows.append((run, event))
-    names = sorted({name for _, e in rows for name in e.hparams})
+    rows = [row for row in run_table(reader, runs=runs) if row.hparams_time is not None]
     data: dict[str, Any] = {
-        "run": pa.array([r for r, _ in rows], pa.string()),
-        "wall_time": pa.array([e.wall_time for _, e in rows], pa.float64()),
-        "metric_tags": pa.array([list(e.metric_tags) for _, e in rows], pa.list_(pa.string())),
+        "run": pa.array([row.run for row in rows], pa.string()),
+        "wall_time": pa.array([row.hparams_time for row in rows], pa.float64()),
+        "metric_tags": pa.array([list(row.metric_tags) for row in rows],
+                                pa.list_(pa.string())),
     }
-    for name in names:
-        values = [e.hparams.get(name) for _, e in rows]
+    for name in hparam_names(rows):
+        values = [row.hparams.get(name) for row in rows]
         column = name if name not in data else f"hparam.{name}"
         try:
             data[column] = pa.array(values)

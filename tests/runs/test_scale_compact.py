@@ -227,19 +227,19 @@ def test_http_answers_the_records_values(logdir):
 def test_run_table_reads_ends_without_undoing_compaction(logdir):
     """The run table asks every tag of every run for its ends; answering it must not build
     each series' int64/float64 view (40,000 of them for 2,000 runs x 20 tags)."""
+    from visualdl.kinds.hparams.table import run_table
     from visualdl.server.reader_provider import LogReaderProvider
-    from visualdl.server.runtable import build_table
 
     root, _, ref = logdir
     provider = LogReaderProvider([str(root)])
     provider.reload_once()
-    table = build_table(provider, ["f32_values", "special", "f64_values"])
-    assert table["runs"] == ["run"]
-    assert table["metrics"]["f32_values"] == [ref["f32_values"][2][-1]]
-    assert table["metrics"]["f64_values"] == [ref["f64_values"][2][-1]]
+    (row,) = run_table(provider, ["f32_values", "special", "f64_values"])
+    assert row.run == "run"
+    assert row.metrics["f32_values"] == ref["f32_values"][2][-1]
+    assert row.metrics["f64_values"] == ref["f64_values"][2][-1]
     every_wall = np.concatenate([w for _, w, _ in ref.values()])
-    assert table["start_time"] == [every_wall.min()]
-    assert table["last_update"] == [every_wall.max()]
+    assert row.start == every_wall.min()
+    assert row.last == every_wall.max()
     store = provider._reader._runs["run"]
     for per_file in store.scalars.values():
         for series in per_file.values():

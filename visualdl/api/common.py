@@ -164,10 +164,10 @@ def arg_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
 def require_run(run: str) -> str:
     """404 unless ``run`` is a loaded run.
 
-    Asked through ``run_tags`` (a dict lookup), not ``run in runs()``: ``runs()`` sorts
+    Asked through ``tags`` (a dict lookup), not ``run in runs()``: ``runs()`` sorts
     every run name, and a batch of 2,000 series asked it 2,000 times."""
     try:
-        provider().run_tags(run)
+        provider().tags(run)
     except KeyError:
         raise ApiError(404, "unknown run") from None
     return run
@@ -176,7 +176,7 @@ def require_run(run: str) -> str:
 def require_tag(run: str, kind: str, tag: str) -> str:
     """404 unless ``run`` has ``tag`` of ``kind``."""
     try:
-        tags = provider().run_tags(run)
+        tags = provider().tags(run)
     except KeyError:
         raise ApiError(404, "unknown run") from None
     if tag not in tags.get(kind, ()):

@@ -30,7 +30,7 @@ try:  # a core dependency; the stdlib path stays for a broken or missing install
 except ImportError:  # pragma: no cover
     _fast_encode = None
 
-__all__ = ["json_response", "dumps", "dumps_bytes", "float_list", "strict",
+__all__ = ["json_response", "dumps", "dumps_bytes", "float_list", "json_number", "strict",
            "strict_json_bytes", "NONFINITE_NAMES"]
 
 NONFINITE_NAMES = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
@@ -50,6 +50,14 @@ def float_list(values: np.ndarray) -> list:
         v = out[i]
         out[i] = _nonfinite_name(v)
     return out
+
+
+def json_number(value: float | None) -> float | str | None:
+    """One value as ``float_list`` writes it (None stays None: a missing value)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else _nonfinite_name(value)
 
 
 def _nonfinite_name(v: float) -> str:

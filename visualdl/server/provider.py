@@ -61,6 +61,10 @@ class DataProvider(ABC):
     def request_reload(self) -> None:
         """Look for new data now rather than at the next tick."""
 
+    def note_activity(self) -> None:
+        """A browser opened or refreshed the dashboard (a provider that backs off idle
+        reloads goes back to its usual pace)."""
+
     def wait_loaded(self, timeout: float | None = None) -> bool:
         """Block until the first load finished."""
         return True
@@ -92,7 +96,7 @@ class DataProvider(ABC):
         """Run names, sorted."""
 
     @abstractmethod
-    def run_tags(self, run: str) -> dict[str, list[str]]:
+    def tags(self, run: str) -> dict[str, list[str]]:
         """``{kind: [tags]}`` of one run."""
 
     def tags_by_kind(self, kind: str | None = None) -> dict[str, dict[str, list[str]]]:
@@ -100,17 +104,17 @@ class DataProvider(ABC):
         out: dict[str, dict[str, list[str]]] = {}
         for run in self.runs():
             try:
-                run_tags = self.run_tags(run)
-            except KeyError:  # vanished between runs() and run_tags()
+                found = self.tags(run)
+            except KeyError:  # vanished between runs() and tags()
                 continue
-            for k, names in run_tags.items():
+            for k, names in found.items():
                 if names and (kind is None or k == kind):
                     out.setdefault(k, {})[run] = list(names)
         return out
 
     def has_tag(self, run: str, kind: str, tag: str) -> bool:
         try:
-            return tag in self.run_tags(run).get(kind, ())
+            return tag in self.tags(run).get(kind, ())
         except KeyError:
             return False
 
@@ -201,7 +205,7 @@ class EmptyProvider(DataProvider):
     def runs(self) -> list[str]:
         return []
 
-    def run_tags(self, run: str) -> dict[str, list[str]]:
+    def tags(self, run: str) -> dict[str, list[str]]:
         raise KeyError(run)
 
     def scalars(self, run: str, tag: str) -> Scalars:

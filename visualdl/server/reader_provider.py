@@ -181,7 +181,7 @@ class LogReaderProvider(DataProvider):
     def runs(self) -> list[str]:
         return self._reader.runs() if self._reader is not None else []
 
-    def run_tags(self, run: str) -> dict[str, list[str]]:
+    def tags(self, run: str) -> dict[str, list[str]]:
         return self._require().tags(run)
 
     def scalars(self, run: str, tag: str) -> Scalars:

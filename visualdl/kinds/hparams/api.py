@@ -1,43 +1,28 @@
-"""Hyper-parameters: one row per run with its values and the last value of each metric."""
+"""Hyper-parameters: one row per run with its values and the last value of each metric
+(the run table of :mod:`.table`, for the runs that logged hyper-parameters)."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response
 
 from visualdl.api.common import etag_for, etag_json, provider
-from visualdl.api.jsonio import float_list
+from visualdl.api.jsonio import json_number
+from visualdl.kinds.hparams.table import hparam_names, metric_names, run_table
 
 __all__ = ["blueprint", "hparams_table"]
 
 blueprint = Blueprint("hparams", __name__)
 
 
-def _last(data, run: str, tag: str) -> float | str | None:  # noqa: ANN001 - a provider
-    try:
-        values = data.scalars(run, tag).values
-    except KeyError:
-        return None
-    return float_list(values[-1:])[0] if len(values) else None
-
-
 def hparams_table() -> dict:
     """Every run that logged hyper-parameters, with the union of names and metric tags."""
-    data = provider()
-    rows, names, metrics = [], {}, {}
-    for run in data.runs():
-        try:
-            event = data.hparams(run)
-        except KeyError:  # vanished meanwhile
-            continue
-        if event is None:
-            continue
-        names.update(dict.fromkeys(event.hparams))
-        metrics.update(dict.fromkeys(event.metric_tags))
-        rows.append({"run": run, "wall_time": event.wall_time, "hparams": event.hparams,
-                     "metric_tags": list(event.metric_tags)})
-    for row in rows:
-        row["metrics"] = {tag: _last(data, row["run"], tag) for tag in metrics}
-    return {"hparam_names": list(names), "metric_names": list(metrics), "runs": rows}
+    rows = [row for row in run_table(provider(), declared=True) if row.hparams_time is not None]
+    metrics = metric_names(rows)
+    return {"hparam_names": hparam_names(rows), "metric_names": metrics, "runs": [
+        {"run": row.run, "wall_time": row.hparams_time, "hparams": row.hparams,
+         "metric_tags": list(row.metric_tags),
+         "metrics": {tag: json_number(row.metrics.get(tag)) for tag in metrics}}
+        for row in rows]}
 
 
 @blueprint.get("/api/hparams")
