@@ -6,15 +6,14 @@ any edit to visualdl.
 
 from __future__ import annotations
 
-import importlib
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.doc_package import installed_from_doc
 from tests.helpers.http import Client
 from tests.helpers.pages import PageWatch
 from tests.helpers.server import serving
@@ -23,41 +22,14 @@ from visualdl.kinds import registry
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adding_a_kind.md"
 KIND = "confusion_matrix"
-FENCE = re.compile(r"^```\w+ file=(\S+)\n(.*?)^```", re.M | re.S)
-
-
-def doc_files() -> dict[str, str]:
-    """``{relative path: content}`` of every fenced block that names a file."""
-    return {name: body for name, body in FENCE.findall(DOC.read_text(encoding="utf-8"))}
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """The page's package, built and installed with pip into a folder put on sys.path."""
     root = tmp_path_factory.mktemp("plugin")
-    project, site = root / "vdl_confusion", root / "site"
-    files = doc_files()
-    for name, body in files.items():
-        if name != "example.py":
-            path = project / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(body, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(site), str(project)],
-        capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert list(site.glob("vdl_confusion-*.dist-info/entry_points.txt"))
-    sys.path.insert(0, str(site))  # what installing into site-packages would do
-    importlib.invalidate_caches()
-    registry.reset()
-    try:
+    with installed_from_doc(DOC, root, "vdl_confusion", registry.reset) as (site, files):
         yield root, site, files["example.py"]
-    finally:
-        sys.path.remove(str(site))
-        for name in [m for m in sys.modules if m.startswith("vdl_confusion")]:
-            del sys.modules[name]
-        registry.reset()
 
 
 @pytest.fixture(scope="module")

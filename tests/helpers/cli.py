@@ -28,10 +28,12 @@ REPO = Path(__file__).resolve().parents[2]
 _URL = re.compile(r"serving at (http://127\.0\.0\.1:\d+)/")
 
 
-def cli_env() -> dict[str, str]:
-    """The environment for a child: this checkout first on PYTHONPATH."""
+def cli_env(*paths: str | os.PathLike) -> dict[str, str]:
+    """The environment for a child: this checkout first on PYTHONPATH, then ``paths`` (a
+    plugin installed into a folder of its own)."""
     rest = os.environ.get("PYTHONPATH")
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), *([rest] if rest else [])]))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO), *map(str, paths), *([rest] if rest else [])]))
 
 
 def free_port() -> int:
@@ -41,10 +43,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def run_cli(*args: str, cwd: str | os.PathLike | None = None,
-            timeout: float = 60) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd: str | os.PathLike | None = None, timeout: float = 60,
+            paths: tuple = ()) -> subprocess.CompletedProcess:
     """Run ``python -m visualdl *args`` to its end (for the ones that exit at once)."""
-    return subprocess.run([sys.executable, "-m", "visualdl", *args], cwd=cwd, env=cli_env(),
+    return subprocess.run([sys.executable, "-m", "visualdl", *args], cwd=cwd, env=cli_env(*paths),
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -52,9 +54,10 @@ class CliProcess:
     """``python -m visualdl *args`` (or ``python -c code *args``), stdout and stderr merged."""
 
     def __init__(self, *args: str, cwd: str | os.PathLike | None = None,
-                 code: str | None = None) -> None:
+                 code: str | None = None, paths: tuple = ()) -> None:
         program = ["-c", code] if code is not None else ["-m", "visualdl"]
-        self.proc = subprocess.Popen([sys.executable, *program, *args], cwd=cwd, env=cli_env(),
+        self.proc = subprocess.Popen([sys.executable, *program, *args], cwd=cwd,
+                                     env=cli_env(*paths),
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.url: str | None = None
         self._lines: list[str] = []
@@ -119,12 +122,13 @@ class CliProcess:
 
 
 def start_cli(*args: str, cwd: str | os.PathLike | None = None,
-              load_timeout: float = 20) -> CliProcess:
+              load_timeout: float = 20, paths: tuple = ()) -> CliProcess:
     """Start ``visualdl *args`` (``--port 0`` unless a port is given), wait until it prints
-    its URL and reports its first load done; use it as a context manager."""
+    its URL and reports its first load done; use it as a context manager. ``paths`` go on
+    the child's PYTHONPATH after this checkout."""
     if "--port" not in args:
         args = (*args, "--port", "0")
-    cli = CliProcess(*args, cwd=cwd)
+    cli = CliProcess(*args, cwd=cwd, paths=paths)
     try:
         client = Client(cli.wait_url())
         wait_for(lambda: client.json("/api/info")["loaded"], timeout=load_timeout)
