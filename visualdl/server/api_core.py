@@ -15,8 +15,7 @@ from visualdl.format.version import __version__
 from visualdl.kinds import registry
 from visualdl.api.common import etag_for, etag_json, provider
 from visualdl.api.errors import ApiError
-from visualdl.api.jsonio import json_number, json_response
-from visualdl.kinds.hparams.table import hparam_names, run_table
+from visualdl.api.jsonio import json_response
 
 __all__ = ["blueprint"]
 
@@ -63,30 +62,6 @@ def runs() -> Response:
     _note_activity(data)
     etag = etag_for("runs", data.version, data.loaded)
     return etag_json(etag, lambda: {"runs": list(data.runs())})
-
-
-@blueprint.get("/api/runs/table")
-def runs_table() -> Response:
-    """The run table of the sidebar, column by column (compact at thousands of runs):
-    ``?tag=loss&tag=acc`` (the metrics whose last values to show; repeatable). Answers
-    ``{"runs": [...], "start_time": [...], "last_update": [...], "hparams": {name: [value
-    per run]}, "metrics": {tag: [last value per run]}}``; a run without a value has null.
-    Start time and last update are the first and last wall time over the run's scalars."""
-    data = provider()
-    tags = list(dict.fromkeys(t for t in request.args.getlist("tag") if t))
-    etag = etag_for("runs-table", data.version, data.loaded, tags)
-    return etag_json(etag, lambda: _columns(run_table(data, tags), tags))
-
-
-def _columns(rows: list, tags: list[str]) -> dict[str, Any]:
-    """The table column by column (2,000 runs x 20 hparams as rows would repeat every name
-    2,000 times)."""
-    return {"runs": [row.run for row in rows],
-            "start_time": [row.start for row in rows],
-            "last_update": [row.last for row in rows],
-            "hparams": {name: [row.hparams.get(name) for row in rows]
-                        for name in hparam_names(rows)},
-            "metrics": {tag: [json_number(row.metrics[tag]) for row in rows] for tag in tags}}
 
 
 @blueprint.get("/api/tags")

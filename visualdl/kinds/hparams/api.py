@@ -1,9 +1,12 @@
-"""Hyper-parameters: one row per run with its values and the last value of each metric
-(the run table of :mod:`.table`, for the runs that logged hyper-parameters)."""
+"""The run table's routes: the sidebar's table of every run (``/api/runs/table``) and the
+HParams view's rows of the runs that logged hyper-parameters (``/api/hparams``), both from
+:func:`.table.run_table`."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from typing import Any
+
+from flask import Blueprint, Response, request
 
 from visualdl.api.common import etag_for, etag_json, provider
 from visualdl.api.jsonio import json_number
@@ -30,3 +33,27 @@ def hparams() -> Response:
     """The whole table (it is small: one row per run)."""
     etag = etag_for("hparams", provider().version)
     return etag_json(etag, hparams_table)
+
+
+@blueprint.get("/api/runs/table")
+def runs_table() -> Response:
+    """The run table of the sidebar, column by column (compact at thousands of runs):
+    ``?tag=loss&tag=acc`` (the metrics whose last values to show; repeatable). Answers
+    ``{"runs": [...], "start_time": [...], "last_update": [...], "hparams": {name: [value
+    per run]}, "metrics": {tag: [last value per run]}}``; a run without a value has null.
+    Start time and last update are the first and last wall time over the run's scalars."""
+    data = provider()
+    tags = list(dict.fromkeys(t for t in request.args.getlist("tag") if t))
+    etag = etag_for("runs-table", data.version, data.loaded, tags)
+    return etag_json(etag, lambda: _columns(run_table(data, tags), tags))
+
+
+def _columns(rows: list, tags: list[str]) -> dict[str, Any]:
+    """The table column by column (2,000 runs x 20 hparams as rows would repeat every name
+    2,000 times)."""
+    return {"runs": [row.run for row in rows],
+            "start_time": [row.start for row in rows],
+            "last_update": [row.last for row in rows],
+            "hparams": {name: [row.hparams.get(name) for row in rows]
+                        for name in hparam_names(rows)},
+            "metrics": {tag: [json_number(row.metrics[tag]) for row in rows] for tag in tags}}
