@@ -1,7 +1,8 @@
-"""Logs in object storage: the small layer between visualdl and fsspec.
+"""Where logs are: locations (a local folder or any fsspec URL, :mod:`.location`) that list
+files and read their bytes for the sources, knowing no log format; and the small layer
+between visualdl and fsspec for logs in object storage.
 
-Plain local paths never come here: the writer appends to local files with ``os.write``
-and the reader reads them with ``open``, exactly as before. A logdir that is a URL
+Local files are read with ``open`` and written with ``os.write``. A logdir that is a URL
 (``s3://bucket/prefix``, ``gs://``, ``az://``, ``memory://``, any fsspec protocol) is
 handled by :class:`~visualdl.storage.remote.RemoteFS`: one recursive listing per reload
 (sizes and ETags), ranged reads, whole-object writes, and counters of every request.
@@ -17,7 +18,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 __all__ = ["StorageUnavailable", "is_url", "local_path", "open_fs", "parse_storage_options",
-           "EXTRAS"]
+           "EXTRAS", "File", "Location", "Stat", "open_location"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
@@ -142,3 +143,4 @@ def parse_storage_options(pairs: Iterable[str]) -> dict[str, Any]:
 
 
 from visualdl.storage.remote import RemoteFS  # noqa: E402  (fsspec is imported lazily there)
+from visualdl.storage.location import File, Location, Stat, open_location  # noqa: E402
