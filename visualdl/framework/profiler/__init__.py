@@ -18,7 +18,7 @@ output is a Chrome trace (Kineto's conventions) per worker; see docs/profiler.md
 """
 
 from .categories import CATEGORIES, TracerEventType
-from .export import export_chrome_tracing, export_visualdl
+from .trace_handlers import export_chrome_tracing, export_visualdl
 from .profiler import Profiler
 from .record_event import RecordEvent
 from .scheduler import ProfilerState, ProfilerTarget, make_scheduler

@@ -212,7 +212,7 @@ class Profiler:
     def export(self, path: str, format: str = "json") -> str:
         """Write the last window's trace to ``path`` (``format`` "json"; a path ending in
         .gz is gzip-compressed)."""
-        from .export import write_chrome_trace
+        from .trace_handlers import write_chrome_trace
 
         if format != "json":
             raise ValueError(f"Profiler.export: format must be 'json', got {format!r}")

@@ -3,7 +3,7 @@
 // near the screen attached), fitting, keyboard pan and zoom, and export of the whole drawing.
 import { drawGraph, drawOverview, graphDefs, svgEl, cullTiles } from './render.js';
 import { PanZoom } from './panzoom.js';
-import { exportSVG, exportPNG } from './export.js';
+import { exportSVG, exportPNG } from './download.js';
 
 const OVERVIEW_MIN_NODES = 300; // graphs bigger than this draw an overview when zoomed far out
 const OVERVIEW_BELOW = 0.2;
