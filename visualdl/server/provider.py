@@ -157,13 +157,7 @@ class DataProvider(ABC):
         data = self.scalars(run, tag)
         total = int(data.steps.shape[0])
         idx, in_window = window_indices(data, points, start_step, end_step, wall_min, wall_max)
-        take = getattr(data, "take", None)
-        if take is not None:  # memory-mapped: gathers, then lets go of the pages it touched
-            steps, walls, values = take(idx)
-        elif idx.shape[0] == total:
-            steps, walls, values = data.steps, data.wall_times, data.values
-        else:
-            steps, walls, values = data.steps[idx], data.wall_times[idx], data.values[idx]
+        steps, walls, values = data.take(idx)  # memory-mapped: then lets go of its pages
         return ScalarView(steps, walls, values, total, int(idx.shape[0]) < in_window,
                           in_window, idx)
 

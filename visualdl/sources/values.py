@@ -15,6 +15,16 @@ class Scalars(NamedTuple):
     wall_times: np.ndarray  # float64, unix seconds
     values: np.ndarray      # float64; NaN and +-inf are kept
 
+    def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The points at ``idx`` (sorted, distinct indexes), as three arrays."""
+        if idx.shape[0] == self.steps.shape[0]:
+            return self.steps, self.wall_times, self.values
+        return self.steps[idx], self.wall_times[idx], self.values[idx]
+
+    def release(self) -> None:
+        """Let go of what reading the series held (a memory-mapped series' file pages);
+        nothing for a series in memory."""
+
 
 @dataclass(frozen=True, slots=True)
 class BlobRef:

@@ -105,9 +105,7 @@ def _smoothed(run: str, tag: str, idx: np.ndarray, weight: float) -> np.ndarray 
     try:
         return smoothed_at(data.values, idx, weight)
     finally:
-        release = getattr(data, "release", None)
-        if release is not None:  # memory-mapped: let go of the pages the EMA read
-            release()
+        data.release()  # memory-mapped: let go of the pages the EMA read
 
 
 def window_of(source: Any = None, base: Window = Window()) -> Window:
