@@ -21,8 +21,8 @@ TensorBoard or VisualDL?", lists them for users):
 - ``add_graph`` exports the module to ONNX with torch's TorchScript exporter.
 - ``purge_step`` is accepted and ignored with a warning.
 - ``max_queue`` below ``LogWriter``'s buffer (4096 points of a tag) is raised to it: torch's
-  10 bounds its event queue; ours would hand points to the writer thread every 30, more
-  than ten times slower (``bench/summary_writer.py``).
+  10 bounds its event queue; ours would hand points to the writer thread every 30, far
+  slower (``bench/summary_writer.py`` measures it).
 - ``add_video``, ``add_mesh``, ``add_image_with_boxes``, ``add_tensor`` and the ``*_raw``
   methods raise ``NotImplementedError``: our format has no such kinds.
 

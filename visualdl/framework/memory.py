@@ -1,11 +1,10 @@
 """Host allocator tuning: keep freed buffers in the process heap.
 
 Why: glibc serves large requests (activations, im2col buffers: megabytes) with fresh ``mmap``
-pages and returns them on free, so every training step page-faults its working set again.
-Measured here, that alone doubled the LeNet step time (7.1 ms -> 3.8 ms once tuned); PyTorch
-avoids the same cost with its caching allocator. Raising glibc's mmap and trim thresholds
-makes freed blocks reusable. Process-wide and glibc-only; set ``VISUALDL_MALLOC_TUNING=0``
-to leave the allocator alone.
+pages and returns them on free, so every training step page-faults its working set again,
+a large part of a small model's step time; PyTorch avoids the same cost with its caching
+allocator. Raising glibc's mmap and trim thresholds makes freed blocks reusable.
+Process-wide and glibc-only; set ``VISUALDL_MALLOC_TUNING=0`` to leave the allocator alone.
 
 ``MemoryEvents`` is the profiler's view of tensor memory (``profile_memory=True``).
 """

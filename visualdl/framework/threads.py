@@ -2,7 +2,7 @@
 Numba's parallel layer.
 
 Why one knob: on small machines two spinning pools (OpenBLAS and Numba's) fighting over the same
-cores were measured 30-40x slower than either alone, so they must be limited together.
+cores are many times slower than either alone, so they must be limited together.
 The default comes from ``VISUALDL_NUM_THREADS`` (applied at import when set), else the
 libraries' own defaults stay untouched.
 """

@@ -47,7 +47,7 @@ def _builtin() -> list[Kind]:
 
 
 def _plugins() -> list[Kind]:
-    from importlib.metadata import entry_points  # ~10 ms: not on a server's first read
+    from importlib.metadata import entry_points  # slow to import: not on a server's first read
 
     found = []
     for point in entry_points(group=ENTRY_POINT_GROUP):

@@ -64,8 +64,8 @@ class _Series:
     def own_last_chunk(self) -> None:
         """Copy the last chunk's columns, views of a record's arrays (scalar_codec slices
         one array per column for all of a record's series), so that a short series does not
-        keep alive the arrays of the long ones that went to the disk cache (a short tag
-        logged beside 20 long ones kept 1 MB of RAM per MB of record file read)."""
+        keep alive the arrays of the long ones that went to the disk cache (RAM would grow
+        with every record file read)."""
         if self.chunks:
             steps, walls, values, base = self.chunks[-1]
             self.chunks[-1] = (steps.copy(), walls.copy(), values.copy(), base)

@@ -60,8 +60,8 @@ _inflight: collections.deque = collections.deque()
 
 def _submit(fn, *args):  # noqa: ANN001, ANN202 - a function and its arguments; a Future
     """Run ``fn`` on the one cache-writer thread, in order. Copying 24 bytes a point into
-    the page cache was a third of a cache build (0.8 of 2.1 s for 20M points); the thread
-    does it while the reader decodes the next records (``write`` lets go of the GIL)."""
+    the page cache is a large part of a cache build; the thread does it while the reader
+    decodes the next records (``write`` lets go of the GIL)."""
     if not _writer:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -79,8 +79,7 @@ datasync = getattr(os, "fdatasync", os.fsync)
 
 def sync_all(fds: list[int]) -> None:
     """``datasync`` every descriptor, several at once: the file system joins concurrent
-    syncs into one journal commit (measured: 100 files one after another 560-800 ms, on
-    8 threads 50 ms)."""
+    syncs into one journal commit, so many files take little longer than one."""
     if len(fds) <= 1:
         for fd in fds:
             datasync(fd)
@@ -111,8 +110,8 @@ def wait_writes() -> None:
 
 def _load_trim():  # noqa: ANN202 - a C function or None
     """glibc's malloc_trim, or None elsewhere. The decoded chunks a spilled series drops are
-    small arrays from the C heap, which glibc keeps after they are freed (measured: 230 of
-    270 MB after loading 20M points); trimming hands those pages back to the system."""
+    small arrays from the C heap, which glibc keeps after they are freed (most of what a
+    long load grew the heap by); trimming hands those pages back to the system."""
     try:
         import ctypes
 
@@ -160,10 +159,9 @@ def block_extremes(block: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per row of ``block``: the index of its minimum and of its maximum and those values,
     NaN ignored (a row of NaN only: index 0, value NaN).
 
-    ``argmin`` / ``argmax`` straight on the rows, one pass each (0.7 ns a point), and the
-    rows holding a NaN (where numpy's argmin stops at the NaN) done again with the NaN
-    masked; masking every row first was 10 ns a point (the main thread of a 20M-point
-    build: 0.56 s of CPU then, 0.50 s now).
+    ``argmin`` / ``argmax`` straight on the rows, one pass each, and the rows holding a NaN
+    (where numpy's argmin stops at the NaN) done again with the NaN masked: masking every
+    row first would cost many times more, on the main thread of a cache build.
     """
     rows = np.arange(len(block))
     lo, hi = block.argmin(axis=1), block.argmax(axis=1)
@@ -202,9 +200,9 @@ class SpilledScalars(Scalars):
 
     def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The points at ``idx`` as arrays of their own; then the pages the query touched
-        are let go. (Each touch maps a file page and its neighbours into the process:
-        1,000 scattered points of three columns held 115 MB of a 10M-point series
-        resident until the kernel needed the memory back.)"""
+        are let go. (Each touch maps a file page and its neighbours into the process: a
+        thousand scattered points can keep much of a long series resident until the kernel
+        needs the memory back.)"""
         out = tuple(np.asarray(col[idx]) for col in self)
         _release(self)
         return out  # type: ignore[return-value]
@@ -248,8 +246,8 @@ class SpilledSeries:
         self._tail = np.empty(0)  # values after the last full block
         self._l0: list[tuple[np.ndarray, ...]] = []
         # the step at every BASE-th point, in RAM: a window's ends are found in it and then
-        # in one block of the file (a binary search over the mapped steps touched ~24 cold
-        # pages of a 10M-point series)
+        # in one block of the file (a binary search over the mapped steps touches a cold
+        # page at nearly every probe)
         self._firsts: list[np.ndarray] = []
         self._levels: tuple[int, list[_Level]] | None = None
         self.sorted = True
@@ -450,8 +448,7 @@ class SpilledSeries:
     def _extremes(self, values: np.ndarray, lo: int, hi: int) -> list[np.ndarray]:
         """Indices of the minimum and maximum of ``values[lo:hi]``: whole level-0 blocks from
         the pyramid, only the partial blocks at both ends read from the file (at most
-        2 x BASE values, where reading a coarse level's partial block touched up to
-        hundreds of pages)."""
+        2 x BASE values; a coarse level's partial block can span hundreds of pages)."""
         if hi <= lo:
             return []
         out = []

@@ -197,8 +197,8 @@ def _start(argv: list[str]) -> int | tuple:
         print(f"visualdl: error: {err}", file=sys.stderr)
         return 2
     # The app is built: this thread now mostly waits in the server's poll. Quick hand-overs
-    # would from here on only make the load yield to every request (a 2,000-run first
-    # load took 2.0 s instead of 0.9 s while a chart polled for its tag).
+    # would from here on only make the load yield to every request (a chart polling for its
+    # tag would slow the first load down).
     _usual_handoffs()
     return app, sockets, args
 
@@ -223,11 +223,11 @@ def _collector_paused() -> Iterator[None]:
     start-up made, ``gc.freeze``, before it resumes).
 
     Start-up imports Flask, numpy and protobuf: some hundred thousand objects that live as
-    long as the process, which the collector would walk again and again for nothing (about
-    7% of the time to the first chart). Nothing started here makes garbage cycles to speak of.
+    long as the process, which the collector would walk again and again for nothing, in the
+    time to the first chart. Nothing started here makes garbage cycles to speak of.
     Resuming without freezing them would only defer that walk: they are all still in the
     youngest generation, so the first allocation after ``gc.enable()`` would collect them
-    all at once (some 50-100 ms, on this thread, while the first load runs).
+    all at once (on this thread, while the first load runs).
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -248,7 +248,7 @@ def _quick_handoffs_until_loaded(data) -> None:  # noqa: ANN001 - a DataProvider
     The first load (numpy over the record files, on the provider's thread) runs while this
     thread imports Flask and builds the app (pure Python: it holds the GIL). Numpy releases
     the GIL for each operation, but taking it back waits for the importing thread's time
-    slice to end: 5 ms by default, against some 50 us per operation, so the two would in
+    slice to end: 5 ms by default, far longer than one such operation, so the two would in
     effect take turns instead of sharing two cores. The usual interval comes back once the
     app is built (a server answering requests has no use for quicker hand-overs), once the
     data are loaded if that comes first, or when the server stops first

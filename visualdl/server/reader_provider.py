@@ -160,7 +160,7 @@ class LogReaderProvider(DataProvider):
         """Called by the reader between files of its first load's second pass: while a
         request builds an answer, wait (up to 0.25 s a file, so the load never starves).
         The two would otherwise share the GIL, and the chart the user waits for (a batch of
-        2,000 series, ~0.5 s alone) took twice as long."""
+        thousands of series) would take far longer."""
         deadline = time.monotonic() + 0.25
         while self._serving and time.monotonic() < deadline:
             time.sleep(0.002)

@@ -2,8 +2,8 @@
 
 Files are found by looking the requested path up in an index built by walking the web
 folder, never by joining the request into a filesystem path. Each file is read and gzipped
-once and kept in memory (keyed by mtime and size, so edits show up on reload): the app is a
-few hundred KB, plotly.min.js 4.8 MB raw and about 1.4 MB gzipped.
+once and kept in memory (keyed by mtime and size, so edits show up on reload): the app is
+small, plotly.min.js a few megabytes (far fewer gzipped).
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ def _load_one(spec: str) -> Source:
 
 
 def _plugins() -> list[Source]:
-    from importlib.metadata import entry_points  # ~10 ms: only when the registry is built
+    from importlib.metadata import entry_points  # slow to import: only when the registry is built
 
     found = []
     for point in entry_points(group=ENTRY_POINT_GROUP):

@@ -20,7 +20,7 @@ from typing import Any
 
 from .base import Callback
 
-_TQDM: list = []  # [tqdm class or None], imported at the first bar (it costs ~25 ms)
+_TQDM: list = []  # [tqdm class or None], imported at the first bar (not at import)
 
 
 def _tqdm() -> Any:

@@ -50,13 +50,13 @@ def col2im_kernel(cols, dx, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow):
 @njit(cache=True)
 def col2im_s1_kernel(cols, dx, kh, kw, dh, dw, oh, ow):
     """``col2im_kernel`` for stride 1 and no padding (pad dx beforehand): every output row
-    adds into one contiguous run of dx, and rows of cols are read in order. 1.7x faster on
-    the LeNet-5 conv2 input gradient (a sample-outer order, keeping one plane in L1, was
-    measured 1.8x slower: it strides through the megabytes of cols).
+    adds into one contiguous run of dx, and rows of cols are read in order, which the
+    general kernel does not (a sample-outer order, keeping one plane in L1, is slower: it
+    strides through the megabytes of cols).
 
     Runs are added in blocks of exactly 8, then the rest: LLVM turns a fixed 8-trip loop
     into one vector add, while a plain loop over a short run (OW = 8 in LeNet) falls to its
-    scalar remainder (its vector body wants 32 elements); measured 1.35x faster again."""
+    scalar remainder (its vector body wants 32 elements)."""
     n_b, n_c, h, w = dx.shape
     area = oh * ow
     full = ow - ow % 8
@@ -90,7 +90,8 @@ def max_pool_kernel(x, y, arg, kh, kw, sh, sw, ph, pw):
 def max_pool_2x2_kernel(x, y, arg):
     """The common 2x2 / stride 2 / no padding pool, unrolled: x (B, H, W); y, arg (B, H//2,
     W//2). Same result as ``max_pool_kernel`` (first max in row-major order wins, NaN in the
-    first slot stays), 7x faster: the general window's clipping and loops do not vectorise."""
+    first slot stays), and much faster: the general window's clipping and loops do not
+    vectorise."""
     n_b, oh, ow = y.shape
     w = x.shape[2]
     for b in range(n_b):

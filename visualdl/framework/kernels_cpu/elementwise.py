@@ -8,8 +8,8 @@ bodies are plain ``njit`` functions that LLVM inlines into each loop and folds f
 Two things keep the first (cold) compile short, with the same machine code: inlining the
 bodies at Numba's level too would type every branch of every body once per loop, and passing
 the code on as a literal would compile each body once per code, so the loops pass it as a
-plain int (``code + 0``). Together they made the first training step with a cold Numba cache
-over ten times slower (``python bench/framework.py`` reports it)."""
+plain int (``code + 0``). Either would make the first training step with a cold Numba cache
+much slower (``python bench/framework.py`` times it)."""
 
 from numba import njit
 

@@ -179,7 +179,7 @@ def scalars_batch() -> Response:
     ``"wait": seconds`` (at most ``MAX_WAIT``): while the server's first load still has
     points of a tag asked for, hold the answer until they are in (or the time is up), so
     that a chart drawn from a partial answer gets the complete one in one more request,
-    not one per poll (a partial answer of 2,000 series costs ~0.3 s of the load's CPU).
+    not one per poll (each partial answer of thousands of series takes CPU from the load).
     """
     body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("series"), list):

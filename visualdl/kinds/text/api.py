@@ -6,7 +6,7 @@ allowlist, so a ``<script>`` or an ``onerror=`` in a logged string never reaches
 as markup. The browser inserts only the cleaned HTML.
 
 Rendering one entry is bounded, whatever was logged: markdown-it parses in linear time
-(Python-Markdown took minutes on a line of 50,000 ``[``) and stops nesting at
+(Python-Markdown does not, on a long line of ``[``) and stops nesting at
 ``MAX_NESTING`` levels; an entry longer than ``MAX_MARKDOWN_CHARS`` is shown as escaped
 plain text with a note; raw HTML with more than ``MAX_RAW_TAGS`` tags is shown as text
 (html5ever, under nh3, takes quadratic time on deeply nested lists); and an entry that
@@ -35,8 +35,8 @@ KIND = "text"
 blueprint = Blueprint("text", __name__)
 _log = logging.getLogger(__name__)
 
-#: Longer entries are shown as escaped plain text: markdown-it renders ordinary text at about
-#: 1 MB/s, but a pathological line (all `[`) at ~40 kB/s, so this bounds one entry to ~2.5 s.
+#: Longer entries are shown as escaped plain text: a pathological line (all `[`) renders far
+#: slower than ordinary text, so this bounds the time one entry takes.
 MAX_MARKDOWN_CHARS = 100_000
 #: Blocks and inline elements nested deeper than this are not parsed further.
 MAX_NESTING = 50

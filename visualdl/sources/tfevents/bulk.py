@@ -208,8 +208,8 @@ def _masked(crc: np.ndarray) -> np.ndarray:
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)``, which imports ``numpy.ma`` (some 40 ms at a server's start) on
-    its first call: a sort and a comparison of neighbours."""
+    """``np.unique(values)``, which imports ``numpy.ma`` (slow, at a server's start) on its
+    first call: a sort and a comparison of neighbours."""
     s = np.sort(values)
     if len(s) < 2:
         return s
