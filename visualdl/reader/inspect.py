@@ -1,7 +1,8 @@
 """``visualdl inspect PATH`` / ``python -m visualdl.reader PATH``: what a logdir holds.
 
-Reads our record files and TensorBoard event files alike. Prints runs, their files, tags
-by kind with counts and step ranges, and bad records.
+Reads every format a source reads (ours, TensorBoard's, VisualDL 2.x's, ...). Prints runs
+with their files and the formats they are in, tags by kind with counts and step ranges,
+and bad records.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def summarize(paths: Sequence[str], out: TextIO | None = None) -> int:
     for run in runs:
         files = reader.files(run)
         records = sum(f.records for f in files)
-        print(f"\nrun {run}: {len(files)} file(s), {records} records", file=out)
+        formats = ", ".join(sorted({f.source for f in files if f.source}))
+        print(f"\nrun {run}: {len(files)} file(s), {records} records ({formats})", file=out)
         for line in _tag_lines(reader, run):
             print(line, file=out)
     refused = [f for f in reader.files() if f.refused]
