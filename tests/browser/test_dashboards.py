@@ -376,7 +376,8 @@ def test_dark_theme_and_narrow_window(browser, server, tmp_path):
         for tab in ("images", "hparams", "histograms"):
             page.goto(f"{server.url}?tab={tab}")
             page.wait_for_selector(".card[data-state=ready], .hp-table tbody tr")
-            page.wait_for_timeout(300)
+            # what is on screen has drawn: no card still loading (those below wait, lazily)
+            page.wait_for_function("() => !document.querySelector('.card[data-state=loading]')")
             page.screenshot(path=str(tmp_path / f"{tab}-dark-narrow.png"), full_page=True)
         width = page.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 600 + 1  # nothing forces a horizontal scroll
