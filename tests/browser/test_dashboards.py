@@ -345,7 +345,7 @@ def test_embeddings_retry_a_projection_the_server_is_still_computing(watched, se
     watched.errors[:] = [e for e in watched.errors if "503" not in e]
 
 
-def test_figures_plotly_and_png_with_slider(watched, server, tmp_path):
+def test_figures_plotly_with_slider(watched, server):
     page = open_tab(watched, server, "figures")
     fig = card(page, "a", "fig")
     wait_state(page, fig)
@@ -355,6 +355,11 @@ def test_figures_plotly_and_png_with_slider(watched, server, tmp_path):
     set_range(page, f"{fig} .step-range", 2)
     page.wait_for_function(f"() => document.querySelector('{fig}').dataset.shown === '2'")
     assert ys() == [2, 1]
+
+
+def test_figures_png_of_matplotlib_with_slider(watched, server, tmp_path):
+    pytest.importorskip("matplotlib")  # write_kinds logged none without it
+    page = open_tab(watched, server, "figures")
     mpl = card(page, "a", "mpl")
     wait_state(page, mpl)
     page.wait_for_function(f"() => document.querySelector('{mpl}').dataset.shown === '2'")
