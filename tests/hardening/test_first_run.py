@@ -15,12 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
-import requests
 
 from tests.helpers.cli import REPO, CliProcess, cli_env, run_cli, start_cli
 from tests.helpers.http import Client
 from visualdl import LogWriter
 from visualdl.server.background import start_server
+
+requests = pytest.importorskip("requests")  # the test extra's
 
 COMPILE_MESSAGE = "compiling kernels (once; cached for next runs)…"
 TORCH_MISSING = "PyTorch is not installed (pip install torch; .ci/run installs the CPU wheel)"
