@@ -26,7 +26,9 @@ from tests.tfevents import test_real_writers as tbx
 from tests.vdl2.common import FIXTURES, LOGS, TRAIN, f32, png_pixels, wav_samples
 from visualdl import LogWriter
 
-HAVE_TENSORBOARDX = importlib.util.find_spec("tensorboardX") is not None  # the test extra's
+# tensorboardX, and soundfile for its add_audio (the test extra has both)
+HAVE_TENSORBOARDX = all(importlib.util.find_spec(name) is not None
+                        for name in ("tensorboardX", "soundfile"))
 IMAGE = (np.arange(5 * 4 * 3) * 7 % 256).astype(np.uint8).reshape(5, 4, 3)
 
 
@@ -60,7 +62,7 @@ def _upload(s3, local: Path, url: str) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def formats(tmp_path_factory) -> Path:
     """A local folder of every format that needs no torch, to upload (tensorboardX's event
-    files where tensorboardX is installed: the tests of them skip without it)."""
+    files where tensorboardX and soundfile are installed: the tests of those skip without)."""
     local = tmp_path_factory.mktemp("formats")
     if HAVE_TENSORBOARDX:
         from tensorboardX import SummaryWriter
@@ -98,7 +100,7 @@ def torch_logdir(s3, formats, torch, tmp_path_factory):
     """The same formats plus those made with torch, in a logdir of their own (so that no
     server of the tests above meets them late): PyTorch profiler traces (plain and gzipped)
     and tensorboardX's graph of a torch module; (url, what was uploaded, the trace JSON)."""
-    SummaryWriter = pytest.importorskip("tensorboardX").SummaryWriter
+    SummaryWriter = pytest.importorskip("tensorboardX").SummaryWriter  # (add_graph only)
 
     local = tmp_path_factory.mktemp("formats_torch")
     (local / "prof").mkdir()
@@ -149,7 +151,8 @@ def test_runs_of_every_format_and_no_errors(served):
 
 
 def test_tensorboardx_event_files_every_kind(served):
-    pytest.importorskip("tensorboardX")
+    if not HAVE_TENSORBOARDX:
+        pytest.skip("tensorboardX's event files need tensorboardX and soundfile (test extra)")
     client, _ = served
     loss = client.json("/api/scalars", run="tbx", tag="train/loss")
     assert loss["steps"] == list(range(tbx.STEPS))

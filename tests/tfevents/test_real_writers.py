@@ -36,6 +36,7 @@ def _writer_class(name: str):
         from torch.utils.tensorboard import SummaryWriter
     else:
         pytest.importorskip("tensorboardX")
+        pytest.importorskip("soundfile")  # tensorboardX's add_audio needs it
         from tensorboardX import SummaryWriter
     return SummaryWriter
 
