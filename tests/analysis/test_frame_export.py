@@ -8,11 +8,20 @@ import sys
 import numpy as np
 import pytest
 
-pd = pytest.importorskip("pandas")
-pq = pytest.importorskip("pyarrow.parquet")
+from tests.helpers.cli import run_cli
+from visualdl import LogReader, LogWriter
 
-from tests.helpers.cli import run_cli  # noqa: E402
-from visualdl import LogReader, LogWriter  # noqa: E402
+
+@pytest.fixture
+def pandas():
+    """scalars_frame's pandas (the analysis extra; the test extra has it)."""
+    return pytest.importorskip("pandas")
+
+
+@pytest.fixture
+def pq(pandas):
+    """pyarrow's parquet, which the export writes with (the analysis extra)."""
+    return pytest.importorskip("pyarrow.parquet")
 
 
 @pytest.fixture
@@ -37,7 +46,7 @@ def _expected(r: int, tag: str) -> tuple[list[int], list[float], list[float]]:
     return steps, [2e9 + s for s in steps], [r * 0.1 + s / 1000 for s in steps]
 
 
-def test_scalars_frame_is_long_form_with_every_point(logdir):
+def test_scalars_frame_is_long_form_with_every_point(logdir, pandas):
     df = LogReader(str(logdir)).scalars_frame()
     assert list(df.columns) == ["run", "tag", "step", "wall_time", "value"]
     assert str(df.step.dtype) == "int64" and str(df.value.dtype) == "float64"
@@ -51,7 +60,7 @@ def test_scalars_frame_is_long_form_with_every_point(logdir):
             np.testing.assert_array_equal(part.value.to_numpy(), values)
 
 
-def test_scalars_frame_selects_runs_and_tags(logdir):
+def test_scalars_frame_selects_runs_and_tags(logdir, pandas):
     reader = LogReader(str(logdir))
     df = reader.scalars_frame(runs=["lr2", "lr0"], tags=["eval/acc"])
     assert set(df.run) == {"lr0", "lr2"} and set(df.tag) == {"eval/acc"}
@@ -72,7 +81,7 @@ def test_scalars_frame_without_pandas_names_the_extra(logdir, monkeypatch):
         LogReader(str(logdir)).scalars_frame()
 
 
-def test_export_parquet_holds_the_same_rows(logdir, tmp_path):
+def test_export_parquet_holds_the_same_rows(logdir, tmp_path, pq):
     out = tmp_path / "out"
     result = run_cli("export", "--format", "parquet", str(logdir), str(out))
     assert result.returncode == 0, result.stderr

@@ -345,7 +345,7 @@ def test_embeddings_retry_a_projection_the_server_is_still_computing(watched, se
     watched.errors[:] = [e for e in watched.errors if "503" not in e]
 
 
-def test_figures_plotly_and_png_with_slider(watched, server, tmp_path):
+def test_figures_plotly_with_slider(watched, server):
     page = open_tab(watched, server, "figures")
     fig = card(page, "a", "fig")
     wait_state(page, fig)
@@ -355,6 +355,11 @@ def test_figures_plotly_and_png_with_slider(watched, server, tmp_path):
     set_range(page, f"{fig} .step-range", 2)
     page.wait_for_function(f"() => document.querySelector('{fig}').dataset.shown === '2'")
     assert ys() == [2, 1]
+
+
+def test_figures_png_of_matplotlib_with_slider(watched, server, tmp_path):
+    pytest.importorskip("matplotlib")  # write_kinds logged none without it
+    page = open_tab(watched, server, "figures")
     mpl = card(page, "a", "mpl")
     wait_state(page, mpl)
     page.wait_for_function(f"() => document.querySelector('{mpl}').dataset.shown === '2'")
@@ -376,7 +381,8 @@ def test_dark_theme_and_narrow_window(browser, server, tmp_path):
         for tab in ("images", "hparams", "histograms"):
             page.goto(f"{server.url}?tab={tab}")
             page.wait_for_selector(".card[data-state=ready], .hp-table tbody tr")
-            page.wait_for_timeout(300)
+            # what is on screen has drawn: no card still loading (those below wait, lazily)
+            page.wait_for_function("() => !document.querySelector('.card[data-state=loading]')")
             page.screenshot(path=str(tmp_path / f"{tab}-dark-narrow.png"), full_page=True)
         width = page.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 600 + 1  # nothing forces a horizontal scroll

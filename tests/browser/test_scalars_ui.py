@@ -5,11 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import math
-import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from tests.helpers.http import Client, wait_for
 from tests.helpers.pages import card_summary, ema, wait_ready, wait_traces
 from tests.helpers.server import serving
 from visualdl import LogWriter
@@ -192,6 +192,18 @@ def test_keyboard_and_tooltip(watched, server):
     assert all(run in text for run in RUNS)  # every run's value at the hovered step
 
 
+# Counts the app's polls of api/info (its auto-refresh tick) as they are sent.
+_COUNT_INFO_POLLS = """
+window.__infoPolls = 0;
+const send = window.fetch;
+window.fetch = function (resource, ...rest) {
+  const url = typeof resource === 'string' ? resource : String(resource.url || resource);
+  if (new URL(url, location.href).pathname.endsWith('/api/info')) window.__infoPolls += 1;
+  return send.call(this, resource, ...rest);
+};
+"""
+
+
 def test_auto_refresh_keeps_zoom_and_nodes(watched, tmp_path):
     root = tmp_path / "live"
     writer = LogWriter(logdir=str(root / "run"), flush_secs=0.1)
@@ -200,6 +212,10 @@ def test_auto_refresh_keeps_zoom_and_nodes(watched, tmp_path):
     writer.flush()
     with start_server(root, reload_interval=0.2) as server:
         page = watched.page
+        # The page's timers on a clock the test can stop and run (in real time until then),
+        # and its polls of api/info counted as they are sent.
+        page.clock.install()
+        page.add_init_script(_COUNT_INFO_POLLS)
         page.goto(server.url)
         wait_ready(page, ["loss"])
         plot = '.card[data-tag="loss"] .plot'
@@ -219,8 +235,22 @@ def test_auto_refresh_keeps_zoom_and_nodes(watched, tmp_path):
         page.uncheck("#autorefresh")
         writer.add_scalar("loss", 1.0, step=100)
         writer.flush()
-        time.sleep(2.5)
+        api = Client(server.url)  # the server has the new point: a refresh would show it
+        wait_for(lambda: len(api.json("/api/scalars", run="run", tag="loss")["steps"]) == 81)
+        api.close()
+        # Stop the page's clock and run a minute of its timers at once: every poll that a
+        # refresh still scheduled would have been sent (the refresh interval here is 1 s).
+        polls = page.evaluate("() => window.__infoPolls")
+        page.clock.pause_at(page.evaluate("() => Date.now()") + 1)
+        page.clock.run_for(60_000)
+        assert page.evaluate("() => window.__infoPolls") == polls
         assert "of 80 points" in page.evaluate(note)
+        # Turned on again, the next tick polls and the chart shows the new point.
+        page.check("#autorefresh")
+        page.clock.run_for(1_000)
+        assert page.evaluate("() => window.__infoPolls") == polls + 1
+        page.clock.resume()
+        page.wait_for_function(f"() => ({note})().includes('of 81 points')", timeout=15000)
         watched.finish()
     writer.close()
 

@@ -41,10 +41,9 @@ def _read(logdir) -> LogReader:
 
 
 # -- the interface ---------------------------------------------------------------------
-def _torch_signatures() -> dict[str, str]:
+def _torch_signatures(torch) -> dict[str, str]:
     """torch's ``SummaryWriter`` signatures: from the class when torch's tensorboard
     package imports, else from its source (the module imports ``tensorboard``)."""
-    torch = pytest.importorskip("torch")
     try:
         from torch.utils.tensorboard import SummaryWriter as TorchWriter
     except ImportError:
@@ -70,8 +69,8 @@ def _sig_params(sig: inspect.Signature) -> str:
                      for p in sig.parameters.values())
 
 
-def test_every_public_method_has_torchs_signature():
-    torch_sigs = _torch_signatures()
+def test_every_public_method_has_torchs_signature(torch):
+    torch_sigs = _torch_signatures(torch)
     ours = {name: _sig_params(inspect.signature(getattr(SummaryWriter, name))) for name in PUBLIC}
     checked = 0
     for name, params in ours.items():
@@ -267,8 +266,7 @@ def test_matplotlib_figure_and_figure_list(tmp_path):
     assert json.loads(r.load(r.figures("exp", "plotly")[0]).plotly_json) == plotly_fig
 
 
-def test_torch_tensors_that_require_grad(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_torch_tensors_that_require_grad(tmp_path, torch):
     x = torch.tensor([0.5, 1.5, 2.5], requires_grad=True)
     with SummaryWriter(str(tmp_path / "exp")) as w:
         w.add_scalar("s", (x * 2).sum(), torch.tensor(2))
@@ -286,8 +284,7 @@ def test_torch_tensors_that_require_grad(tmp_path):
     assert r.hparams("hp").hparams == {"lr": 0.5}
 
 
-def test_graph_from_torch_module(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_graph_from_torch_module(tmp_path, torch):
     onnx = pytest.importorskip("onnx")
     model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())
     with SummaryWriter(str(tmp_path / "exp")) as w:
@@ -301,8 +298,7 @@ def test_graph_from_torch_module(tmp_path):
     assert "Relu" in ops and ("Gemm" in ops or "MatMul" in ops)
 
 
-def test_missing_export_package_is_named(tmp_path, monkeypatch):
-    torch = pytest.importorskip("torch")
+def test_missing_export_package_is_named(tmp_path, monkeypatch, torch):
 
     def export(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'onnxscript'", name="onnxscript")
@@ -393,8 +389,7 @@ def _calls(writer, torch, matplotlib_figure):
     writer.add_hparams({"lr": 0.1}, {"hp/acc": 0.5}, run_name="trial")
 
 
-def test_same_runs_and_tags_as_torchs_writer(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_same_runs_and_tags_as_torchs_writer(tmp_path, torch):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     from matplotlib.figure import Figure

@@ -71,7 +71,7 @@ def test_train_eval_switches_dropout_and_batch_norm():
     assert net.training and net[1].training
 
 
-@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.torch
 def test_batch_norm_running_stats_match_torch():
     x = np.random.default_rng(0).standard_normal((6, 3, 2, 2)).astype(np.float32)
     ours = nn.BatchNorm2D(3, momentum=0.2)

@@ -23,7 +23,7 @@ def test_gradient_matches_finite_differences(case):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=f"input {i}")
 
 
-@pytest.mark.skipif(torch is None, reason="torch is not installed (test-only extra)")
+@pytest.mark.torch
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_matches_pytorch_float32(case):
     arrays = make_inputs(case)

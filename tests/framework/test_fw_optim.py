@@ -52,7 +52,7 @@ CASES = {
 }
 
 
-@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.torch
 @pytest.mark.parametrize("name", list(CASES))
 def test_optimizer_matches_pytorch(name):
     ours, theirs = CASES[name]
@@ -93,7 +93,7 @@ def test_schedulers():
     assert opt.get_lr() == pytest.approx(0.03)
 
 
-@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.torch
 def test_scheduler_values_match_pytorch():
     p = torch.zeros(1, requires_grad=True)
     topt = torch.optim.SGD([p], 0.5)

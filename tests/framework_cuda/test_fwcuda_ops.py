@@ -30,7 +30,7 @@ def test_cuda_matches_cpu_float64(case):
         np.testing.assert_allclose(g, c, rtol=1e-9, atol=1e-12, err_msg=f"input {i}")
 
 
-@pytest.mark.skipif(torch is None, reason="torch is not installed (test-only extra)")
+@pytest.mark.torch
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_cuda_matches_pytorch_float32(case):
     arrays = make_inputs(case)

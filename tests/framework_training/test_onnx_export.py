@@ -244,8 +244,7 @@ def test_jit_load_fine_tunes_with_framework_autograd(tmp_path):
                                net[0].weight.grad.numpy(), rtol=1e-4, atol=1e-6)
 
 
-def test_jit_load_runs_a_pytorch_export(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_jit_load_runs_a_pytorch_export(tmp_path, torch):
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
                               torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),

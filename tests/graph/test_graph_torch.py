@@ -16,48 +16,49 @@ from visualdl.kinds.graph import GraphDocument, Options, parse_path
 
 from .geometry import edges_through_boxes, overlapping_boxes
 
-torch = pytest.importorskip("torch")
-nn = torch.nn
+
+def _models(torch):
+    """The two models, built from the ``torch`` fixture's module."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, c: int) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(c)
+            self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            y = torch.relu(self.bn1(self.conv1(x)))
+            return torch.relu(x + self.bn2(self.conv2(y)))
+
+    class ResNetish(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+            self.layer1 = nn.Sequential(Block(8), Block(8))
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(8, 10)
+
+        def forward(self, x):
+            return self.fc(torch.flatten(self.pool(self.layer1(self.stem(x))), 1))
+
+    class Encoder(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = nn.Linear(16, 32)
+            layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.head = nn.Linear(32, 3)
+
+        def forward(self, x):
+            return self.head(self.encoder(self.embed(x)).mean(dim=1))
+
+    return ResNetish, Encoder
 
 
-class Block(nn.Module):
-    def __init__(self, c: int) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(c)
-        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(c)
-
-    def forward(self, x):
-        y = torch.relu(self.bn1(self.conv1(x)))
-        return torch.relu(x + self.bn2(self.conv2(y)))
-
-
-class ResNetish(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
-        self.layer1 = nn.Sequential(Block(8), Block(8))
-        self.pool = nn.AdaptiveAvgPool2d(1)
-        self.fc = nn.Linear(8, 10)
-
-    def forward(self, x):
-        return self.fc(torch.flatten(self.pool(self.layer1(self.stem(x))), 1))
-
-
-class Encoder(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.embed = nn.Linear(16, 32)
-        layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
-        self.head = nn.Linear(32, 3)
-
-    def forward(self, x):
-        return self.head(self.encoder(self.embed(x)).mean(dim=1))
-
-
-def _export(module: nn.Module, example, path) -> onnx.ModelProto:
+def _export(torch, module, example, path) -> onnx.ModelProto:
     module.eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -68,11 +69,12 @@ def _export(module: nn.Module, example, path) -> onnx.ModelProto:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+def exported(tmp_path_factory, torch):
     root = tmp_path_factory.mktemp("torch")
     torch.manual_seed(0)
-    cnn = _export(ResNetish(), torch.randn(1, 3, 16, 16), root / "resnet.onnx")
-    enc = _export(Encoder(), torch.randn(2, 5, 16), root / "encoder.onnx")
+    ResNetish, Encoder = _models(torch)
+    cnn = _export(torch, ResNetish(), torch.randn(1, 3, 16, 16), root / "resnet.onnx")
+    enc = _export(torch, Encoder(), torch.randn(2, 5, 16), root / "encoder.onnx")
     return {"resnet": (root / "resnet.onnx", cnn), "encoder": (root / "encoder.onnx", enc)}
 
 

@@ -14,12 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-import requests
 
 from tests.helpers.http import Client, wait_for
 from tests.helpers.logs import LOSS_STEPS, write_logs
 from tests.helpers.server import serving
 from visualdl import LogWriter
+
+requests = pytest.importorskip("requests")  # the test extra's
 
 
 @pytest.fixture(scope="module")

@@ -15,12 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
-import requests
 
 from tests.helpers.cli import REPO, CliProcess, cli_env, run_cli, start_cli
 from tests.helpers.http import Client
 from visualdl import LogWriter
 from visualdl.server.background import start_server
+
+requests = pytest.importorskip("requests")  # the test extra's
 
 COMPILE_MESSAGE = "compiling kernels (once; cached for next runs)…"
 TORCH_MISSING = "PyTorch is not installed (pip install torch; .ci/run installs the CPU wheel)"
@@ -87,23 +88,80 @@ def test_compile_notice_with_progress_bars(tmp_path):
 
 
 # ---------------------------------------------------------------- 13: skips for want of torch
+# torch hidden in a pytest of its own (installed or not here): its import fails as a missing
+# package's does, after the finders before it (the suite's own watch among them) saw it.
+_HIDE_TORCH = """
+import sys
+
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "torch":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, Hide())
+import pytest
+sys.exit(pytest.main(sys.argv[1:]))
+"""
+
+
 def test_skips_for_want_of_torch_have_one_reason_and_are_counted():
-    # torch hidden (a None in sys.modules fails its import) in a pytest of its own; the files
-    # use importorskip (a whole module), "torch not installed" and "torch is not installed".
-    code = ("import sys; sys.modules['torch'] = None\n"
-            "import pytest; sys.exit(pytest.main(sys.argv[1:]))")
+    # marked by the `torch` fixture (a whole module's, through its own fixture) and by
+    # @pytest.mark.torch (over a module that imports torch in a try)
     selected = ["tests/framework/test_fw_optim.py::test_scheduler_values_match_pytorch",
                 "tests/framework/test_fw_nn.py::test_batch_norm_running_stats_match_torch",
                 "tests/framework/test_fw_ops.py::test_matches_pytorch_float32",
                 "tests/graph/test_graph_torch.py"]
-    done = _run_python(code, "-q", "-rs", "-p", "no:cacheprovider", *selected)
+    done = _run_python(_HIDE_TORCH, "-q", "-rs", "-p", "no:cacheprovider", *selected)
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     total = int(re.search(r"^(\d+) skipped in ", out, re.M).group(1))
     assert total > 70 and "passed" not in out.splitlines()[-1]
     assert f"{total} tests skipped: {TORCH_MISSING}" in out
-    reasons = re.findall(r"^SKIPPED \[\d+\] [^:]+:\d+: (.*)$", out, re.M)
-    assert len(reasons) == 4 and set(reasons) == {TORCH_MISSING}, reasons
+    skips = re.findall(r"^SKIPPED \[(\d+)\] [^:]+(?::\d+)?: (.*)$", out, re.M)
+    assert {reason for _, reason in skips} == {TORCH_MISSING}, skips
+    assert sum(int(count) for count, _ in skips) == total
+
+
+_TORCH_USES = """
+import pytest
+
+def test_unmarked_skip():
+    pytest.importorskip("torch")
+
+def test_unmarked_fallback():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pass
+
+def test_unmarked_plain():
+    assert True
+
+@pytest.mark.torch
+def test_marked():
+    import torch  # noqa: F401
+
+def test_by_fixture(torch):
+    pass
+"""
+
+
+def test_a_test_that_reaches_for_torch_unmarked_fails_without_it(tmp_path):
+    """``.ci/run``'s torch stage runs ``pytest -m torch``: a test that needs torch and is not
+    marked would run in neither stage, so without torch it fails, naming the fix."""
+    (tmp_path / "test_uses.py").write_text(_TORCH_USES)
+    args = ["-p", "tests.conftest", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+            str(tmp_path / "test_uses.py")]
+    done = _run_python(_HIDE_TORCH, "-q", "-rfs", *args)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert re.search(r"^2 failed, 1 passed, 2 skipped in ", out, re.M), out
+    assert "2 tests skipped: " + TORCH_MISSING in out
+    failed = set(re.findall(r"^FAILED \S+::(\w+)", out, re.M))
+    assert failed == {"test_unmarked_skip", "test_unmarked_fallback"}, out
+    assert out.count("is not marked `torch`") >= 2, out
+    listed = _run_python(_HIDE_TORCH, "-q", "--co", "-m", "torch", *args)
+    assert re.findall(r"::(\w+)$", listed.stdout, re.M) == ["test_marked", "test_by_fixture"]
 
 
 def test_no_torch_line_when_nothing_skipped_for_it():

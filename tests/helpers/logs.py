@@ -7,6 +7,7 @@ and browser tests.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from pathlib import Path
 
@@ -62,6 +63,7 @@ CURVE_STEPS = 5  # audio, text, histograms, curves, plotly figures and scalars: 
 CURVE_SAMPLES = 200
 MPL_STEPS = 3  # run "a" only
 MPL_SIZE = (40, 30)  # the matplotlib figure's width and height in pixels
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None  # the test extra's
 XSS_TEXT = "# Title\n\n<script>window.__xss = 1</script><img src=x onerror=\"window.__xss=2\">" \
            "\n\n| a | b |\n|---|---|\n| 1 | 2 |"
 
@@ -96,7 +98,8 @@ def mpl_figure(step: int):
 
 
 def write_kinds(root: Path) -> Path:
-    """Every kind in runs "a" and "b"; run "a" also has matplotlib figures ("mpl")."""
+    """Every kind in runs "a" and "b"; run "a" also has matplotlib figures ("mpl") where
+    matplotlib is installed."""
     rng = np.random.default_rng(0)
     for run, lr in KIND_RUNS.items():
         with LogWriter(logdir=str(root / run)) as w:
@@ -114,7 +117,7 @@ def write_kinds(root: Path) -> Path:
                 w.add_figure("fig", {"data": [{"type": "bar", "x": ["p", "q"], "y": [step, 1]}],
                                      "layout": {}}, step)
                 w.add_scalar("loss", 1.0 / (step + 1) * (1 if run == "a" else 2), step)
-            if run == "a":
+            if run == "a" and HAVE_MATPLOTLIB:  # (the tests of "mpl" skip without it)
                 for step in range(MPL_STEPS):
                     w.add_figure("mpl", mpl_figure(step), step)
             w.add_text("xss", XSS_TEXT, 0)

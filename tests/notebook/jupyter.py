@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import nbformat
-from nbclient import NotebookClient
+import pytest
 
 from tests.helpers.cli import REPO
 
@@ -45,6 +44,10 @@ def install_kernelspec(jupyter_path: Path) -> Path:
 def run_notebook(cells: list[str], cwd: Path, timeout: float = 180) -> Any:
     """Execute a notebook of ``cells`` (code) in ``cwd``; returns the executed notebook.
     A cell that raises fails the run (nbclient's CellExecutionError)."""
+    # the test extra's notebook packages; a test that runs a notebook skips without them
+    nbformat = pytest.importorskip("nbformat")
+    NotebookClient = pytest.importorskip("nbclient").NotebookClient
+    pytest.importorskip("ipykernel")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
     nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": KERNEL_NAME,

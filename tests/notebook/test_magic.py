@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import psutil
 import pytest
 
 from tests.helpers.http import Client
 from tests.helpers.pages import card_summary, wait_ready
 from tests.notebook.conftest import LOSS_STEPS, pid_alive, registered_pids, write_scalars
 from tests.notebook.jupyter import html_outputs, iframe_srcs, iframes, run_notebook, stream_text
+
+psutil = pytest.importorskip("psutil")  # the test extra's; it finds the kernel's servers
 
 LOCAL_SRC = re.compile(r"http://localhost:(\d+)/")
 

@@ -88,8 +88,7 @@ def api(server):
 
 
 @pytest.fixture(scope="session")
-def torch_logdir(tmp_path_factory):
-    torch = pytest.importorskip("torch")
+def torch_logdir(tmp_path_factory, torch):
     from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
 
     root = tmp_path_factory.mktemp("torch")

@@ -245,13 +245,13 @@ def test_a_standby_worker_builds_the_model_it_is_told_of(tmp_path):
 
 class _Provider:
     """Just enough of the data provider for the start-up hook: a first load that finds
-    one profile after a while."""
+    one profile after the hook's first look (it looks at ``loaded`` once a round)."""
 
-    def __init__(self, ref, after: float) -> None:
-        self.ref, self.began, self.after = ref, time.monotonic(), after
+    def __init__(self, ref, after: int = 1) -> None:
+        self.ref, self.after, self.looks = ref, after, 0
 
     def _found(self) -> bool:
-        return time.monotonic() - self.began >= self.after
+        return self.looks > self.after
 
     @property
     def version(self) -> int:
@@ -259,6 +259,7 @@ class _Provider:
 
     @property
     def loaded(self) -> bool:
+        self.looks += 1
         return self._found()
 
     def tags_by_kind(self, kind):
@@ -292,7 +293,7 @@ def test_the_start_up_hook_starts_the_worker_before_any_app(tmp_path, cache):
     ref = BlobRef("profile", "host", 5, os.path.getmtime(path), path.stat().st_size,
                   str(path), 0, {"end_step": 8, "source": "pytorch", "error": ""}, "torchtrace")
     ident = store.identity(str(path), 0, "host", 5)
-    registry.start_all(_Provider(ref, after=0.3))  # the profile kind's hook: warm.prefetch
+    registry.start_all(_Provider(ref))  # the profile kind's hook: warm.prefetch
     folder = store.folder_for(ident)
     deadline = time.monotonic() + 60
     while not store.saved(ident) and time.monotonic() < deadline:
@@ -329,7 +330,7 @@ def test_the_start_up_hook_ends_its_standby_worker_when_no_profile_comes(tmp_pat
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(worker, "standby", standby)
-        thread = warm.prefetch(Broken(ref, after=0.5))
+        thread = warm.prefetch(Broken(ref))
         thread.join(30)
     assert not thread.is_alive()
     assert started == ([True] if listed else [])  # only for a (big enough) trace file

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 
 def digits(n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's bundled 8x8 digits as float32 (N, 64) in [0, 1] and int64 labels."""
-    from sklearn.datasets import load_digits
+    load_digits = pytest.importorskip("sklearn.datasets").load_digits  # the test extra's
 
     d = load_digits()
     x = (d.data / 16.0).astype(np.float32)

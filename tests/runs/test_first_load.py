@@ -261,42 +261,67 @@ def test_a_held_batch_answers_complete_once_the_tag_is_loaded(sweep: Path) -> No
     assert answer["series"][50]["values"][:2] == [value(50, 2, 0), value(50, 2, 1)]
 
 
-def test_the_second_pass_lets_a_request_go_first(sweep: Path) -> None:
+def test_the_second_pass_lets_a_request_go_first(sweep: Path, monkeypatch) -> None:
     """Between files of the second pass the reader waits while a request is being
-    answered (``provider.serving()``), so the two do not share the interpreter."""
+    answered (``provider.serving()``), so the two do not share the interpreter; with no
+    request in flight it goes straight on. Told by what the wait does (its sleeps, and
+    whether the request had left when it returned), not by a clock."""
     import threading
     import time
+
+    from visualdl.server import reader_provider
 
     provider = LogReaderProvider([str(sweep)], reload_interval=3600)
     reader = provider._reader = LogReader([str(sweep)], load=False)
     real = provider._yield_to_requests
-    calls, waited = [], {}
+    calls, sleeps = [], []
+    release, holding, left = threading.Event(), threading.Event(), threading.Event()
 
-    def request(entered: threading.Event) -> None:
+    class Clock:  # the provider's ``time``, its sleeps counted: the third one lasts until
+        def __getattr__(self, name):  # the request has finished
+            return getattr(time, name)
+
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            sleeps.append(seconds)
+            if len(sleeps) == 3:
+                release.set()
+                assert left.wait(30)
+            time.sleep(seconds)
+
+    monkeypatch.setattr(reader_provider, "time", Clock())
+
+    def request() -> None:
         with provider.serving():
-            entered.set()
-            time.sleep(0.15)
+            holding.set()
+            release.wait(30)
+            holding.clear()
+        left.set()
+
+    seen = {}
 
     def hook():
         calls.append(1)
-        if len(calls) == 3:
-            entered = threading.Event()
-            threading.Thread(target=request, args=(entered,)).start()
-            entered.wait(5)
-            started = time.monotonic()
+        if len(calls) == 3:  # a request is being answered: wait until it is done
+            thread = threading.Thread(target=request)
+            thread.start()
+            assert holding.wait(30)
             real()
-            waited["busy"] = time.monotonic() - started
-        elif len(calls) == 4:
-            started = time.monotonic()
+            seen["busy"] = (len(sleeps), holding.is_set())
+            thread.join(30)
+        elif len(calls) == 4:  # none: no wait at all
+            before = len(sleeps)
             real()
-            waited["idle"] = time.monotonic() - started
+            seen["idle"] = len(sleeps) - before
         else:
             real()
 
     reader.pause_hook = hook
     provider.reload_once()
     assert len(calls) == RUNS  # once before each file of the second pass
-    assert 0.1 <= waited["busy"] <= 1.0 and waited["idle"] < 0.05
+    # it slept until the request left (not for its 0.25 s cap: the request was still in)
+    assert seen["busy"] == (3, False)
+    assert seen["idle"] == 0
     assert not reader.scalar_pending("lr")
 
 

@@ -122,14 +122,17 @@ def test_listen_ipv6_literal():
             s.close()
 
 
-# The app factory made slow (1 s), so that "while the server starts" is a wide window.
+# The app factory held until the test has connected (it creates the gate file), so that
+# "while the server starts" is a window the test controls, not a race it hopes to win.
 _SLOW_START = """
-import sys, time
+import os, sys, time
 import visualdl.server.app as app_module
 from visualdl.server.cli import main
 fast = app_module.create_app
 def slow(*args, **kwargs):
-    time.sleep(1.0)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(GATE) and time.monotonic() < deadline:
+        time.sleep(0.01)
     return fast(*args, **kwargs)
 app_module.create_app = slow
 sys.exit(main(sys.argv[1:]))
@@ -142,25 +145,25 @@ def test_a_request_sent_during_start_up_is_answered(tmp_path):
     with LogWriter(logdir=str(tmp_path / "run")) as w:
         w.add_scalar("loss", 0.5, step=1)
     port = free_port()
+    gate = tmp_path / "gate"
     cli = CliProcess("--logdir", str(tmp_path), "--port", str(port), cwd=tmp_path,
-                     code=_SLOW_START)
+                     code=_SLOW_START.replace("GATE", repr(str(gate))))
     with cli:
         deadline = time.monotonic() + 20
         while True:
-            try:
+            try:  # refused until the port is bound; the app cannot be built before the gate
                 conn = socket.create_connection(("127.0.0.1", port), timeout=30)
                 break
             except ConnectionRefusedError:
                 assert time.monotonic() < deadline and cli.proc.poll() is None
                 time.sleep(0.005)
-        connected = time.monotonic()
         with conn:
             conn.sendall(b"GET /api/runs HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            assert cli.output == ""  # connected while it starts: it said nothing yet
+            gate.touch()
             line = cli.first_line()
-            printed = time.monotonic()
             reply = b"".join(iter(lambda: conn.recv(65536), b""))
         assert "serving at" in line
-        assert printed - connected > 0.5  # connected well before the server said it serves
         head, _, body = reply.partition(b"\r\n\r\n")
         assert head.split(b" ")[1] == b"200", head
         assert b'"runs"' in body

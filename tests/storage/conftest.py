@@ -1,17 +1,14 @@
 """A real S3 API for the storage tests: moto's server on 127.0.0.1, with its request log.
 
-One server per test module; each test writes under a prefix of its own (``s3_url``)."""
+One server per test module; each test writes under a prefix of its own (``s3_url``). Each
+fixture skips its tests without the package it needs (the test extra has them all), so the
+tests that need neither, or only fsspec, run anyway."""
 
 from __future__ import annotations
 
 import uuid
 
 import pytest
-
-pytest.importorskip("moto.server", reason="the storage tests need moto[server] (test extra)")
-pytest.importorskip("s3fs", reason="the storage tests need s3fs (test extra)")
-
-from visualdl.storage.testing import LocalS3  # noqa: E402
 
 BUCKET = "logs"
 
@@ -20,6 +17,10 @@ BUCKET = "logs"
 def s3():
     """moto's S3 on a free loopback port; AWS_ENDPOINT_URL and test credentials are set in
     ``os.environ`` (so child processes started by the tests reach it too)."""
+    pytest.importorskip("moto.server", reason="the S3 tests need moto[server] (test extra)")
+    pytest.importorskip("s3fs", reason="the S3 tests need s3fs (test extra)")
+    from visualdl.storage.testing import LocalS3
+
     with LocalS3() as server:
         server.make_bucket(BUCKET)
         yield server
@@ -33,4 +34,5 @@ def s3_url(s3) -> str:
 
 @pytest.fixture
 def memory_url() -> str:
+    pytest.importorskip("fsspec", reason="memory:// logdirs need fsspec (test extra)")
     return f"memory://vdl-tests/{uuid.uuid4().hex[:12]}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import fsspec
 import numpy as np
 
 from visualdl import LogReader, LogWriter
@@ -50,6 +49,8 @@ def test_image_read_once_then_from_cache(memory_url):
 
 def test_trace_fetched_once_and_a_broken_one_waits_then_shows_its_error(memory_url,
                                                                         monkeypatch):
+    import fsspec  # (memory_url has it)
+
     fs = fsspec.filesystem("memory")
     good = json.dumps(TRACE).encode()
     fs.pipe_file(f"{memory_url}/prof/w0.1.pt.trace.json", good)

@@ -1,19 +1,21 @@
 """Every log format visualdl reads, from one ``s3://`` logdir (moto's S3 server), served by
 the real ``visualdl --logdir s3://...`` command: tensorboardX event files of every kind, a
-VisualDL 2.x logdir with its model graph and a Paddle program, PyTorch profiler traces
-(plain and gzipped), and our own segments. Blobs read from S3 are fetched once: a page
-reload costs no request, and /api/info counts the cache hits."""
+VisualDL 2.x logdir with its model graph and a Paddle program, and our own segments; with
+torch (tests marked ``torch``), PyTorch profiler traces (plain and gzipped) and a
+tensorboardX graph of a torch module join them in the same logdir. Blobs read from S3 are
+fetched once: a page reload costs no request, and /api/info counts the cache hits."""
 
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import io
 import json
 import shutil
+import uuid
 import wave
 from pathlib import Path
 
-import boto3
 import numpy as np
 import pytest
 
@@ -24,12 +26,14 @@ from tests.tfevents import test_real_writers as tbx
 from tests.vdl2.common import FIXTURES, LOGS, TRAIN, f32, png_pixels, wav_samples
 from visualdl import LogWriter
 
+# tensorboardX, and soundfile for its add_audio (the test extra has both)
+HAVE_TENSORBOARDX = all(importlib.util.find_spec(name) is not None
+                        for name in ("tensorboardX", "soundfile"))
 IMAGE = (np.arange(5 * 4 * 3) * 7 % 256).astype(np.uint8).reshape(5, 4, 3)
 
 
-def _torch_trace(path: Path) -> dict:
+def _torch_trace(torch, path: Path) -> dict:
     """A real PyTorch profiler trace (CPU), exported as Chrome-trace JSON."""
-    torch = pytest.importorskip("torch")
     from torch.profiler import ProfilerActivity, profile
 
     torch.manual_seed(0)
@@ -43,6 +47,8 @@ def _torch_trace(path: Path) -> dict:
 def _upload(s3, local: Path, url: str) -> dict[str, bytes]:
     """Put every file under ``local`` to ``url`` (as ``aws s3 sync`` would)."""
     bucket, _, prefix = url[len("s3://"):].partition("/")
+    import boto3  # (moto's, which the s3 fixture has)
+
     client = boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")
     put = {}
     for path in sorted(local.rglob("*")):
@@ -54,55 +60,100 @@ def _upload(s3, local: Path, url: str) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def logdir(s3, tmp_path_factory):
-    """One s3:// logdir holding every format; (url, what was uploaded, the trace JSON)."""
-    pytest.importorskip("tensorboardX")
-    import uuid
-
-    url = f"s3://logs/formats-{uuid.uuid4().hex[:8]}"
+def formats(tmp_path_factory) -> Path:
+    """A local folder of every format that needs no torch, to upload (tensorboardX's event
+    files where tensorboardX and soundfile are installed: the tests of those skip without)."""
     local = tmp_path_factory.mktemp("formats")
-    from tensorboardX import SummaryWriter
+    if HAVE_TENSORBOARDX:
+        from tensorboardX import SummaryWriter
 
-    tbx._write_all(SummaryWriter, str(local / "tbx"), graph=True)
+        tbx._write_all(SummaryWriter, str(local / "tbx"))
     shutil.copytree(LOGS, local / "vdl2")  # runs vdl2/train, vdl2/eval
     shutil.copytree(FIXTURES / "graph" / "cnn", local / "vdl2" / "cnn")
     shutil.copy(FIXTURES / "pdmodel" / "net.pdmodel", local / "vdl2" / "cnn" / "net.pdmodel")
-    (local / "prof").mkdir()
-    trace = _torch_trace(local / "prof" / "worker0.1700000000.pt.trace.json")
-    gz = gzip.compress((local / "prof" / "worker0.1700000000.pt.trace.json").read_bytes())
-    (local / "prof" / "worker1.1700000001.pt.trace.json.gz").write_bytes(gz)
-    uploaded = _upload(s3, local, url)
+    return local
+
+
+def _fill(s3, url: str, *folders: Path) -> dict[str, bytes]:
+    """Upload ``folders`` to ``url`` and write our segments beside them (run ``ours``)."""
+    uploaded = {}
+    for local in folders:
+        uploaded.update(_upload(s3, local, url))
     with LogWriter(logdir=f"{url}/ours") as w:  # ours: segments, written to S3 directly
         for step in range(30):
             w.add_scalar("loss", 1.0 / (step + 1), step)
         w.flush()
         w.add_image("pic", IMAGE, step=4)
         w.add_text("note", "from **S3**", step=1)
-    return url, uploaded, trace
+    return uploaded
+
+
+@pytest.fixture(scope="module")
+def logdir(s3, formats):
+    """One s3:// logdir holding every format that needs no torch; (url, what was uploaded)."""
+    url = f"s3://logs/formats-{uuid.uuid4().hex[:8]}"
+    return url, _fill(s3, url, formats)
+
+
+@pytest.fixture(scope="module")
+def torch_logdir(s3, formats, torch, tmp_path_factory):
+    """The same formats plus those made with torch, in a logdir of their own (so that no
+    server of the tests above meets them late): PyTorch profiler traces (plain and gzipped)
+    and tensorboardX's graph of a torch module; (url, what was uploaded, the trace JSON)."""
+    SummaryWriter = pytest.importorskip("tensorboardX").SummaryWriter  # (add_graph only)
+
+    local = tmp_path_factory.mktemp("formats_torch")
+    (local / "prof").mkdir()
+    trace = _torch_trace(torch, local / "prof" / "worker0.1700000000.pt.trace.json")
+    gz = gzip.compress((local / "prof" / "worker0.1700000000.pt.trace.json").read_bytes())
+    (local / "prof" / "worker1.1700000001.pt.trace.json.gz").write_bytes(gz)
+    writer = SummaryWriter(str(local / "tbxgraph"))
+    model, example = tbx._net(torch)
+    writer.add_graph(model, example)
+    writer.close()
+    url = f"s3://logs/formats-torch-{uuid.uuid4().hex[:8]}"
+    return url, _fill(s3, url, formats, local), trace
+
+
+TBX_RUNS = {"tbx", "tbx/acc/train", "tbx/acc/val"}
+FORMATS = {"vdl2/train", "vdl2/eval", "vdl2/cnn", "ours"}
+FORMATS |= TBX_RUNS if HAVE_TENSORBOARDX else set()
 
 
 @pytest.fixture(scope="module")
 def served(logdir):
-    url, uploaded, trace = logdir
+    url, uploaded = logdir
     with start_cli("--logdir", url, "--reload-interval", "1") as cli:
         client = Client(cli.url)
-        wait_for(lambda: "ours" in client.json("/api/runs")["runs"] and
-                 "prof" in client.json("/api/runs")["runs"], timeout=60)
+        wait_for(lambda: "ours" in client.json("/api/runs")["runs"], timeout=60)
+        yield client, uploaded
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def torch_served(torch_logdir):
+    """A server started once the torch formats are in the logdir too."""
+    url, uploaded, trace = torch_logdir
+    with start_cli("--logdir", url, "--reload-interval", "1") as cli:
+        client = Client(cli.url)
+        wait_for(lambda: {"ours", "prof", "tbxgraph"} <= set(client.json("/api/runs")["runs"]),
+                 timeout=60)
         yield client, uploaded, trace
         client.close()
 
 
 def test_runs_of_every_format_and_no_errors(served):
-    client, _, _ = served
+    client, _ = served
     runs = client.json("/api/runs")["runs"]
-    assert {"tbx", "tbx/acc/train", "tbx/acc/val", "vdl2/train", "vdl2/eval", "vdl2/cnn",
-            "prof", "ours"} <= set(runs), runs
+    assert FORMATS <= set(runs), runs
     info = client.json("/api/info")
     assert info["errors"] == 0, info["error_messages"]
 
 
 def test_tensorboardx_event_files_every_kind(served):
-    client, _, _ = served
+    if not HAVE_TENSORBOARDX:
+        pytest.skip("tensorboardX's event files need tensorboardX and soundfile (test extra)")
+    client, _ = served
     loss = client.json("/api/scalars", run="tbx", tag="train/loss")
     assert loss["steps"] == list(range(tbx.STEPS))
     assert loss["values"] == tbx.LOSS.astype(np.float64).tolist()
@@ -125,14 +176,10 @@ def test_tensorboardx_event_files_every_kind(served):
     assert pr["tp"] == tbx._expected_pr()["tp"].tolist()
     (row,) = [r for r in client.json("/api/hparams")["runs"] if r["run"] == "tbx/trial"]
     assert row["hparams"] == tbx.HPARAMS and row["metrics"]["hparam/accuracy"] == 0.75
-    models = {m["run"]: m for m in client.json("/api/graph/models")["models"]
-              if m["source"] == "log"}
-    groups = client.get("/api/graph/hierarchy", params={"model": models["tbx"]["id"]}).text
-    assert "Linear[fc1]" in groups and "Linear[fc2]" in groups
 
 
 def test_visualdl2_logs_graph_and_program(served):
-    client, _, _ = served
+    client, _ = served
     q = {"run": "vdl2/train"}
     loss = client.json("/api/scalars", tag="loss", **q)
     assert loss["steps"] == list(range(20)) and loss["values"] == f32(TRAIN["scalars"]["loss"])
@@ -164,28 +211,8 @@ def test_visualdl2_logs_graph_and_program(served):
     assert "conv2d" in summary["op_types"]
 
 
-def test_pytorch_traces_plain_and_gzipped(served):
-    client, uploaded, trace = served
-    assert client.json("/api/tags", kind="profile")["runs"]["prof"] == ["worker0", "worker1"]
-    expected = traces.op_table(trace, cats=("cpu_op",))
-    for tag in ("worker0", "worker1"):
-        index = client.json("/api/profile", run="prof", tag=tag)
-        assert index["source"] == ["pytorch"] and index["error"] == [""]
-        rows = {r["name"]: r for r in client.json("/api/profile/operators", run="prof",
-                                                  tag=tag)["rows"]}
-        assert set(rows) == set(expected)
-        for name, want in expected.items():
-            assert rows[name]["calls"] == want["calls"]
-    # the download is the user's file, byte for byte (gzipped as it was)
-    got = client.get("/api/profile/trace", params={"run": "prof", "tag": "worker1"})
-    assert got.status_code == 200
-    assert got.content == uploaded["prof/worker1.1700000001.pt.trace.json.gz"]
-    plain = client.get("/api/profile/trace", params={"run": "prof", "tag": "worker0"})
-    assert plain.content == uploaded["prof/worker0.1700000000.pt.trace.json"]
-
-
 def test_our_segments_beside_the_others(served):
-    client, _, _ = served
+    client, _ = served
     body = client.json("/api/scalars", run="ours", tag="loss")
     assert body["values"] == [1.0 / (s + 1) for s in range(30)]
     png = client.get("/api/images/data", params={"run": "ours", "tag": "pic", "step": 4})
@@ -210,6 +237,8 @@ def test_a_blob_is_fetched_once_then_served_from_the_cache(logdir, s3):
         client = Client(cli.url)
         wait_for(lambda: "ours" in client.json("/api/runs")["runs"], timeout=60)
         for path, params, key in BLOBS:
+            if params["run"] == "tbx" and not HAVE_TENSORBOARDX:
+                continue
             before = client.json("/api/info")["storage"]["total"]
             mark = s3.mark()
             first = client.get(path, params=params)
@@ -228,10 +257,43 @@ def test_a_blob_is_fetched_once_then_served_from_the_cache(logdir, s3):
         client.close()
 
 
-def test_a_trace_is_fetched_once_for_indexing_and_viewing(logdir, s3):
+# -- with what needs torch too ------------------------------------------------------------
+def test_runs_of_every_format_with_torchs_and_no_errors(torch_served):
+    client, _, _ = torch_served
+    runs = client.json("/api/runs")["runs"]
+    assert FORMATS | {"prof", "tbxgraph"} <= set(runs), runs
+    info = client.json("/api/info")
+    assert info["errors"] == 0, info["error_messages"]
+    models = {m["run"]: m for m in client.json("/api/graph/models")["models"]
+              if m["source"] == "log"}
+    groups = client.get("/api/graph/hierarchy", params={"model": models["tbxgraph"]["id"]}).text
+    assert "Linear[fc1]" in groups and "Linear[fc2]" in groups
+
+
+def test_pytorch_traces_plain_and_gzipped(torch_served):
+    client, uploaded, trace = torch_served
+    assert client.json("/api/tags", kind="profile")["runs"]["prof"] == ["worker0", "worker1"]
+    expected = traces.op_table(trace, cats=("cpu_op",))
+    for tag in ("worker0", "worker1"):
+        index = client.json("/api/profile", run="prof", tag=tag)
+        assert index["source"] == ["pytorch"] and index["error"] == [""]
+        rows = {r["name"]: r for r in client.json("/api/profile/operators", run="prof",
+                                                  tag=tag)["rows"]}
+        assert set(rows) == set(expected)
+        for name, want in expected.items():
+            assert rows[name]["calls"] == want["calls"]
+    # the download is the user's file, byte for byte (gzipped as it was)
+    got = client.get("/api/profile/trace", params={"run": "prof", "tag": "worker1"})
+    assert got.status_code == 200
+    assert got.content == uploaded["prof/worker1.1700000001.pt.trace.json.gz"]
+    plain = client.get("/api/profile/trace", params={"run": "prof", "tag": "worker0"})
+    assert plain.content == uploaded["prof/worker0.1700000000.pt.trace.json"]
+
+
+def test_a_trace_is_fetched_once_for_indexing_and_viewing(torch_logdir, s3):
     """Indexing a trace takes its bytes once; opening it in the profiler and downloading it
     are answered from the same bytes (fresh server: no earlier views)."""
-    url, uploaded, _ = logdir
+    url, uploaded, _ = torch_logdir
     mark = s3.mark()
     with start_cli("--logdir", f"{url}/prof", "--reload-interval", "1") as cli:
         client = Client(cli.url)

@@ -4,7 +4,6 @@ past the segments the last listing showed), against moto's S3; pages are made sm
 
 from __future__ import annotations
 
-import boto3
 import numpy as np
 import pytest
 
@@ -29,6 +28,8 @@ def _put_events(s3, url: str, tmp_path, name: str, values: list[float]) -> None:
         for step, v in enumerate(values):
             w.value(step, 1000.0 + step, tag="tb", simple_value=v)
         path = w.path
+    import boto3  # (moto's, which the s3 fixture has)
+
     bucket, _, prefix = url[len("s3://"):].partition("/")
     boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1").put_object(
         Bucket=bucket, Key=f"{prefix}/{name}/events.out.tfevents.1.h", Body=open(path, "rb").read())

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import os
 
-import fsspec
 import pytest
 
 from visualdl import LogReader, LogWriter
@@ -44,6 +43,8 @@ def _record(tag: str, points: list[tuple[int, float]]) -> bytes:
 def test_a_growing_object_is_read_from_its_stored_offset(memory_url):
     """An object that grows (a filesystem that allows it, or a tool that re-uploads a
     longer file): only the new bytes are fetched, by a ranged read."""
+    import fsspec  # (memory_url has it)
+
     fs = fsspec.filesystem("memory")
     path = memory_url[len("memory://"):] + "/run/vdlrecords.1.host.1.log"
     header = frame(Record(header=FileHeader(format_major=1, pid=1)).SerializeToString())
@@ -75,6 +76,7 @@ def test_url_without_its_filesystem_names_the_extra(tmp_path, monkeypatch):
 
 def test_s3_url_never_becomes_a_local_folder(tmp_path, monkeypatch):
     """Before: LogWriter(logdir="s3://b/run") wrote into ./s3:/b/run without a word."""
+    pytest.importorskip("s3fs", reason="s3:// needs s3fs (test extra)")
     monkeypatch.chdir(tmp_path)
     for key, value in {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "k",
                        "AWS_SECRET_ACCESS_KEY": "s", "AWS_MAX_ATTEMPTS": "1"}.items():
@@ -87,6 +89,7 @@ def test_s3_url_never_becomes_a_local_folder(tmp_path, monkeypatch):
 
 
 def test_unknown_protocol_is_a_value_error():
+    pytest.importorskip("fsspec")  # (it knows the protocols; without it: the extra named)
     with pytest.raises(ValueError, match="unknown storage protocol 'nosuchfs'"):
         LogReader("nosuchfs://x/y")
 

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 
-import boto3
 import numpy as np
 import pytest
 
@@ -23,6 +22,8 @@ SEGMENT_NAME = re.compile(r"^vdlrecords\.\d{19}\.[^/]+\.\d+\.[0-9a-f]{8}\.seg\d{
 
 
 def _objects(s3, url: str) -> dict[str, bytes]:
+    import boto3  # (moto's, which the s3 fixture has)
+
     bucket, _, prefix = url[len("s3://"):].partition("/")
     client = boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")
     out = {}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.http import Client, wait_for
 from visualdl import LogWriter
@@ -91,7 +93,7 @@ def test_backoff_schedule_and_reset(memory_url):
 
 
 def test_export_reads_an_s3_logdir(s3, s3_url, tmp_path):
-    import pyarrow.parquet as pq
+    pq = pytest.importorskip("pyarrow.parquet")  # the export's (test extra)
 
     for r in range(2):
         with LogWriter(logdir=f"{s3_url}/t{r}") as w:

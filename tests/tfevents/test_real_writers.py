@@ -31,19 +31,17 @@ METRICS = {"hparam/accuracy": 0.75}
 
 
 def _writer_class(name: str):
-    if name == "torch":
-        pytest.importorskip("torch")
+    if name == "torch":  # (in tests marked ``torch``)
         pytest.importorskip("tensorboard")  # torch.utils.tensorboard needs it
         from torch.utils.tensorboard import SummaryWriter
     else:
         pytest.importorskip("tensorboardX")
+        pytest.importorskip("soundfile")  # tensorboardX's add_audio needs it
         from tensorboardX import SummaryWriter
     return SummaryWriter
 
 
-def _net():
-    import torch
-
+def _net(torch):
     class Net(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
@@ -56,7 +54,8 @@ def _net():
     return Net(), torch.zeros(1, 4)
 
 
-def _write_all(writer_class, logdir: str, graph: bool) -> None:
+def _write_all(writer_class, logdir: str, torch=None) -> None:
+    """Every kind; the model graph too when given torch (``add_graph`` takes a module)."""
     w = writer_class(logdir)
     for step in range(STEPS):
         w.add_scalar("train/loss", float(LOSS[step]), step)
@@ -66,8 +65,8 @@ def _write_all(writer_class, logdir: str, graph: bool) -> None:
     w.add_histogram("weights", HIST, 5, bins=10)
     w.add_text("note", "hello **world**", 6)
     w.add_pr_curve("pr", LABELS, PREDICTIONS, 7, num_thresholds=11)
-    if graph:
-        model, example = _net()
+    if torch is not None:
+        model, example = _net(torch)
         w.add_graph(model, example)
     if "tensorboardX" in writer_class.__module__:
         w.add_hparams(HPARAMS, METRICS, name="trial")  # tensorboardX's name for it
@@ -76,17 +75,18 @@ def _write_all(writer_class, logdir: str, graph: bool) -> None:
     w.close()
 
 
-@pytest.fixture(scope="module", params=["torch", "tensorboardX"])
+@pytest.fixture(scope="module", params=[pytest.param("torch", marks=pytest.mark.torch),
+                                        "tensorboardX",
+                                        pytest.param("tensorboardX+graph", marks=pytest.mark.torch)])
 def written(request, tmp_path_factory):
-    writer_class = _writer_class(request.param)
-    logdir = str(tmp_path_factory.mktemp(request.param.lower()))
-    graph = True
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        graph = False
-    _write_all(writer_class, logdir, graph)
-    return request.param, logdir, graph
+    """(writer, logdir, whether a model graph was logged): torch's writer and tensorboardX's
+    with a graph of a torch module (tests marked ``torch``), tensorboardX's without one."""
+    name, _, graph = request.param.partition("+")
+    writer_class = _writer_class(name)
+    logdir = str(tmp_path_factory.mktemp(name.lower()))
+    torch = request.getfixturevalue("torch") if name == "torch" or graph else None
+    _write_all(writer_class, logdir, torch)
+    return name, logdir, torch is not None
 
 
 def _sub(writer: str, key: str) -> str:
@@ -232,6 +232,7 @@ def test_served_over_http(written):
             client.close()
 
 
+@pytest.mark.torch
 def test_tensor_scalars_of_torch_new_style(tmp_path):
     """torch's ``new_style=True`` writes scalars as tensors of the scalars plugin
     (metadata on the first value only): read exactly, through the bulk path too."""
