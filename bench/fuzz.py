@@ -1,4 +1,4 @@
-"""The long fuzz run: many more seeded mutations than the CI test (tests/hardening/test_fuzz.py).
+"""The long fuzz run: many more seeded mutations than the CI test (tests/server/test_fuzz.py).
 
     python bench/fuzz.py                     # 5,000 cases or 10 minutes, whichever first
     python bench/fuzz.py --cases 200 --seconds 60 --flushes 100 --start 100000
@@ -22,7 +22,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from tests.hardening.test_fuzz import MEMORY_BOUND, make_base, run_case  # noqa: E402
+from tests.server.test_fuzz import MEMORY_BOUND, make_base, run_case  # noqa: E402
 
 
 def main() -> int:

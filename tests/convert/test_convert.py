@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from tests.helpers.cli import run_cli
-from tests.tfevents.tbwrite import EventWriter, add_hparams, add_scalars, torn
-from tests.vdl2.common import LOGS, TRAIN, copy_logs, f32, png_pixels, wav_samples
+from tests.sources.tfevents.tbwrite import EventWriter, add_hparams, add_scalars, torn
+from tests.sources.vdl2.common import LOGS, TRAIN, copy_logs, f32, png_pixels, wav_samples
 from visualdl import LogWriter
 from visualdl.convert import convert
 from visualdl.format.framing import length_at

@@ -14,7 +14,9 @@ import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.helpers.cli import REPO
+
+ROOT = str(REPO)
 
 SCRIPT = """
     import sys

@@ -21,7 +21,7 @@ pytest.importorskip("numba")
 
 @pytest.fixture(scope="module")
 def fit_logdir(tmp_path_factory):
-    from tests.profiler_rec.digits import fit_model
+    from tests.framework.profiler.digits import fit_model
 
     logdir = tmp_path_factory.mktemp("fits")
     fit_model(str(logdir / "mlp_a"), profile_steps=(2, 5), record_shapes=True,

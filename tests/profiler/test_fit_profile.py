@@ -17,7 +17,7 @@ pytest.importorskip("numba")
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
-    from tests.profiler_rec.digits import fit_model
+    from tests.framework.profiler.digits import fit_model
 
     logdir = tmp_path_factory.mktemp("fit")
     fit_model(str(logdir / "mlp"), profile_steps=(3, 6), record_shapes=True)

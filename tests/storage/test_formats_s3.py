@@ -22,8 +22,8 @@ import pytest
 from tests.helpers.cli import start_cli
 from tests.helpers.http import Client, wait_for
 from tests.profiler import traces
-from tests.tfevents import test_real_writers as tbx
-from tests.vdl2.common import FIXTURES, LOGS, TRAIN, f32, png_pixels, wav_samples
+from tests.sources.tfevents import test_real_writers as tbx
+from tests.sources.vdl2.common import FIXTURES, LOGS, TRAIN, f32, png_pixels, wav_samples
 from visualdl import LogWriter
 
 # tensorboardX, and soundfile for its add_audio (the test extra has both)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.tfevents.tbwrite import EventWriter
+from tests.sources.tfevents.tbwrite import EventWriter
 from visualdl import LogReader, LogWriter
 from visualdl.storage import listing
 

@@ -7,12 +7,13 @@ from pathlib import Path
 import google_crc32c
 import pytest
 
+from tests.helpers.cli import REPO
 from tests.helpers.protos import assert_pb2_current
 from visualdl.format import record_pb2
 from visualdl.format.framing import frame, masked_crc, read_record_at, scan
 from visualdl.writer import record_file
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = str(REPO)
 
 
 def test_crc32c_is_castagnoli_and_masked_like_tfrecord():

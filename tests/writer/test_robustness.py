@@ -11,11 +11,12 @@ import time
 import numpy as np
 import pytest
 
+from tests.helpers.cli import REPO
 from visualdl import LogReader, LogWriter
 from visualdl.format.framing import frame, scan
 from visualdl.format.record_pb2 import FileHeader, Record
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = str(REPO)
 
 
 def _python(code: str, *args: str, **kw) -> subprocess.Popen:

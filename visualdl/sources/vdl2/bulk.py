@@ -5,7 +5,7 @@ and a float), so a million points are a million records: decoding them one by on
 Python costs microseconds each. Here every record of a chunk is checked against that exact
 layout at once; those that match become one series per tag, the others go on to the
 protobuf decoder (:mod:`.decode`), which is the reference this must agree with (see
-tests/vdl2/test_read.py).
+tests/sources/vdl2/test_read.py).
 
 Layout of a matching payload (protobuf's canonical order, zero values left out)::
 
