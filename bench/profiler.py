@@ -18,6 +18,9 @@ subprocess of its own, each measurement on a fresh server (the trace not yet par
 * pan/zoom frame: a W, S, A or D key on the canvas until the frame under the new window is
   drawn (the last answer redrawn at once; target <= 50 ms), and until the window the server
   sends for it is drawn (the refetch).
+* responsiveness: while each tab loads (the trace being parsed, on a cold start), the
+  slowest answer to ``/api/runs`` polled every 50 ms from another connection (a page's other
+  requests, which a parse holding the server's interpreter lock would hold up).
 * server RSS after the views were used (target <= 600 MB).
 * old approach: fetch the whole trace and JSON.parse it in the page (time, and the page's JS
   heap after); drawing it would only add to that.
@@ -43,7 +46,9 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -168,9 +173,9 @@ def _serve(logdir: Path, checkout: Path, cache: Path) -> tuple:
         media.REPO = before
 
 
-def _view(browser, url: str, old: list | None) -> dict:
-    """One tab: the first timeline view, the keys, the other panes; the old approach too
-    when ``old`` is a list."""
+def _view(browser, url: str, old: list | None, poll: "_Poll") -> dict:
+    """One tab: the first timeline view, the keys, the other panes (``poll`` stopped then:
+    its answer times in ``slowest``); the old approach too when ``old`` is a list."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.goto(url + "/?tab=profiler&pane=timeline")
@@ -181,6 +186,7 @@ def _view(browser, url: str, old: list | None) -> dict:
         page.click(f".prof-tab[data-pane={pane}]")
         page.wait_for_selector(f".prof-{pane}[data-state]", timeout=60_000)
     context.close()
+    out["slowest"] = max(poll.stop())
     if old is not None:
         context = browser.new_context()
         page = context.new_page()
@@ -189,6 +195,33 @@ def _view(browser, url: str, old: list | None) -> dict:
             old.append(page.evaluate(OLD_WAY, f"{url}/api/profile/trace?run=run&tag=bench"))
         context.close()
     return out
+
+
+class _Poll:
+    """``/api/runs`` asked every ``every`` seconds on a thread of its own, each answer's
+    time kept, until :meth:`stop`."""
+
+    def __init__(self, url: str, every: float = 0.05) -> None:
+        self.url, self.every, self.times = url + "/api/runs", every, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            t = time.perf_counter()
+            try:
+                with urllib.request.urlopen(self.url, timeout=30) as r:
+                    r.read()
+            except OSError:
+                pass
+            self.times.append(time.perf_counter() - t)
+            self._stop.wait(self.every)
+
+    def stop(self) -> list[float]:
+        self._stop.set()
+        self._thread.join()
+        return self.times
 
 
 MODES = ("cold", "restart", "warm")
@@ -202,8 +235,8 @@ def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
     opened ``settle`` seconds after start-up."""
     from playwright.sync_api import sync_playwright
 
-    res = {c: {m: [] for m in MODES} | {"frames": [], "refetch": [], "rss": [], "old": []}
-           for c in checkouts}
+    res = {c: {m: [] for m in MODES} | {"frames": [], "refetch": [], "rss": [], "old": [],
+                                        "slowest": []} for c in checkouts}
     caches = Path(tempfile.mkdtemp(prefix="vdl-prof-cache-"))
     plan = ["cold"] * cold_reps + ["restart"] * cold_reps + ["warm"] * reps
     with sync_playwright() as p:
@@ -220,7 +253,13 @@ def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
                     try:
                         if mode == "warm":
                             time.sleep(settle)
-                        got = _view(browser, url, r["old"] if k == 0 else None)
+                        poll = _Poll(url)
+                        try:
+                            got = _view(browser, url, r["old"] if k == 0 else None, poll)
+                        finally:
+                            poll.stop()
+                        if mode == "cold":
+                            r["slowest"].append(got["slowest"])
                         r[mode].append(got["first"])
                         r["frames"] += got["frames"]
                         r["refetch"] += got["refetch"]
@@ -348,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
          f"<= {TARGETS['frame_ms']:g} ms", lambda r: med(r["frames"]) <= TARGETS["frame_ms"]),
         ("pan/zoom frame, 95th percentile", lambda r: f"{p95(r['frames']):.1f} ms", "", None),
         ("key -> server window drawn, median", lambda r: f"{med(r['refetch']):.1f} ms", "", None),
+        ("slowest /api/runs while the tab loads, first start (median)",
+         lambda r: f"{med(r['slowest']) * 1000:.0f} ms", "", None),
         ("server RSS after all views (with children)", lambda r: f"{max(r['rss']):.0f} MB",
          f"<= {TARGETS['rss_mb']:g} MB", lambda r: max(r["rss"]) <= TARGETS["rss_mb"]),
         ("old approach: whole trace fetched + JSON.parse in the page",
@@ -371,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     for c in checkouts:
         r = res[c]
         print(f"\n{c}: first views, s: " + "; ".join(
-            f"{m} {', '.join(f'{v:.2f}' for v in r[m])}" for m in MODES))
+            f"{m} {', '.join(f'{v:.2f}' for v in r[m])}" for m in MODES)
+              + "; slowest /api/runs, ms: " + ", ".join(f"{v * 1000:.0f}" for v in r["slowest"]))
     print(f"reps={args.reps}, cold={args.cold} (and as many restarts), settle={args.settle:g} s")
     return 0
 
