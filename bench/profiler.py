@@ -173,18 +173,20 @@ def _serve(logdir: Path, checkout: Path, cache: Path) -> tuple:
         media.REPO = before
 
 
-def _view(browser, url: str, old: list | None, poll: "_Poll") -> dict:
+def _view(browser, url: str, old: list | None, poll: "_Poll", first_only: bool = False) -> dict:
     """One tab: the first timeline view, the keys, the other panes (``poll`` stopped then:
-    its answer times in ``slowest``); the old approach too when ``old`` is a list."""
+    its answer times in ``slowest``); the old approach too when ``old`` is a list.
+    ``first_only``: the first view alone (many quick repeats for an A/B)."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.goto(url + "/?tab=profiler&pane=timeline")
-    out = {"first": page.evaluate(FIRST_VIEW) / 1000}
-    keys = ["w", "w", "d", "a", "s", "w", "d", "d", "s", "a"] * 2
-    out.update(page.evaluate(KEYS, keys))
-    for pane in ("overview", "operators", "memory"):
-        page.click(f".prof-tab[data-pane={pane}]")
-        page.wait_for_selector(f".prof-{pane}[data-state]", timeout=60_000)
+    out = {"first": page.evaluate(FIRST_VIEW) / 1000, "frames": [], "refetch": []}
+    if not first_only:
+        keys = ["w", "w", "d", "a", "s", "w", "d", "d", "s", "a"] * 2
+        out.update(page.evaluate(KEYS, keys))
+        for pane in ("overview", "operators", "memory"):
+            page.click(f".prof-tab[data-pane={pane}]")
+            page.wait_for_selector(f".prof-{pane}[data-state]", timeout=60_000)
     context.close()
     out["slowest"] = max(poll.stop())
     if old is not None:
@@ -228,8 +230,9 @@ MODES = ("cold", "restart", "warm")
 
 
 def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
-            checkouts: list[Path]) -> dict:
-    """Per checkout and mode, interleaved (checkouts alternate within each round):
+            checkouts: list[Path], first_only: bool = False) -> dict:
+    """Per checkout and mode, interleaved (checkouts alternate within each round, the order
+    rotated from round to round; a restart follows each first start):
     cold: a fresh server with an empty disk cache, the tab opened at once (the parse
     included); restart: the same, the disk cache left by an earlier server; warm: the tab
     opened ``settle`` seconds after start-up."""
@@ -238,12 +241,14 @@ def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
     res = {c: {m: [] for m in MODES} | {"frames": [], "refetch": [], "rss": [], "old": [],
                                         "slowest": []} for c in checkouts}
     caches = Path(tempfile.mkdtemp(prefix="vdl-prof-cache-"))
-    plan = ["cold"] * cold_reps + ["restart"] * cold_reps + ["warm"] * reps
+    plan = ["cold", "restart"] * cold_reps + ["warm"] * reps
     with sync_playwright() as p:
         browser = launch_chromium(p)
         try:
             for k, mode in enumerate(plan):
-                for n, checkout in enumerate(checkouts):
+                turn = k % len(checkouts)  # each checkout in each place of the order in turn
+                order = [*enumerate(checkouts)]
+                for n, checkout in order[turn:] + order[:turn]:
                     r = res[checkout]
                     kept = caches / f"kept{n}"  # filled by the cold servers, reused after
                     cache = kept if mode == "restart" else caches / f"{mode}{k}-{n}"
@@ -255,7 +260,8 @@ def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
                             time.sleep(settle)
                         poll = _Poll(url)
                         try:
-                            got = _view(browser, url, r["old"] if k == 0 else None, poll)
+                            old = r["old"] if k == 0 and not first_only else None
+                            got = _view(browser, url, old, poll, first_only)
                         finally:
                             poll.stop()
                         if mode == "cold":
@@ -348,6 +354,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="servers whose tab is opened at once (the parse included)")
     parser.add_argument("--settle", type=float, default=15.0,
                         help="seconds between server start and opening the tab (warm runs)")
+    parser.add_argument("--first-view-only", action="store_true",
+                        help="time the first views alone (no keys, panes or old approach): "
+                             "quick repeats for an A/B of checkouts")
     parser.add_argument("--keep", type=Path, default=None, help="write the trace here and keep it")
     parser.add_argument("--stages", type=int, default=0, metavar="N",
                         help="only time the cold path's stages, N fresh interpreters")
@@ -367,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         stages(path, args.stages, [REPO] + args.checkout)
         return 0
     checkouts = [REPO] + args.checkout
-    res = measure(root, args.reps, args.settle, args.cold, checkouts)
+    res = measure(root, args.reps, args.settle, args.cold, checkouts, args.first_view_only)
     med = statistics.median
 
     def p95(v):
