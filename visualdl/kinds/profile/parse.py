@@ -1,12 +1,12 @@
 """Chrome trace-event JSON (ours or PyTorch's Kineto traces) into compact numpy columns.
 
-A trace of a million events is a few hundred MB of JSON; as Python dicts it would be a GB.
-So the event array is decoded a piece at a time (pieces of a few MB, cut between two events
-by a byte search and proven well cut by their decoding, see ``_parse_pieces``; or, when
-that fails, the array split into raw slices by msgspec and joined again into batches) into
-small typed structs whose fields go straight into columns (ts, dur, name id, category id,
-track id, phase), and the piece is dropped. Each event's ``args`` are kept as their JSON
-bytes, decoded only when a view asks for one event.
+A big trace as Python dicts would take several times its JSON's size. So the event array
+is decoded a piece at a time (pieces cut between two events by a byte search and proven
+well cut by their decoding, see ``_parse_pieces``; or, when that fails, the array split
+into raw slices by msgspec and joined again into batches) into small typed structs whose
+fields go straight into columns (ts, dur, name id, category id, track id, phase), and the
+piece is dropped. Each event's ``args`` are kept as their JSON bytes, decoded only when a
+view asks for one event.
 
 Without msgspec (the ``profiler`` extra) the standard ``json`` module parses the trace
 whole: slower and hungrier, same result.
@@ -22,7 +22,6 @@ import mmap
 import re
 from operator import attrgetter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Union
 
 import numpy as np
@@ -33,10 +32,11 @@ except ImportError:  # pragma: no cover - exercised where msgspec is absent
     msgspec = None
 
 __all__ = ["TraceError", "Columns", "Builder", "parse_trace", "add_events", "add_one_by_one",
-           "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER"]
+           "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER", "BATCH", "CHUNKED_BYTES", "PIECE_BYTES"]
 
 PH_COMPLETE, PH_INSTANT, PH_COUNTER = 0, 1, 2
-_BATCH = 50_000
+#: Events decoded into columns at a time (the columns' temporaries stay small).
+BATCH = 50_000
 _NAN = float("nan")
 _FAST_PH = {"X": 0, "i": 1, "I": 1, "C": 2}
 _DTYPES = {"ts": np.float64, "dur": np.float64, "name": np.int32, "cat": np.int32,
@@ -157,18 +157,6 @@ class Builder:
         self.open: dict[tuple[Any, Any], list] = {}  # B events waiting for their E
         self.no_dur = 0
         self.bad = 0
-        #: When a list: events that need the one-by-one path (metadata, B/E pairs, odd
-        #: values) are kept here, as :meth:`add`'s arguments, instead of added (a forked
-        #: half, whose B/E pairs may straddle the halves: see
-        #: visualdl.kinds.profile.forked).
-        self.deferred: list[tuple] | None = None
-
-    def take(self, *event: Any) -> None:
-        """:meth:`add`, or keep the event for later when deferring."""
-        if self.deferred is not None:
-            self.deferred.append(event)
-        else:
-            self.add(*event)
 
     def add(self, ph: str, name: Any, cat: Any, pid: Any, tid: Any, ts: Any, dur: Any,
             args: bytes) -> None:
@@ -224,7 +212,7 @@ class Builder:
         if len(slow):
             for i in slow:
                 e = events[i]
-                self.take(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+                self.add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
             keep = np.flatnonzero(phs != _SLOW)
             fast = [events[i] for i in keep]
             code = phs[keep]
@@ -286,7 +274,7 @@ class Builder:
         parts = self.cols[key]
         return np.concatenate(parts) if parts else np.zeros(0, _DTYPES[key])
 
-    def finish(self, meta: dict[str, Any], args_to: Path | None = None) -> Columns:
+    def finish(self, meta: dict[str, Any]) -> Columns:
         for key, stack in self.open.items():  # B without E: ends at the last timestamp
             self.bad += len(stack)
         c = {k: self.column(k) for k in self.cols}
@@ -303,24 +291,11 @@ class Builder:
         return Columns(
             ts=c["ts"], dur=c["dur"], name=c["name"], cat=c["cat"], track=c["track"],
             ph=c["ph"],
-            args_start=args_start, args_len=args_len, args_blob=self._args_blob(args_to),
+            args_start=args_start, args_len=args_len, args_blob=b"".join(self.args),
             names=list(self.names), cats=list(self.cats), tracks=list(self.tracks),
             process_names=self.process_names, thread_names=self.thread_names,
             meta=meta, warnings=warnings,
         )
-
-
-    def _args_blob(self, args_to: Path | None) -> Any:
-        """The args, one after the other: joined, or written into ``args_to`` and mapped
-        from there (no copy of them in memory first)."""
-        if args_to is None:
-            return b"".join(self.args)
-        with open(args_to, "w+b") as f:
-            f.writelines(self.args)
-            f.flush()
-            if not f.tell():
-                return b""
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def _key(value: Any) -> Any:
@@ -332,27 +307,9 @@ def _key(value: Any) -> Any:
     return str(value)
 
 
-@dataclass(frozen=True)
-class _How:
-    fork_from: int | None = None  # see parse_trace
-    args_to: Path | None = None
-
-    def fork(self, size: int) -> bool:
-        return self.fork_from is not None and size >= self.fork_from
-
-
-def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
-                args_to: Path | None = None) -> Columns:
+def parse_trace(raw: bytes | mmap.mmap) -> Columns:
     """Parse a Chrome trace (an object with ``traceEvents``, or a bare array of events):
-    its JSON bytes, or a file mapped into memory (``mmap``, read without a copy).
-
-    ``fork_from``: from this many bytes of JSON on, the second half of the events is parsed
-    by a forked child at the same time (:mod:`visualdl.kinds.profile.forked`; where ``fork``
-    exists and two CPUs are free). Only for a single-threaded process such as the parse
-    worker: forking a server's threads is not safe. ``args_to``: a file the events' args
-    are written into (the columns' ``args_blob`` is then that file, mapped), instead of
-    joined in memory first."""
-    how = _How(fork_from, args_to)
+    its JSON bytes, or a file mapped into memory (``mmap``, read without a copy)."""
     text = raw if isinstance(raw, (bytes, mmap.mmap)) else bytes(raw)
     head = _first_byte(text)
     if not head:
@@ -360,7 +317,7 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
     if head not in (b"{", b"["):
         raise TraceError("the trace is not JSON (it does not start with { or [)")
     try:
-        return _parse(text, how)
+        return _parse(text)
     except TraceError:
         raise
     except ValueError as first:
@@ -368,7 +325,7 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
         repaired = _TRAILING_COMMA.sub(rb"\1", _NON_FINITE.sub(rb"\1null", text))
         if repaired != text:
             try:
-                return _parse(repaired, how)
+                return _parse(repaired)
             except ValueError:
                 pass
         raise TraceError(_explain(text, first)) from None
@@ -376,7 +333,7 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
 
 def _first_byte(text: bytes | mmap.mmap) -> bytes:
     """The text's first byte that is not white space (b"" when none), without a copy of
-    the text (it may be a mapped file of hundreds of MB)."""
+    the text (it may be a big mapped file)."""
     found = _NOT_SPACE.search(text)
     return found.group() if found else b""
 
@@ -388,10 +345,10 @@ def _explain(text: bytes, err: Exception) -> str:
     return f"the trace is not valid JSON: {err}"
 
 
-def _parse(text: bytes | mmap.mmap, how: _How) -> Columns:
+def _parse(text: bytes | mmap.mmap) -> Columns:
     if msgspec is None:
         return _parse_json(bytes(text))
-    return _parse_msgspec(text, how)
+    return _parse_msgspec(text)
 
 
 class _Misaligned(Exception):
@@ -399,10 +356,10 @@ class _Misaligned(Exception):
     careful way (not a ValueError: nothing is wrong with the trace)."""
 
 
-def _parse_msgspec(text: bytes | mmap.mmap, how: _How) -> Columns:
+def _parse_msgspec(text: bytes | mmap.mmap) -> Columns:
     if len(text) >= CHUNKED_BYTES:
         try:
-            return _parse_pieces(text, how)
+            return _parse_pieces(text)
         except _Misaligned:
             pass
     try:
@@ -420,17 +377,15 @@ def _parse_msgspec(text: bytes | mmap.mmap, how: _How) -> Columns:
         raise TraceError(f"the trace's JSON is not a Chrome trace: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ValueError(str(exc)) from None
-    mid = len(raws) // 2
-    return _build(meta, lambda b: add_events(b, raws, 0, mid),
-                  lambda b: add_events(b, raws, mid, len(raws)),
-                  how.fork(len(text)) and len(raws) >= 2, len(text), how.args_to)
+    builder = Builder()
+    add_events(builder, raws)
+    return builder.finish(meta)
 
 
-def _parse_pieces(text: bytes | mmap.mmap, how: _How) -> Columns:
+def _parse_pieces(text: bytes | mmap.mmap) -> Columns:
     """The events decoded a piece of the text at a time, the pieces cut where one event
-    ends and the next begins (``}, {``), found by a byte search: neither the split of the
-    whole array into a million raw slices nor their joining again into batches (a quarter
-    of the parse), and the child of a fork needs nothing but the text.
+    ends and the next begins (``}, {``), found by a byte search: no split of the whole
+    array into one raw slice per event, and no joining of those again into batches.
 
     A cut can also fall inside a string, inside an event, or in another array of the
     document; each piece's decoding proves it did not: the first piece must close the
@@ -439,11 +394,9 @@ def _parse_pieces(text: bytes | mmap.mmap, how: _How) -> Columns:
     list of objects, which it only does when it starts with a whole event and ends with
     one. Anything else raises :class:`_Misaligned`."""
     meta, pieces = _cut(text)
-    mid = (len(pieces) + 1) // 2
-    size = pieces[-1][1] - pieces[mid][0] if mid < len(pieces) else 0
-    return _build(meta, lambda b: _add_pieces(b, text, pieces[:mid]),
-                  lambda b: _add_pieces(b, text, pieces[mid:]),
-                  how.fork(len(text)) and mid < len(pieces), size, how.args_to)
+    builder = Builder()
+    _add_pieces(builder, text, pieces)
+    return builder.finish(meta)
 
 
 def _cut(text: bytes | mmap.mmap) -> tuple[dict[str, Any], list[tuple[int, int]]]:
@@ -532,39 +485,15 @@ def _add_pieces(builder: Builder, text: bytes | mmap.mmap, pieces: list) -> None
             continue
         except msgspec.DecodeError:
             raise _Misaligned() from None
-        for start in range(0, len(events), _BATCH):  # (the columns' temporaries stay small)
-            builder.add_batch(events[start:start + _BATCH])
+        for start in range(0, len(events), BATCH):
+            builder.add_batch(events[start:start + BATCH])
         del events, doc
 
 
-def _build(meta: dict[str, Any], first: Callable[[Builder], None],
-           second: Callable[[Builder], None], fork: bool, size: int,
-           args_to: Path | None = None) -> Columns:
-    """The columns of both halves of the events (each added by ``first``/``second``),
-    the second in a forked child when ``fork`` (``size``: the JSON bytes, a bound on
-    what the child hands back)."""
-    builder = Builder()
-    half = None
-    if fork:
-        from visualdl.kinds.profile import forked
-
-        half = forked.start(second, size)
-    try:
-        first(builder)
-        if half is None:
-            second(builder)
-        else:
-            half.join(builder, second)
-    finally:
-        if half is not None:
-            half.close()
-    return builder.finish(meta, args_to)
-
-
-def add_events(builder: Builder, raws: list, lo: int, hi: int) -> None:
-    """Events ``raws[lo:hi]`` (raw JSON slices) into ``builder``, a batch at a time."""
-    for start in range(lo, hi, _BATCH):
-        batch = raws[start:min(start + _BATCH, hi)]
+def add_events(builder: Builder, raws: list) -> None:
+    """Events (raw JSON slices) into ``builder``, a batch at a time."""
+    for start in range(0, len(raws), BATCH):
+        batch = raws[start:start + BATCH]
         text = b"[" + b",".join(batch) + b"]"
         try:
             builder.add_batch(_decode_events(text))
@@ -577,9 +506,9 @@ def add_events(builder: Builder, raws: list, lo: int, hi: int) -> None:
 
 def add_one_by_one(builder: Builder, batch: list) -> None:
     """Raw events through the careful path (any value types; metadata, B/E pairs)."""
-    take = builder.take
+    add = builder.add
     for e in _decode_one_by_one(batch, builder):
-        take(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+        add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
 
 
 def _decode_one_by_one(batch: list, builder: Builder) -> list:
