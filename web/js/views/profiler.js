@@ -9,11 +9,10 @@
 // and a download link for the raw trace (open it in Perfetto). Every request is relative
 // (api/profile/...), so the app works behind a path prefix.
 import { registerView, classView } from '../shared/views.js';
-import { getJSON } from '../shared/api.js';
 import { el, setChildren, uid, debounce } from '../shared/dom.js';
 import { baseLayout, axis, plotlyText, loadPlotly } from '../shared/plot.js';
 import { createPlot } from '../shared/plotcard.js';
-import { Timeline, fmtTime } from './profiler_timeline.js';
+import { Timeline, fmtTime, getJSON } from './profiler_timeline.js';
 import { SortTable, fmtUs, fmtPct, fmtBytesSigned } from './profiler_tables.js';
 
 const PANES = [

@@ -5,13 +5,28 @@
 // thousand rectangles. Between answers the last one is redrawn under the new window at
 // once (a pan or zoom frame draws immediately), and the window is fetched again, the newest
 // request winning. Keys (when the canvas has focus): W/S zoom in/out, A/D pan.
-import { getJSON } from '../shared/api.js';
+import { getJSON as getOnce, ApiError } from '../shared/api.js';
 import { el, setChildren } from '../shared/dom.js';
 
 const ROW = 16; // px per nesting level
 const GAP = 6; // px between tracks
 const LABEL = 170; // px of track labels at the left
 const AXIS = 20; // px of time axis at the top
+
+/** getJSON for the profile routes (the profiler's views import it from here): a 503 means
+ *  the trace is still being parsed; the server goes on with it and answers the retry from
+ *  its cache, so ask again after its Retry-After, as the embeddings view does. */
+export async function getJSON(path, params) {
+  for (;;) {
+    try {
+      return await getOnce(path, params);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 503) throw err;
+      const wait = Math.min(Math.max(err.retryAfter ?? 2, 1), 30);
+      await new Promise((resolve) => { setTimeout(resolve, wait * 1000); });
+    }
+  }
+}
 
 export function fmtTime(us) {
   const a = Math.abs(us);
