@@ -57,19 +57,17 @@ def build_model(source: Source) -> TraceModel:
         if model is not None:
             store.prune()  # (as store.write does: here, where the cache folder is known)
             return model
-    model = parse_model(source)
+    try:
+        model = parse_model(source)
+    finally:
+        give_back_memory()  # (the parse's garbage, in the server's process)
     store.write(source.ident, model)
     return model
 
 
 def parse_model(source: Source) -> TraceModel:
     """The trace parsed and its model built, in this process."""
-    raw = _raw(source)
-    try:
-        return TraceModel(parse_trace(raw), source.kind)
-    finally:
-        del raw
-        give_back_memory()
+    return TraceModel(parse_trace(_raw(source)), source.kind)
 
 
 def _raw(source: Source) -> bytes | mmap.mmap:

@@ -6,7 +6,8 @@ well cut by their decoding, see ``_parse_pieces``; or, when that fails, the arra
 into raw slices by msgspec and joined again into batches) into small typed structs whose
 fields go straight into columns (ts, dur, name id, category id, track id, phase), and the
 piece is dropped. Each event's ``args`` are kept as their JSON bytes, decoded only when a
-view asks for one event.
+view asks for one event. The events are added in two halves, which a caller may have built
+at the same time (:func:`halves_by`).
 
 Without msgspec (the ``profiler`` extra) the standard ``json`` module parses the trace
 whole: slower and hungrier, same result.
@@ -20,9 +21,11 @@ from __future__ import annotations
 import json
 import mmap
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from operator import attrgetter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any, Callable, Iterator, Union
 
 import numpy as np
 
@@ -31,8 +34,9 @@ try:  # the fast path: optional extra "profiler"
 except ImportError:  # pragma: no cover - exercised where msgspec is absent
     msgspec = None
 
-__all__ = ["TraceError", "Columns", "Builder", "parse_trace", "add_events", "add_one_by_one",
-           "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER", "BATCH", "CHUNKED_BYTES", "PIECE_BYTES"]
+__all__ = ["TraceError", "Misaligned", "Columns", "Builder", "parse_trace", "halves_by",
+           "add_events", "add_one_by_one", "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER", "BATCH",
+           "CHUNKED_BYTES", "PIECE_BYTES"]
 
 PH_COMPLETE, PH_INSTANT, PH_COUNTER = 0, 1, 2
 #: Events decoded into columns at a time (the columns' temporaries stay small).
@@ -157,6 +161,18 @@ class Builder:
         self.open: dict[tuple[Any, Any], list] = {}  # B events waiting for their E
         self.no_dur = 0
         self.bad = 0
+        #: When a list: events that need the one-by-one path (metadata, B/E pairs, odd
+        #: values) are kept here, as :meth:`add`'s arguments, instead of added: the second
+        #: half of a trace built apart (its B/E pairs may straddle the halves), whose
+        #: deferred events the first half's builder adds after its own.
+        self.deferred: list[tuple] | None = None
+
+    def take(self, *event: Any) -> None:
+        """:meth:`add`, or keep the event for later when deferring."""
+        if self.deferred is not None:
+            self.deferred.append(event)
+        else:
+            self.add(*event)
 
     def add(self, ph: str, name: Any, cat: Any, pid: Any, tid: Any, ts: Any, dur: Any,
             args: bytes) -> None:
@@ -212,7 +228,7 @@ class Builder:
         if len(slow):
             for i in slow:
                 e = events[i]
-                self.add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+                self.take(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
             keep = np.flatnonzero(phs != _SLOW)
             fast = [events[i] for i in keep]
             code = phs[keep]
@@ -307,6 +323,26 @@ def _key(value: Any) -> Any:
     return str(value)
 
 
+#: What adds the second half of the events, if not the first half's builder after it (see
+#: halves_by).
+_second_half: ContextVar[Callable[[Callable[[Builder], None], int], Any] | None] = \
+    ContextVar("second_half", default=None)
+
+
+@contextmanager
+def halves_by(start: Callable[[Callable[[Builder], None], int], Any]) -> Iterator[None]:
+    """Inside: the second half of each trace's events is handed to ``start(fill, size)``
+    (``fill(builder)`` adds that half to a builder; ``size``: its JSON bytes), which
+    returns a half with ``join(builder, fill)``, adding it to the first half's builder,
+    and ``close()``. So that the halves can be built at the same time; where is the
+    caller's choice (:func:`visualdl.kinds.profile.forked.start`)."""
+    token = _second_half.set(start)
+    try:
+        yield
+    finally:
+        _second_half.reset(token)
+
+
 def parse_trace(raw: bytes | mmap.mmap) -> Columns:
     """Parse a Chrome trace (an object with ``traceEvents``, or a bare array of events):
     its JSON bytes, or a file mapped into memory (``mmap``, read without a copy)."""
@@ -351,7 +387,7 @@ def _parse(text: bytes | mmap.mmap) -> Columns:
     return _parse_msgspec(text)
 
 
-class _Misaligned(Exception):
+class Misaligned(Exception):
     """The trace was cut into pieces somewhere else than between two events: parse it the
     careful way (not a ValueError: nothing is wrong with the trace)."""
 
@@ -360,7 +396,7 @@ def _parse_msgspec(text: bytes | mmap.mmap) -> Columns:
     if len(text) >= CHUNKED_BYTES:
         try:
             return _parse_pieces(text)
-        except _Misaligned:
+        except Misaligned:
             pass
     try:
         if _first_byte(text) == b"[":
@@ -377,9 +413,9 @@ def _parse_msgspec(text: bytes | mmap.mmap) -> Columns:
         raise TraceError(f"the trace's JSON is not a Chrome trace: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ValueError(str(exc)) from None
-    builder = Builder()
-    add_events(builder, raws)
-    return builder.finish(meta)
+    mid = len(raws) // 2
+    return _build(meta, lambda b: add_events(b, raws[:mid]),
+                  lambda b: add_events(b, raws[mid:]), len(text) if mid else 0)
 
 
 def _parse_pieces(text: bytes | mmap.mmap) -> Columns:
@@ -392,11 +428,12 @@ def _parse_pieces(text: bytes | mmap.mmap) -> Columns:
     ``traceEvents`` array exactly where it was cut (checked by the address msgspec gives
     its raw value), the last must open it, and every piece in between must decode as a
     list of objects, which it only does when it starts with a whole event and ends with
-    one. Anything else raises :class:`_Misaligned`."""
+    one. Anything else raises :class:`Misaligned`."""
     meta, pieces = _cut(text)
-    builder = Builder()
-    _add_pieces(builder, text, pieces)
-    return builder.finish(meta)
+    mid = (len(pieces) + 1) // 2
+    size = pieces[-1][1] - pieces[mid][0] if mid < len(pieces) else 0
+    return _build(meta, lambda b: _add_pieces(b, text, pieces[:mid]),
+                  lambda b: _add_pieces(b, text, pieces[mid:]), size)
 
 
 def _cut(text: bytes | mmap.mmap) -> tuple[dict[str, Any], list[tuple[int, int]]]:
@@ -412,14 +449,14 @@ def _cut(text: bytes | mmap.mmap) -> tuple[dict[str, Any], list[tuple[int, int]]
         cuts.append((found.start() + 1, found.end() - 1))
         at = found.end()
     if not cuts:
-        raise _Misaligned()
+        raise Misaligned()
     first = _NOT_SPACE.search(text)
     if first.group() == b"[":  # a bare array of events: the pieces' decoding decides
         lo = first.start() + 1
         end = text[-4096:]
         kept = end.rstrip()
         if not kept.endswith(b"]"):  # (or more than 4 KB of trailing blanks)
-            raise _Misaligned()
+            raise Misaligned()
         hi = n - (len(end) - len(kept)) - 1
         meta: dict[str, Any] = {}
     else:
@@ -439,7 +476,7 @@ def _head(text: bytes | mmap.mmap, end: int) -> tuple[int, dict[str, Any]]:
     events = top.traceEvents
     start = _address(events, doc)
     if len(events) < 2 or start + len(events) != end + 1:
-        raise _Misaligned()
+        raise Misaligned()
     return start + 1, _meta(top)
 
 
@@ -450,7 +487,7 @@ def _tail(text: bytes | mmap.mmap, begin: int) -> tuple[int, dict[str, Any]]:
     top = _decode_piece(doc, _decode_top_raw)
     events = top.traceEvents
     if len(events) < 2 or _address(events, doc) != len(_OPEN) - 1:
-        raise _Misaligned()
+        raise Misaligned()
     return begin + len(events) - 2, _meta(top)
 
 
@@ -458,7 +495,7 @@ def _decode_piece(doc: bytes, decode: Callable[[bytes], Any]) -> Any:
     try:
         return decode(doc)
     except (msgspec.DecodeError, msgspec.ValidationError):
-        raise _Misaligned() from None
+        raise Misaligned() from None
 
 
 def _address(raw: Any, doc: bytes) -> int:
@@ -484,10 +521,30 @@ def _add_pieces(builder: Builder, text: bytes | mmap.mmap, pieces: list) -> None
             add_one_by_one(builder, _decode_piece(doc, _decode_list))
             continue
         except msgspec.DecodeError:
-            raise _Misaligned() from None
+            raise Misaligned() from None
         for start in range(0, len(events), BATCH):
             builder.add_batch(events[start:start + BATCH])
         del events, doc
+
+
+def _build(meta: dict[str, Any], first: Callable[[Builder], None],
+           second: Callable[[Builder], None], size: int) -> Columns:
+    """The columns of both halves of the events (each added by ``first``/``second``;
+    ``size``: the second's JSON bytes, 0 when it has none), the second by the
+    :func:`halves_by` in force, if any."""
+    builder = Builder()
+    start = _second_half.get()
+    half = start(second, size) if start is not None and size else None
+    try:
+        first(builder)
+        if half is None:
+            second(builder)
+        else:
+            half.join(builder, second)
+    finally:
+        if half is not None:
+            half.close()
+    return builder.finish(meta)
 
 
 def add_events(builder: Builder, raws: list) -> None:
@@ -506,9 +563,9 @@ def add_events(builder: Builder, raws: list) -> None:
 
 def add_one_by_one(builder: Builder, batch: list) -> None:
     """Raw events through the careful path (any value types; metadata, B/E pairs)."""
-    add = builder.add
+    take = builder.take
     for e in _decode_one_by_one(batch, builder):
-        add(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
+        take(e.ph, e.name, e.cat, e.pid, e.tid, e.ts, e.dur, bytes(e.args))
 
 
 def _decode_one_by_one(batch: list, builder: Builder) -> list:

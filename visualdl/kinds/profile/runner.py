@@ -6,7 +6,9 @@ page's own scripts included, would wait meanwhile. So a trace of more than ``MIN
 JSON is parsed, and its model built, by ``python -m visualdl.kinds.profile.runner``; it
 writes the model as the disk cache's files (:mod:`visualdl.kinds.profile.store`: into the
 cache folder, or a private temporary one with ``--no-cache``), and the server memory-maps
-them. The server never holds the trace's JSON or the parse's temporaries either.
+them. The server never holds the trace's JSON or the parse's temporaries either. Being
+single-threaded, the runner can fork: with two CPUs, a child parses the second half of the
+events meanwhile (:mod:`visualdl.kinds.profile.forked`).
 
 When the runner cannot run (no interpreter to start, killed), the caller parses in its own
 process (:func:`visualdl.kinds.profile.build.build_model`).
@@ -22,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,16 +78,40 @@ def run(source: "Source") -> "TraceModel | None":
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if source.path else
                                 subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, env=_env())
-        said, _ = proc.communicate(None if source.path else source.data or b"")
-        if proc.returncode == _BAD_TRACE:
-            raise TraceError(said.decode("utf-8", "replace").strip()
-                             or "the trace cannot be read")
-        return store.read_folder(folder, source.ident) if proc.returncode == 0 else None
     except OSError:  # no interpreter to start
-        return None
+        proc = None
+    try:
+        return None if proc is None else _collect(proc, source, folder)
     finally:
         if private is not None:  # mapped files stay readable once unlinked (POSIX)
             shutil.rmtree(private, ignore_errors=True)
+
+
+def _collect(proc: subprocess.Popen, source: "Source", folder: Path) -> "TraceModel | None":
+    try:
+        if not source.path:  # (read whole by the runner before it says anything)
+            with proc.stdin:
+                proc.stdin.write(source.data or b"")
+        said = proc.stdout.readline()
+    except OSError:  # it died before reading its input
+        said = b""
+    if said == b"ready\n":  # the model is written; the runner's exit (and its forked
+        # child's) is not waited for
+        threading.Thread(target=_reap, args=(proc,), daemon=True,
+                         name="visualdl-profile-runner-wait").start()
+        return store.read_folder(folder, source.ident)
+    said += _reap(proc)
+    if proc.returncode == _BAD_TRACE:
+        raise TraceError(said.decode("utf-8", "replace").strip() or "the trace cannot be read")
+    return None
+
+
+def _reap(proc: subprocess.Popen) -> bytes:
+    """What the runner says until it ends, once it has."""
+    with proc.stdout:
+        rest = proc.stdout.read()
+    proc.wait()
+    return rest
 
 
 def _writable(folder: Path | None) -> Path | None:
@@ -118,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # a short-lived process: the collector's passes over the parse's objects free nothing
     gc.disable()
+    from visualdl.kinds.profile import forked, parse
     from visualdl.kinds.profile.build import Source, parse_model
 
     ident = json.loads(args.identity)
@@ -126,11 +154,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         source = Source(ident, args.trace, kind=args.kind)
     try:
-        model = parse_model(source)
+        with parse.halves_by(forked.start):  # (without fork or a second CPU: here, in turn)
+            model = parse_model(source)
     except TraceError as err:
         print(str(err))
         return _BAD_TRACE
-    return 0 if store.write_folder(args.out, ident, model) else 1
+    if not store.write_folder(args.out, ident, model):
+        return 1
+    print("ready", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
