@@ -18,6 +18,9 @@ subprocess of its own, each measurement on a fresh server (the trace not yet par
 * pan/zoom frame: a W, S, A or D key on the canvas until the frame under the new window is
   drawn (the last answer redrawn at once; target <= 50 ms), and until the window the server
   sends for it is drawn (the refetch).
+* responsiveness: while each tab loads (the trace being parsed, on a cold start), the
+  slowest answer to ``/api/runs`` polled every 50 ms from another connection (a page's other
+  requests, which a parse holding the server's interpreter lock would hold up).
 * server RSS after the views were used (target <= 600 MB).
 * old approach: fetch the whole trace and JSON.parse it in the page (time, and the page's JS
   heap after); drawing it would only add to that.
@@ -43,7 +46,9 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -168,19 +173,22 @@ def _serve(logdir: Path, checkout: Path, cache: Path) -> tuple:
         media.REPO = before
 
 
-def _view(browser, url: str, old: list | None) -> dict:
-    """One tab: the first timeline view, the keys, the other panes; the old approach too
-    when ``old`` is a list."""
+def _view(browser, url: str, old: list | None, poll: "_Poll", first_only: bool = False) -> dict:
+    """One tab: the first timeline view, the keys, the other panes (``poll`` stopped then:
+    its answer times in ``slowest``); the old approach too when ``old`` is a list.
+    ``first_only``: the first view alone (many quick repeats for an A/B)."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.goto(url + "/?tab=profiler&pane=timeline")
-    out = {"first": page.evaluate(FIRST_VIEW) / 1000}
-    keys = ["w", "w", "d", "a", "s", "w", "d", "d", "s", "a"] * 2
-    out.update(page.evaluate(KEYS, keys))
-    for pane in ("overview", "operators", "memory"):
-        page.click(f".prof-tab[data-pane={pane}]")
-        page.wait_for_selector(f".prof-{pane}[data-state]", timeout=60_000)
+    out = {"first": page.evaluate(FIRST_VIEW) / 1000, "frames": [], "refetch": []}
+    if not first_only:
+        keys = ["w", "w", "d", "a", "s", "w", "d", "d", "s", "a"] * 2
+        out.update(page.evaluate(KEYS, keys))
+        for pane in ("overview", "operators", "memory"):
+            page.click(f".prof-tab[data-pane={pane}]")
+            page.wait_for_selector(f".prof-{pane}[data-state]", timeout=60_000)
     context.close()
+    out["slowest"] = max(poll.stop())
     if old is not None:
         context = browser.new_context()
         page = context.new_page()
@@ -191,26 +199,56 @@ def _view(browser, url: str, old: list | None) -> dict:
     return out
 
 
+class _Poll:
+    """``/api/runs`` asked every ``every`` seconds on a thread of its own, each answer's
+    time kept, until :meth:`stop`."""
+
+    def __init__(self, url: str, every: float = 0.05) -> None:
+        self.url, self.every, self.times = url + "/api/runs", every, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            t = time.perf_counter()
+            try:
+                with urllib.request.urlopen(self.url, timeout=30) as r:
+                    r.read()
+            except OSError:
+                pass
+            self.times.append(time.perf_counter() - t)
+            self._stop.wait(self.every)
+
+    def stop(self) -> list[float]:
+        self._stop.set()
+        self._thread.join()
+        return self.times
+
+
 MODES = ("cold", "restart", "warm")
 
 
 def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
-            checkouts: list[Path]) -> dict:
-    """Per checkout and mode, interleaved (checkouts alternate within each round):
+            checkouts: list[Path], first_only: bool = False) -> dict:
+    """Per checkout and mode, interleaved (checkouts alternate within each round, the order
+    rotated from round to round; a restart follows each first start):
     cold: a fresh server with an empty disk cache, the tab opened at once (the parse
     included); restart: the same, the disk cache left by an earlier server; warm: the tab
     opened ``settle`` seconds after start-up."""
     from playwright.sync_api import sync_playwright
 
-    res = {c: {m: [] for m in MODES} | {"frames": [], "refetch": [], "rss": [], "old": []}
-           for c in checkouts}
+    res = {c: {m: [] for m in MODES} | {"frames": [], "refetch": [], "rss": [], "old": [],
+                                        "slowest": []} for c in checkouts}
     caches = Path(tempfile.mkdtemp(prefix="vdl-prof-cache-"))
-    plan = ["cold"] * cold_reps + ["restart"] * cold_reps + ["warm"] * reps
+    plan = ["cold", "restart"] * cold_reps + ["warm"] * reps
     with sync_playwright() as p:
         browser = launch_chromium(p)
         try:
             for k, mode in enumerate(plan):
-                for n, checkout in enumerate(checkouts):
+                turn = k % len(checkouts)  # each checkout in each place of the order in turn
+                order = [*enumerate(checkouts)]
+                for n, checkout in order[turn:] + order[:turn]:
                     r = res[checkout]
                     kept = caches / f"kept{n}"  # filled by the cold servers, reused after
                     cache = kept if mode == "restart" else caches / f"{mode}{k}-{n}"
@@ -220,7 +258,14 @@ def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
                     try:
                         if mode == "warm":
                             time.sleep(settle)
-                        got = _view(browser, url, r["old"] if k == 0 else None)
+                        poll = _Poll(url)
+                        try:
+                            old = r["old"] if k == 0 and not first_only else None
+                            got = _view(browser, url, old, poll, first_only)
+                        finally:
+                            poll.stop()
+                        if mode == "cold":
+                            r["slowest"].append(got["slowest"])
                         r[mode].append(got["first"])
                         r["frames"] += got["frames"]
                         r["refetch"] += got["refetch"]
@@ -240,6 +285,8 @@ def measure(logdir: Path, reps: int, settle: float, cold_reps: int,
 
 STAGES = r"""
 import sys, time, json
+class _Ref:  # the trace file as the server's index lists it
+    source, path, offset, tag, step = "torchtrace", sys.argv[1], 0, "bench", 0
 t0 = time.perf_counter()
 from visualdl.kinds.profile import parse, model, views
 from visualdl.sources import torchtrace
@@ -258,17 +305,23 @@ import visualdl
 out = {"checkout": visualdl.__file__.rsplit("/", 2)[0], "imports": t1 - t0, "read": t2 - t1, "parse": t3 - t2, "model": t4 - t3,
        "first window": t5 - t4, "first view total": t5 - t0,
        "overview": t6 - t5, "numba imported": "numba" in sys.modules}
-try:  # the same in a worker process (checkouts that have one), into a fresh cache folder
+try:  # the same through build_model (a big trace: by the runner), a fresh cache folder
     import os, tempfile
-    from visualdl.kinds.profile import store, worker
     os.environ["VISUALDL_CACHE_DIR"] = tempfile.mkdtemp()
+    try:
+        from visualdl.kinds.profile import build
+        make = lambda: build.build_model(build.source(_Ref(), None))
+    except ImportError:  # checkouts before build_model: their worker
+        from visualdl.kinds.profile import store, worker
+        make = lambda: worker.build(store.identity(sys.argv[1], 0, "bench", 0), sys.argv[1])
     del raw, cols, m
     t7 = time.perf_counter()
-    m = worker.build(store.identity(sys.argv[1], 0, "bench", 0), sys.argv[1])
+    m = make()
     t8 = time.perf_counter()
     views.timeline(m, None, None, 1400)
     t9 = time.perf_counter()
-    out.update({"worker: model mapped": t8 - t7, "worker: first window": t9 - t8, "worker: total": t9 - t7})
+    out.update({"off-process: model mapped": t8 - t7, "off-process: first window": t9 - t8,
+                "off-process: total": t9 - t7})
 except ImportError:
     pass
 print(json.dumps(out))
@@ -309,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="servers whose tab is opened at once (the parse included)")
     parser.add_argument("--settle", type=float, default=15.0,
                         help="seconds between server start and opening the tab (warm runs)")
+    parser.add_argument("--first-view-only", action="store_true",
+                        help="time the first views alone (no keys, panes or old approach): "
+                             "quick repeats for an A/B of checkouts")
     parser.add_argument("--keep", type=Path, default=None, help="write the trace here and keep it")
     parser.add_argument("--stages", type=int, default=0, metavar="N",
                         help="only time the cold path's stages, N fresh interpreters")
@@ -328,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         stages(path, args.stages, [REPO] + args.checkout)
         return 0
     checkouts = [REPO] + args.checkout
-    res = measure(root, args.reps, args.settle, args.cold, checkouts)
+    res = measure(root, args.reps, args.settle, args.cold, checkouts, args.first_view_only)
     med = statistics.median
 
     def p95(v):
@@ -348,6 +404,8 @@ def main(argv: list[str] | None = None) -> int:
          f"<= {TARGETS['frame_ms']:g} ms", lambda r: med(r["frames"]) <= TARGETS["frame_ms"]),
         ("pan/zoom frame, 95th percentile", lambda r: f"{p95(r['frames']):.1f} ms", "", None),
         ("key -> server window drawn, median", lambda r: f"{med(r['refetch']):.1f} ms", "", None),
+        ("slowest /api/runs while the tab loads, first start (median)",
+         lambda r: f"{med(r['slowest']) * 1000:.0f} ms", "", None),
         ("server RSS after all views (with children)", lambda r: f"{max(r['rss']):.0f} MB",
          f"<= {TARGETS['rss_mb']:g} MB", lambda r: max(r["rss"]) <= TARGETS["rss_mb"]),
         ("old approach: whole trace fetched + JSON.parse in the page",
@@ -371,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     for c in checkouts:
         r = res[c]
         print(f"\n{c}: first views, s: " + "; ".join(
-            f"{m} {', '.join(f'{v:.2f}' for v in r[m])}" for m in MODES))
+            f"{m} {', '.join(f'{v:.2f}' for v in r[m])}" for m in MODES)
+              + "; slowest /api/runs, ms: " + ", ".join(f"{v * 1000:.0f}" for v in r["slowest"]))
     print(f"reps={args.reps}, cold={args.cold} (and as many restarts), settle={args.settle:g} s")
     return 0
 

@@ -131,7 +131,7 @@ def test_inherit_equals_the_loop(seed):
     parent = nesting.nest(ts, end)[0]
     own = np.array([rng.choice([-1, -1, -1, 0, 3]) for _ in parent], np.int8)
     own[0] = -1  # a root without a phase: its subtree keeps none where it has none
-    loop = nesting._inherit_loop(own, parent)
+    loop = nesting.inherit_by_loop(own, parent)
     assert np.array_equal(nesting.inherit(own, parent), loop)
     assert (loop >= 0).any() and (loop < 0).any()
 
@@ -148,8 +148,7 @@ def test_model_equal_with_the_stack_walk(monkeypatch):
     raw = traces.dump(traces.ours(steps=4, ops_per_phase=5))
     fast = _model_arrays(TraceModel(parse_trace(raw)))
     monkeypatch.setattr(nesting, "closed_form", lambda ts, end: None)
-    monkeypatch.setattr(nesting, "inherit", lambda own, parent: nesting._inherit_loop(
-        np.ascontiguousarray(own, np.int8), np.ascontiguousarray(parent, np.int64)))
+    monkeypatch.setattr(nesting, "inherit", nesting.inherit_by_loop)
     slow = _model_arrays(TraceModel(parse_trace(raw)))
     assert fast["parent"] == slow["parent"] and fast["depth"] == slow["depth"]
     assert fast["phase"] == slow["phase"] and fast["is_op"] == slow["is_op"]
@@ -227,7 +226,7 @@ def test_batch_decoder_equals_json_module_on_odd_traces(monkeypatch, tmp_path, s
     path.write_bytes(gzip.compress(text))
     loaded = torchtrace.load(str(path))
     assert loaded.gzipped and loaded.json == text
-    monkeypatch.setattr(parse, "_BATCH", 257)  # many batches, odd sizes
+    monkeypatch.setattr(parse, "BATCH", 257)  # many batches, odd sizes
     fast = _as_lists(parse_trace(loaded.json))
     monkeypatch.setattr(parse, "msgspec", None)
     slow = _as_lists(parse_trace(loaded.json))
@@ -250,7 +249,7 @@ def test_batches_with_a_non_object_event_keep_the_rest(monkeypatch):
     events = [{"ph": "X", "name": f"op{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1}
               for i in range(10)]
     raw = json.dumps({"traceEvents": events[:5] + [17, "x"] + events[5:]}).encode()
-    monkeypatch.setattr(parse, "_BATCH", 4)
+    monkeypatch.setattr(parse, "BATCH", 4)
     cols = parse_trace(raw)
     assert sorted(cols.names[i] for i in cols.name) == sorted(f"op{i}" for i in range(10))
     assert any("2 events were malformed" in w for w in cols.warnings)

@@ -14,8 +14,7 @@ from tests.helpers.server import serving
 from tests.profiler import traces
 from visualdl import LogWriter
 from visualdl.storage import cache_folder
-from visualdl.kinds.profile import cache as profile_cache
-from visualdl.kinds.profile import store
+from visualdl.kinds.profile import build, store
 
 FILE = {"run": "files", "tag": "host"}
 RECORD = {"run": "ours", "tag": "train"}
@@ -89,7 +88,7 @@ def _no_parse(monkeypatch) -> list:
         calls.append(len(raw))
         raise RuntimeError("parsed although a saved model was expected")
 
-    monkeypatch.setattr(profile_cache, "parse_trace", refuse)
+    monkeypatch.setattr(build, "parse_trace", refuse)
     return calls
 
 
@@ -169,8 +168,8 @@ def test_small_traces_are_not_saved(logdir, tmp_path):
     assert not (folder / "profiles").exists()  # a few hundred events: parsed in ms
 
 
-def test_models_of_traces_that_are_gone_are_swept(tmp_path, cache_dir, monkeypatch):
-    """(Each big trace ever opened would otherwise leave ~100 MB in the cache folder.)"""
+def test_models_of_traces_that_are_gone_are_pruned(tmp_path, cache_dir):
+    """(Each big trace ever opened would otherwise stay in the cache folder.)"""
     from visualdl.kinds.profile.model import TraceModel
     from visualdl.kinds.profile.parse import parse_trace
 
@@ -180,7 +179,8 @@ def test_models_of_traces_that_are_gone_are_swept(tmp_path, cache_dir, monkeypat
     for path in (kept, gone):
         path.write_bytes(raw)
         ident = store.identity(str(path), 0, path.name.split(".")[0], 5)
-        folders[path] = store.save(ident, TraceModel(parse_trace(raw), "pytorch"))
+        assert store.write(ident, TraceModel(parse_trace(raw), "pytorch"))
+        folders[path] = store.folder_for(ident)
     stale = cache_dir / "profiles" / ".tmp-dead"
     stale.mkdir()
     old = os.path.getmtime(stale) - store.STALE_SECONDS - 10
@@ -188,7 +188,6 @@ def test_models_of_traces_that_are_gone_are_swept(tmp_path, cache_dir, monkeypat
     building = cache_dir / "profiles" / ".tmp-live"
     building.mkdir()
     gone.unlink()
-    monkeypatch.setattr(store, "_swept", set())  # (once per process: as a new one)
     store.prune()
     assert folders[kept].is_dir() and store.read(store.identity(str(kept), 0, "kept", 5))
     assert not folders[gone].exists() and not stale.exists() and building.is_dir()

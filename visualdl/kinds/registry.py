@@ -17,12 +17,11 @@ import importlib
 import pkgutil
 import threading
 import warnings
-from typing import Any
 
 from visualdl.kinds.spec import Kind
 
 __all__ = ["ENTRY_POINT_GROUP", "all_kinds", "blob_names", "by_message", "get", "names",
-           "position", "reset", "start_all"]
+           "position", "reset"]
 
 ENTRY_POINT_GROUP = "visualdl.kinds"
 
@@ -115,20 +114,6 @@ def by_message(field: str) -> Kind | None:
     """The kind carried in ``Entry.<field>`` (None for ``plugin``: look at its ``kind``)."""
     _load()
     return _by_message.get(field)
-
-
-def start_all(data: Any) -> None:
-    """Run each kind's start-up hook (``<package>.start``: ``start(data)``, given the data
-    provider as soon as it starts loading, before the web app is built). A hook that fails
-    only warns: the server starts all the same."""
-    for kind in all_kinds():
-        if not kind.has("start"):
-            continue
-        try:
-            kind.part("start").start(data)
-        except Exception as err:  # noqa: BLE001 - one kind's hook must not stop the server
-            warnings.warn(f"visualdl: kind {kind.name!r}: start-up hook failed: {err}",
-                          RuntimeWarning, stacklevel=2)
 
 
 def reset() -> None:

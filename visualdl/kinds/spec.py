@@ -27,9 +27,7 @@ class Kind:
     ``package``: the module path of the unit; its parts are the modules
     ``<package>.write`` (``check(tag, *value)`` and ``encode(msg, payload)``),
     ``<package>.read`` (``build(msg)`` -> an event, or for blob kinds ``meta(msg)`` ->
-    ``(size, {small fields})``), ``<package>.api`` (a Flask ``blueprint``) and, rarely,
-    ``<package>.start`` (``start(data)``: given the server's data provider as soon as it
-    starts loading, before the web app is built; see ``registry.start_all``); ``parts``
+    ``(size, {small fields})``) and ``<package>.api`` (a Flask ``blueprint``); ``parts``
     says which of them exist.
     ``message``: the ``Entry`` field that carries it in ``record.proto``; by default
     ``plugin`` (a ``PluginEntry`` whose ``kind`` holds ``name``), as for every third-party

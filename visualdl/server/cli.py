@@ -181,9 +181,6 @@ def _start(argv: list[str]) -> int | tuple:
         return 1
     _quick_handoffs_until_loaded(data)
     data.start()
-    from visualdl.kinds import registry
-
-    registry.start_all(data)  # e.g. a big profile's parse starts before Flask is imported
     from visualdl.server.app import create_app
 
     try:

@@ -3,11 +3,11 @@
 Profiler tab (overview, operators, timeline, memory, compare).
 
 The kind's domain code lives here too: ``parse`` reads a trace into columns, ``nesting``
-and ``model`` nest and classify its events, ``views`` cuts what each tab shows, and
-``store``, ``cache`` and ``worker`` build and keep models of big traces off the request
-path."""
+and ``model`` nest and classify its events, ``views`` cuts what each tab shows; ``build``
+makes a model (``store``: the disk cache, ``runner``: a big trace parsed off the server's
+process), ``warm`` builds the newest one before the tab asks."""
 
 from visualdl.kinds.spec import Kind
 
 KIND = Kind("profile", __name__, message="profile", blob=True,
-            parts=("write", "read", "api", "start"), views=("profile",))
+            parts=("write", "read", "api"), views=("profile",))

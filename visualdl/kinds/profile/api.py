@@ -1,40 +1,96 @@
 """The profiler's routes: ``/api/profile*``. Every route names one profile by
 ``?run=&tag=`` and optionally ``step=`` (the profile logged at that step; the newest by
-default), and answers from the trace model kept in the app's cache (loaded on first use).
+default), and answers from the trace model kept in the app's :class:`Models`.
 
 A trace that cannot be read is a 422 whose message says why; the other profiles and views
-are unaffected.
+are unaffected. A model still being built after ``WAIT_SECONDS`` is a 503 with
+``Retry-After`` (as the embeddings' projections): the build goes on, and the retry finds it.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Flask, Response, request
 
 from visualdl.sources.values import BlobRef
 from visualdl.api import blobs
 from visualdl.api.common import app_cache, arg_choice, arg_float, arg_int, arg_str, \
     etag_for, etag_json, provider
 from visualdl.api.errors import ApiError
-from visualdl.kinds.profile import store, views, warm, worker
-from visualdl.kinds.profile.cache import TraceCache, build_model, give_back_memory
+from visualdl.kinds.profile import views, warm
+from visualdl.kinds.profile.build import build_model, give_back_memory, source
 from visualdl.kinds.profile.model import TraceModel
 from visualdl.kinds.profile.parse import TraceError
 
-__all__ = ["blueprint"]
+__all__ = ["blueprint", "Models", "WAIT_SECONDS", "RETRY_AFTER"]
 
 KIND = "profile"
 blueprint = Blueprint("profile", __name__)
 _STEP_MAX = 2**63 - 1
 _MAX_WIDTH = 16384
+#: The longest a request waits for a model; then it is a 503 (the server's request threads
+#: are few: a big trace's parse must not hold them).
+WAIT_SECONDS = 8.0
+RETRY_AFTER = 2  # seconds, in the 503's Retry-After
+CAPACITY = 4  # models kept per app (each is column arrays of the trace's size)
+
+
+class Models:
+    """The app's trace models, in a small LRU: each built once, on a thread of its own,
+    however many requests (and the warm thread) ask for it meanwhile."""
+
+    def __init__(self, capacity: int = CAPACITY) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[Any, Future] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def start(self, key: Any, build: Callable[[], TraceModel]) -> Future:
+        """The model of ``key``, being built by ``build()`` (started now unless it is
+        built or being built already)."""
+        with self._lock:
+            future = self._items.get(key)
+            if future is not None:
+                self._items.move_to_end(key)
+                return future
+            future = self._items[key] = Future()
+            finished = [k for k, f in self._items.items() if f.done()]
+            for old in finished[:max(0, len(self._items) - self.capacity)]:
+                del self._items[old]
+        threading.Thread(target=self._build, args=(key, future, build), daemon=True,
+                         name="visualdl-profile-build").start()
+        return future
+
+    def get(self, key: Any, build: Callable[[], TraceModel], wait: float) -> TraceModel:
+        """The model of ``key``, waited for at most ``wait`` seconds (then a 503)."""
+        try:
+            return self.start(key, build).result(timeout=max(0.0, wait))
+        except FutureTimeout:
+            raise ApiError(503, "the trace is still being parsed; try again in a few seconds",
+                           headers={"Retry-After": str(RETRY_AFTER)}) from None
+
+    def _build(self, key: Any, future: Future, build: Callable[[], TraceModel]) -> None:
+        try:
+            future.set_result(build())
+        except TraceError as err:  # kept: the same bytes will not read better
+            future.set_exception(err)
+        except BaseException as err:  # noqa: BLE001 - not kept: the next request tries again
+            with self._lock:
+                if self._items.get(key) is future:
+                    del self._items[key]
+            future.set_exception(err)
 
 
 @blueprint.record_once
 def _warm(state) -> None:  # noqa: ANN001 - flask's BlueprintSetupState
-    """Parse the newest profile in the background (see visualdl.kinds.profile.warm)."""
-    warm.start(state.app, _model)
+    """Build the newest profile's model in the background (see visualdl.kinds.profile.warm)."""
+    warm.start(state.app, _begin)
 
 
 @blueprint.get("/api/profile")
@@ -54,43 +110,56 @@ def _ref(prefix: str = "") -> BlobRef:
     return blobs.ref_for_step(KIND, run, tag, step)
 
 
-def _model(ref: BlobRef) -> TraceModel:
+def _key(ref: BlobRef) -> tuple:
+    return (ref.path, ref.offset, ref.size, ref.tag, ref.step)
+
+
+def _builder(ref: BlobRef, app: Flask | None = None) -> Callable[[], TraceModel]:
+    """``build_model`` for ``ref``, to run on a thread of its own (no app context there)."""
+    data = provider(app)
+
+    def build() -> TraceModel:
+        try:
+            src = source(ref, data.load_blob)
+        except TraceError:
+            raise
+        except (OSError, ValueError) as err:  # as blobs.load says it
+            raise ApiError(404, f"{ref.kind} at step {ref.step} can no longer be read: "
+                                f"{err}") from None
+        return build_model(src)
+
+    return build
+
+
+def _begin(app: Flask | None, ref: BlobRef) -> None:
+    """Start building ``ref``'s model (``app``: the current one by default), waiting for
+    nothing."""
+    if not ref.meta.get("error"):
+        app_cache("profile.models", Models, app).start(_key(ref), _builder(ref, app))
+
+
+def _model(ref: BlobRef, until: float | None = None) -> TraceModel:
+    """``ref``'s model, waited for until ``until`` (``time.monotonic()``; by default
+    ``WAIT_SECONDS`` from now)."""
     if ref.meta.get("error"):
         raise ApiError(422, f"this trace cannot be read: {ref.meta['error']}")
-    cache = app_cache("profile.traces", TraceCache)
-    key = (ref.path, ref.offset, ref.size, ref.tag, ref.step)
+    until = time.monotonic() + WAIT_SECONDS if until is None else until
+    models = app_cache("profile.models", Models)
     try:
-        return cache.get(key, lambda: _load(ref))
+        return models.get(_key(ref), _builder(ref), until - time.monotonic())
     except TraceError as err:
         raise ApiError(422, f"this trace cannot be read: {err}") from None
 
 
-def _load(ref: BlobRef) -> TraceModel:
-    """The model saved on disk by an earlier server for these very bytes (see
-    visualdl.kinds.profile.store), else the trace parsed (and the model saved): in a
-    worker process when it is big (visualdl.kinds.profile.worker)."""
-    src = store.source(ref, blobs.load)
-    model = store.read(src.ident)
-    if model is not None:
-        worker.discard(src.ident)  # one started at start-up that saved it first
-        return model
-    if worker.worth(src.path, src.stored):  # off the server's GIL
-        model = worker.build(src.ident, src.path, src.stored, src.kind)
-        if model is not None:
-            return model
-    model = build_model(src.blob if src.blob is not None else blobs.load(ref))
-    store.save_later(src.ident, model)
-    return model
-
-
-def _answer(name: str, build: Callable[[TraceModel], Any], prefix: str = "") -> Response:
+def _answer(name: str, build: Callable[[TraceModel], Any], prefix: str = "",
+            until: float | None = None) -> Response:
     ref = _ref(prefix)
     etag = etag_for("profile", name, ref.path, ref.offset, ref.size, ref.tag, ref.step,
                     sorted(request.args.items(multi=True)))
 
     def body() -> Any:
         try:
-            model = _model(ref)
+            model = _model(ref, until)
             out = build(model)
             if model.n > 100_000:  # a big trace's temporaries: hand the memory back
                 give_back_memory()
@@ -118,18 +187,7 @@ def overview() -> Response:
     """Per step: wall time split into data loading, forward, backward, optimizer,
     compilation, GPU kernel/memcpy/runtime and other (the parts add up to the step); the
     environment the trace describes."""
-    return _answer("overview", _overview)
-
-
-def _overview(model: TraceModel) -> dict:
-    """Saved beside the model's files when there are some (computed by the worker that
-    built it, or by an earlier request), else computed, and saved there for a restart."""
-    found = store.overview(model)
-    if found is None:
-        found = views.overview(model)
-        if model.folder is not None:
-            store.write_overview(model.folder, found)
-    return found
+    return _answer("overview", views.overview)
 
 
 @blueprint.get("/api/profile/operators")
@@ -190,7 +248,9 @@ def compare() -> Response:
     args = request.args
     second = "2" if any(args.get(k) for k in ("run2", "tag2")) else ""
     ref_b = _ref_b(second)
-    model_b = _model(ref_b)
+    until = time.monotonic() + WAIT_SECONDS  # one wait for both models, built at once
+    _begin(None, _ref())
+    model_b = _model(ref_b, until)
 
     def build(model_a: TraceModel) -> dict:
         table_a = views.operators(model_a, span_a, group)
@@ -201,7 +261,7 @@ def compare() -> Response:
                     "tag": args.get("tag2") or arg_str("tag"), "span": span_b or "all"}
         return out
 
-    return _answer("compare", build)
+    return _answer("compare", build, until=until)
 
 
 def _ref_b(second: str) -> BlobRef:

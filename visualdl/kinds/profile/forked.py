@@ -1,18 +1,19 @@
 """The second half of a big trace's events parsed by a forked child, at the same time as the
 first half in the parent.
 
-Building the columns of a million events is Python-bound (msgspec decoding, then ``map``
-over the decoded structs): one core, about a second. The parse worker
-(:mod:`visualdl.kinds.profile.worker`) is a single-threaded process of its own, so it can
-``fork``: the child inherits the trace's bytes (a mapped file, or the raw slices of its
-events) without a copy, builds the columns of its half and hands them back through
-anonymous shared memory (the small rest, names and the like, through a pipe).
+Building the columns of a big trace is Python-bound (msgspec decoding, then ``map`` over
+the decoded structs): one core. The runner (:mod:`visualdl.kinds.profile.runner`) is a
+single-threaded process of its own, so it can ``fork`` (:func:`start` is what it hands
+:func:`visualdl.kinds.profile.parse.halves_by`): the child inherits the trace's bytes (a
+mapped file, or the raw slices of its events) without a copy, builds the columns of its
+half and hands them back through anonymous shared memory (the small rest, names and the
+like, through a pipe).
 
 The child adds only the events that need no context: metadata, ``B``/``E`` pairs (which
 may straddle the halves) and anything odd are handed back as they are, and the parent
 adds them after its own half, in file order. If the child fails in any way, the parent
 parses the second half itself: same result, only slower. If the child finds that the
-trace is not cut where the parent thought (see ``parse._Misaligned``), the parent is told.
+trace is not cut where the parent thought (see ``parse.Misaligned``), the parent is told.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from visualdl.kinds.profile.parse import Builder, _Misaligned
+from visualdl.kinds.profile.parse import Builder, Misaligned
 
 __all__ = ["Half", "start", "available"]
 
@@ -64,7 +65,7 @@ class Half:
             fill(builder)
             return
         if found.get("misaligned"):
-            raise _Misaligned()
+            raise Misaligned()
         _merge(builder, found, self.shared)
         for event in found["deferred"]:
             builder.add(*event)
@@ -101,8 +102,8 @@ class Half:
         if not isinstance(found, dict):  # it failed: its status says nothing more
             os.waitpid(pid, 0)
             return None
-        # a whole answer (the pipe closed after it): the child's exit, the unmapping of
-        # hundreds of MB, is not waited for here
+        # a whole answer (the pipe closed after it): the child's exit (unmapping its half)
+        # is not waited for here
         threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True,
                          name="visualdl-profile-fork-wait").start()
         return found
@@ -147,7 +148,7 @@ def _child(fill: Callable[[Builder], None], shared: mmap.mmap, writer: int) -> N
     builder.deferred = []
     try:
         fill(builder)
-    except _Misaligned:
+    except Misaligned:
         found: dict[str, Any] = {"misaligned": True}
     else:
         found = _columns(builder, shared)

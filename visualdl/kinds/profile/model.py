@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -71,27 +71,22 @@ class Step:
 class TraceModel:
     """Sorted columns (by track, then start, longer first) and derived per-event data."""
 
-    def __init__(self, cols: Columns, source: str = "",
-                 new: Callable[[str, int, Any], np.ndarray] | None = None) -> None:
-        """``new(key, n, dtype)``: where each saved column is built (by default a new
-        array; the parse worker gives memory-mapped files, so that the model is written
-        as it is built: see :func:`visualdl.kinds.profile.store.begin`)."""
+    def __init__(self, cols: Columns, source: str = "") -> None:
         order = np.lexsort((-cols.dur, cols.ts, cols.track))
         self.n = n = len(order)
-        alloc = new or (lambda key, size, dtype: np.empty(size, dtype))
 
-        def take(key: str, column: np.ndarray) -> np.ndarray:
-            return np.take(column, order, out=alloc(key, n, column.dtype), mode="clip")
+        def take(column: np.ndarray) -> np.ndarray:
+            return np.take(column, order, mode="clip")  # (a permutation: no bounds to check)
 
-        self.ts = take("ts", cols.ts)
-        self.dur = take("dur", cols.dur)
-        self.end = np.add(self.ts, self.dur, out=alloc("end", n, np.float64))
-        self.name = take("name", cols.name)
-        self.cat = take("cat", cols.cat)
-        self.track = take("track", cols.track)
-        self.ph = take("ph", cols.ph)
-        self.args_start = take("args_start", cols.args_start)
-        self.args_len = take("args_len", cols.args_len)
+        self.ts = take(cols.ts)
+        self.dur = take(cols.dur)
+        self.end = self.ts + self.dur
+        self.name = take(cols.name)
+        self.cat = take(cols.cat)
+        self.track = take(cols.track)
+        self.ph = take(cols.ph)
+        self.args_start = take(cols.args_start)
+        self.args_len = take(cols.args_len)
         self.args_blob = cols.args_blob
         self.names = cols.names
         self.cats = cols.cats
@@ -101,29 +96,18 @@ class TraceModel:
         # per-track contiguous slices
         bounds = np.searchsorted(self.track, np.arange(len(cols.tracks) + 1))
         self.track_slices = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(cols.tracks))]
-        self.complete = np.equal(self.ph, PH_COMPLETE, out=alloc("complete", n, np.bool_))
-        self.parent = alloc("parent", n, np.int64)
-        self.parent.fill(-1)
-        self.depth = alloc("depth", n, np.int32)
-        self.depth.fill(0)
-        self.self_time = alloc("self_time", n, np.float64)
-        self.self_time.fill(0.0)
+        self.complete = self.ph == PH_COMPLETE
+        self.parent = np.full(n, -1, np.int64)
+        self.depth = np.zeros(n, np.int32)
+        self.self_time = np.zeros(n, np.float64)
         self._nest()
         self._classify()
-        if new is not None:  # the derived columns too (small: bytes per event)
-            for key in ("is_op", "is_kernel", "is_gpu", "is_step", "phase", "is_memory"):
-                value = getattr(self, key)
-                out = alloc(key, n, value.dtype)
-                out[...] = value
-                setattr(self, key, out)
         self.tracks = self._describe_tracks(cols)
         self.t0 = float(self.ts.min()) if self.n else 0.0
         self.t1 = float(self.end.max()) if self.n else 0.0
         self._segments: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._shape_ids: np.ndarray | None = None
         self.shape_names: list[str] = []
-        self.folder = None  # where the model's saved files are (visualdl.kinds.profile.store)
-        self.worker = None  # the process that built it, while it may still be writing there
 
     # -- building -------------------------------------------------------------------
     def _nest(self) -> None:
@@ -243,8 +227,6 @@ class TraceModel:
         self._segments = {}
         self._shape_ids = None
         self.shape_names = []
-        self.folder = None
-        self.worker = None
         return self
 
     # -- lookups --------------------------------------------------------------------

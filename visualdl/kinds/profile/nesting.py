@@ -11,9 +11,9 @@ computes in a few sorts and searches: the stack under event ``i`` is exactly the
 events whose (clipped) end is after ``ts[i]``, so ``depth[i]`` is a count (one
 ``searchsorted``), and the parent is the last earlier event one level up. Clipped ends
 depend on parents, so that is iterated to a fixed point (one round for well-nested traces,
-a few for PyTorch's odd overlaps). This keeps a cold server from importing and loading
-Numba (about 2 s) before the first timeline view. When the fixed point is not reached, the
-stack walk itself runs: compiled by Numba when installed, else as plain Python.
+a few for PyTorch's odd overlaps). This spares a cold server Numba's import and compile
+before the first timeline view. When the fixed point is not reached, the stack walk itself
+runs: compiled by Numba when installed, else as plain Python.
 """
 
 from __future__ import annotations
@@ -135,6 +135,12 @@ def nest_by_stack(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):
                             np.ascontiguousarray(end, np.float64), bool(want_segments))
 
 
+def inherit_by_loop(own: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """The same as :func:`inherit`, by the sequential loop (the reference)."""
+    return _kernel("inherit")(np.ascontiguousarray(own, np.int8),
+                              np.ascontiguousarray(parent, np.int64))
+
+
 def closed_form(ts: np.ndarray, end: np.ndarray):
     """``(parent, depth, clipped_end)`` in closed form, or None when the clipped ends do not
     settle within ``MAX_ROUNDS`` (then the stack walk decides)."""
@@ -223,7 +229,7 @@ def inherit(own: np.ndarray, parent: np.ndarray) -> np.ndarray:
     if n == 0:
         return own.copy()
     if np.any(parent >= np.arange(n)):
-        return _kernel("inherit")(own, parent)  # not parents-first: the loop's own rules
+        return inherit_by_loop(own, parent)  # not parents-first: the loop's own rules
     target = np.where((own >= 0) | (parent < 0), np.arange(n, dtype=np.int64), parent)
     while True:
         nxt = target[target]

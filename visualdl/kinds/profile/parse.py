@@ -1,12 +1,13 @@
 """Chrome trace-event JSON (ours or PyTorch's Kineto traces) into compact numpy columns.
 
-A trace of a million events is a few hundred MB of JSON; as Python dicts it would be a GB.
-So the event array is decoded a piece at a time (pieces of a few MB, cut between two events
-by a byte search and proven well cut by their decoding, see ``_parse_pieces``; or, when
-that fails, the array split into raw slices by msgspec and joined again into batches) into
-small typed structs whose fields go straight into columns (ts, dur, name id, category id,
-track id, phase), and the piece is dropped. Each event's ``args`` are kept as their JSON
-bytes, decoded only when a view asks for one event.
+A big trace as Python dicts would take several times its JSON's size. So the event array
+is decoded a piece at a time (pieces cut between two events by a byte search and proven
+well cut by their decoding, see ``_parse_pieces``; or, when that fails, the array split
+into raw slices by msgspec and joined again into batches) into small typed structs whose
+fields go straight into columns (ts, dur, name id, category id, track id, phase), and the
+piece is dropped. Each event's ``args`` are kept as their JSON bytes, decoded only when a
+view asks for one event. The events are added in two halves, which a caller may have built
+at the same time (:func:`halves_by`).
 
 Without msgspec (the ``profiler`` extra) the standard ``json`` module parses the trace
 whole: slower and hungrier, same result.
@@ -20,10 +21,11 @@ from __future__ import annotations
 import json
 import mmap
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from operator import attrgetter
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Callable, Iterator, Union
 
 import numpy as np
 
@@ -32,11 +34,13 @@ try:  # the fast path: optional extra "profiler"
 except ImportError:  # pragma: no cover - exercised where msgspec is absent
     msgspec = None
 
-__all__ = ["TraceError", "Columns", "Builder", "parse_trace", "add_events", "add_one_by_one",
-           "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER"]
+__all__ = ["TraceError", "Misaligned", "Columns", "Builder", "parse_trace", "halves_by",
+           "add_events", "add_one_by_one", "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER", "BATCH",
+           "CHUNKED_BYTES", "PIECE_BYTES"]
 
 PH_COMPLETE, PH_INSTANT, PH_COUNTER = 0, 1, 2
-_BATCH = 50_000
+#: Events decoded into columns at a time (the columns' temporaries stay small).
+BATCH = 50_000
 _NAN = float("nan")
 _FAST_PH = {"X": 0, "i": 1, "I": 1, "C": 2}
 _DTYPES = {"ts": np.float64, "dur": np.float64, "name": np.int32, "cat": np.int32,
@@ -158,9 +162,9 @@ class Builder:
         self.no_dur = 0
         self.bad = 0
         #: When a list: events that need the one-by-one path (metadata, B/E pairs, odd
-        #: values) are kept here, as :meth:`add`'s arguments, instead of added (a forked
-        #: half, whose B/E pairs may straddle the halves: see
-        #: visualdl.kinds.profile.forked).
+        #: values) are kept here, as :meth:`add`'s arguments, instead of added: the second
+        #: half of a trace built apart (its B/E pairs may straddle the halves), whose
+        #: deferred events the first half's builder adds after its own.
         self.deferred: list[tuple] | None = None
 
     def take(self, *event: Any) -> None:
@@ -286,7 +290,7 @@ class Builder:
         parts = self.cols[key]
         return np.concatenate(parts) if parts else np.zeros(0, _DTYPES[key])
 
-    def finish(self, meta: dict[str, Any], args_to: Path | None = None) -> Columns:
+    def finish(self, meta: dict[str, Any]) -> Columns:
         for key, stack in self.open.items():  # B without E: ends at the last timestamp
             self.bad += len(stack)
         c = {k: self.column(k) for k in self.cols}
@@ -303,24 +307,11 @@ class Builder:
         return Columns(
             ts=c["ts"], dur=c["dur"], name=c["name"], cat=c["cat"], track=c["track"],
             ph=c["ph"],
-            args_start=args_start, args_len=args_len, args_blob=self._args_blob(args_to),
+            args_start=args_start, args_len=args_len, args_blob=b"".join(self.args),
             names=list(self.names), cats=list(self.cats), tracks=list(self.tracks),
             process_names=self.process_names, thread_names=self.thread_names,
             meta=meta, warnings=warnings,
         )
-
-
-    def _args_blob(self, args_to: Path | None) -> Any:
-        """The args, one after the other: joined, or written into ``args_to`` and mapped
-        from there (no copy of them in memory first)."""
-        if args_to is None:
-            return b"".join(self.args)
-        with open(args_to, "w+b") as f:
-            f.writelines(self.args)
-            f.flush()
-            if not f.tell():
-                return b""
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def _key(value: Any) -> Any:
@@ -332,27 +323,29 @@ def _key(value: Any) -> Any:
     return str(value)
 
 
-@dataclass(frozen=True)
-class _How:
-    fork_from: int | None = None  # see parse_trace
-    args_to: Path | None = None
-
-    def fork(self, size: int) -> bool:
-        return self.fork_from is not None and size >= self.fork_from
+#: What adds the second half of the events, if not the first half's builder after it (see
+#: halves_by).
+_second_half: ContextVar[Callable[[Callable[[Builder], None], int], Any] | None] = \
+    ContextVar("second_half", default=None)
 
 
-def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
-                args_to: Path | None = None) -> Columns:
+@contextmanager
+def halves_by(start: Callable[[Callable[[Builder], None], int], Any]) -> Iterator[None]:
+    """Inside: the second half of each trace's events is handed to ``start(fill, size)``
+    (``fill(builder)`` adds that half to a builder; ``size``: its JSON bytes), which
+    returns a half with ``join(builder, fill)``, adding it to the first half's builder,
+    and ``close()``. So that the halves can be built at the same time; where is the
+    caller's choice (:func:`visualdl.kinds.profile.forked.start`)."""
+    token = _second_half.set(start)
+    try:
+        yield
+    finally:
+        _second_half.reset(token)
+
+
+def parse_trace(raw: bytes | mmap.mmap) -> Columns:
     """Parse a Chrome trace (an object with ``traceEvents``, or a bare array of events):
-    its JSON bytes, or a file mapped into memory (``mmap``, read without a copy).
-
-    ``fork_from``: from this many bytes of JSON on, the second half of the events is parsed
-    by a forked child at the same time (:mod:`visualdl.kinds.profile.forked`; where ``fork``
-    exists and two CPUs are free). Only for a single-threaded process such as the parse
-    worker: forking a server's threads is not safe. ``args_to``: a file the events' args
-    are written into (the columns' ``args_blob`` is then that file, mapped), instead of
-    joined in memory first."""
-    how = _How(fork_from, args_to)
+    its JSON bytes, or a file mapped into memory (``mmap``, read without a copy)."""
     text = raw if isinstance(raw, (bytes, mmap.mmap)) else bytes(raw)
     head = _first_byte(text)
     if not head:
@@ -360,7 +353,7 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
     if head not in (b"{", b"["):
         raise TraceError("the trace is not JSON (it does not start with { or [)")
     try:
-        return _parse(text, how)
+        return _parse(text)
     except TraceError:
         raise
     except ValueError as first:
@@ -368,7 +361,7 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
         repaired = _TRAILING_COMMA.sub(rb"\1", _NON_FINITE.sub(rb"\1null", text))
         if repaired != text:
             try:
-                return _parse(repaired, how)
+                return _parse(repaired)
             except ValueError:
                 pass
         raise TraceError(_explain(text, first)) from None
@@ -376,7 +369,7 @@ def parse_trace(raw: bytes | mmap.mmap, fork_from: int | None = None,
 
 def _first_byte(text: bytes | mmap.mmap) -> bytes:
     """The text's first byte that is not white space (b"" when none), without a copy of
-    the text (it may be a mapped file of hundreds of MB)."""
+    the text (it may be a big mapped file)."""
     found = _NOT_SPACE.search(text)
     return found.group() if found else b""
 
@@ -388,22 +381,22 @@ def _explain(text: bytes, err: Exception) -> str:
     return f"the trace is not valid JSON: {err}"
 
 
-def _parse(text: bytes | mmap.mmap, how: _How) -> Columns:
+def _parse(text: bytes | mmap.mmap) -> Columns:
     if msgspec is None:
         return _parse_json(bytes(text))
-    return _parse_msgspec(text, how)
+    return _parse_msgspec(text)
 
 
-class _Misaligned(Exception):
+class Misaligned(Exception):
     """The trace was cut into pieces somewhere else than between two events: parse it the
     careful way (not a ValueError: nothing is wrong with the trace)."""
 
 
-def _parse_msgspec(text: bytes | mmap.mmap, how: _How) -> Columns:
+def _parse_msgspec(text: bytes | mmap.mmap) -> Columns:
     if len(text) >= CHUNKED_BYTES:
         try:
-            return _parse_pieces(text, how)
-        except _Misaligned:
+            return _parse_pieces(text)
+        except Misaligned:
             pass
     try:
         if _first_byte(text) == b"[":
@@ -421,29 +414,26 @@ def _parse_msgspec(text: bytes | mmap.mmap, how: _How) -> Columns:
     except msgspec.DecodeError as exc:
         raise ValueError(str(exc)) from None
     mid = len(raws) // 2
-    return _build(meta, lambda b: add_events(b, raws, 0, mid),
-                  lambda b: add_events(b, raws, mid, len(raws)),
-                  how.fork(len(text)) and len(raws) >= 2, len(text), how.args_to)
+    return _build(meta, lambda b: add_events(b, raws[:mid]),
+                  lambda b: add_events(b, raws[mid:]), len(text) if mid else 0)
 
 
-def _parse_pieces(text: bytes | mmap.mmap, how: _How) -> Columns:
+def _parse_pieces(text: bytes | mmap.mmap) -> Columns:
     """The events decoded a piece of the text at a time, the pieces cut where one event
-    ends and the next begins (``}, {``), found by a byte search: neither the split of the
-    whole array into a million raw slices nor their joining again into batches (a quarter
-    of the parse), and the child of a fork needs nothing but the text.
+    ends and the next begins (``}, {``), found by a byte search: no split of the whole
+    array into one raw slice per event, and no joining of those again into batches.
 
     A cut can also fall inside a string, inside an event, or in another array of the
     document; each piece's decoding proves it did not: the first piece must close the
     ``traceEvents`` array exactly where it was cut (checked by the address msgspec gives
     its raw value), the last must open it, and every piece in between must decode as a
     list of objects, which it only does when it starts with a whole event and ends with
-    one. Anything else raises :class:`_Misaligned`."""
+    one. Anything else raises :class:`Misaligned`."""
     meta, pieces = _cut(text)
     mid = (len(pieces) + 1) // 2
     size = pieces[-1][1] - pieces[mid][0] if mid < len(pieces) else 0
     return _build(meta, lambda b: _add_pieces(b, text, pieces[:mid]),
-                  lambda b: _add_pieces(b, text, pieces[mid:]),
-                  how.fork(len(text)) and mid < len(pieces), size, how.args_to)
+                  lambda b: _add_pieces(b, text, pieces[mid:]), size)
 
 
 def _cut(text: bytes | mmap.mmap) -> tuple[dict[str, Any], list[tuple[int, int]]]:
@@ -459,14 +449,14 @@ def _cut(text: bytes | mmap.mmap) -> tuple[dict[str, Any], list[tuple[int, int]]
         cuts.append((found.start() + 1, found.end() - 1))
         at = found.end()
     if not cuts:
-        raise _Misaligned()
+        raise Misaligned()
     first = _NOT_SPACE.search(text)
     if first.group() == b"[":  # a bare array of events: the pieces' decoding decides
         lo = first.start() + 1
         end = text[-4096:]
         kept = end.rstrip()
         if not kept.endswith(b"]"):  # (or more than 4 KB of trailing blanks)
-            raise _Misaligned()
+            raise Misaligned()
         hi = n - (len(end) - len(kept)) - 1
         meta: dict[str, Any] = {}
     else:
@@ -486,7 +476,7 @@ def _head(text: bytes | mmap.mmap, end: int) -> tuple[int, dict[str, Any]]:
     events = top.traceEvents
     start = _address(events, doc)
     if len(events) < 2 or start + len(events) != end + 1:
-        raise _Misaligned()
+        raise Misaligned()
     return start + 1, _meta(top)
 
 
@@ -497,7 +487,7 @@ def _tail(text: bytes | mmap.mmap, begin: int) -> tuple[int, dict[str, Any]]:
     top = _decode_piece(doc, _decode_top_raw)
     events = top.traceEvents
     if len(events) < 2 or _address(events, doc) != len(_OPEN) - 1:
-        raise _Misaligned()
+        raise Misaligned()
     return begin + len(events) - 2, _meta(top)
 
 
@@ -505,7 +495,7 @@ def _decode_piece(doc: bytes, decode: Callable[[bytes], Any]) -> Any:
     try:
         return decode(doc)
     except (msgspec.DecodeError, msgspec.ValidationError):
-        raise _Misaligned() from None
+        raise Misaligned() from None
 
 
 def _address(raw: Any, doc: bytes) -> int:
@@ -531,24 +521,20 @@ def _add_pieces(builder: Builder, text: bytes | mmap.mmap, pieces: list) -> None
             add_one_by_one(builder, _decode_piece(doc, _decode_list))
             continue
         except msgspec.DecodeError:
-            raise _Misaligned() from None
-        for start in range(0, len(events), _BATCH):  # (the columns' temporaries stay small)
-            builder.add_batch(events[start:start + _BATCH])
+            raise Misaligned() from None
+        for start in range(0, len(events), BATCH):
+            builder.add_batch(events[start:start + BATCH])
         del events, doc
 
 
 def _build(meta: dict[str, Any], first: Callable[[Builder], None],
-           second: Callable[[Builder], None], fork: bool, size: int,
-           args_to: Path | None = None) -> Columns:
-    """The columns of both halves of the events (each added by ``first``/``second``),
-    the second in a forked child when ``fork`` (``size``: the JSON bytes, a bound on
-    what the child hands back)."""
+           second: Callable[[Builder], None], size: int) -> Columns:
+    """The columns of both halves of the events (each added by ``first``/``second``;
+    ``size``: the second's JSON bytes, 0 when it has none), the second by the
+    :func:`halves_by` in force, if any."""
     builder = Builder()
-    half = None
-    if fork:
-        from visualdl.kinds.profile import forked
-
-        half = forked.start(second, size)
+    start = _second_half.get()
+    half = start(second, size) if start is not None and size else None
     try:
         first(builder)
         if half is None:
@@ -558,13 +544,13 @@ def _build(meta: dict[str, Any], first: Callable[[Builder], None],
     finally:
         if half is not None:
             half.close()
-    return builder.finish(meta, args_to)
+    return builder.finish(meta)
 
 
-def add_events(builder: Builder, raws: list, lo: int, hi: int) -> None:
-    """Events ``raws[lo:hi]`` (raw JSON slices) into ``builder``, a batch at a time."""
-    for start in range(lo, hi, _BATCH):
-        batch = raws[start:min(start + _BATCH, hi)]
+def add_events(builder: Builder, raws: list) -> None:
+    """Events (raw JSON slices) into ``builder``, a batch at a time."""
+    for start in range(0, len(raws), BATCH):
+        batch = raws[start:start + BATCH]
         text = b"[" + b",".join(batch) + b"]"
         try:
             builder.add_batch(_decode_events(text))

@@ -35,6 +35,27 @@ export async function getJSON(path, params = {}) {
   return parse(response);
 }
 
+/**
+ * GET a JSON API path, asking again while the server answers 503: work still running there
+ * (a trace being parsed, a t-SNE being computed) goes on, and the retry is answered from its
+ * cache. Each wait is the answer's Retry-After (else `fallback` seconds), told to `onWait`;
+ * when `wanted()` turns false (the view moved on) it stops and resolves to null.
+ */
+export async function getJSONWhenReady(path, params = {},
+  { onWait = null, wanted = () => true, fallback = 2 } = {}) {
+  for (;;) {
+    try {
+      return await getJSON(path, params);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 503) throw err;
+      const wait = Math.min(Math.max(err.retryAfter ?? fallback, 1), 30);
+      if (onWait) onWait(wait);
+      await new Promise((resolve) => { setTimeout(resolve, wait * 1000); });
+      if (!wanted()) return null;
+    }
+  }
+}
+
 /** POST a JSON body and parse the JSON answer. */
 export async function postJSON(path, body, params = {}) {
   const response = await fetch(apiURL(path, params), {

@@ -4,7 +4,7 @@
 // Large matrices are sampled by the server; the card says so.
 import { registerView } from '../shared/views.js';
 import * as state from '../shared/state.js';
-import { getJSON, ApiError } from '../shared/api.js';
+import { getJSON, getJSONWhenReady, ApiError } from '../shared/api.js';
 import { RunTagGrid, runTagView } from '../shared/runtag.js';
 import { createPlot } from '../shared/plotcard.js';
 import { baseLayout, axis, plotlyText, themeColors, onThemeChange } from '../shared/plot.js';
@@ -82,8 +82,16 @@ class EmbeddingsView {
         card.dataset.state = 'loading';
         message.hidden = true;
         try {
-          const body = await getJSON('api/embeddings/projection', { run, tag, step: stepSelect.value, method, dims });
-          if (token !== seq) return;
+          const body = await getJSONWhenReady('api/embeddings/projection',
+            { run, tag, step: stepSelect.value, method, dims }, {
+              // t-SNE/UMAP still running (or queued) on the server
+              onWait: (wait) => {
+                status.textContent = `${label} is still being computed; trying again in ${wait} s…`;
+              },
+              wanted: () => token === seq && card.isConnected,
+              fallback: 5,
+            });
+          if (token !== seq || body === null) return;
           projection = body;
           fillColorOptions(colorSelect, body.metadata_header);
           controller.draw();
@@ -91,15 +99,6 @@ class EmbeddingsView {
           card.dataset.state = 'ready';
         } catch (err) {
           if (token !== seq) return;
-          if (err instanceof ApiError && err.status === 503) {
-            // t-SNE/UMAP still running (or queued) on the server: it goes on there and the
-            // retry is answered from its cache, so ask again when the server says to.
-            const wait = Math.min(Math.max(err.retryAfter ?? 5, 1), 30);
-            status.textContent = `${label} is still being computed; trying again in ${wait} s…`;
-            await new Promise((resolve) => { setTimeout(resolve, wait * 1000); });
-            if (token === seq && card.isConnected) await controller.project();
-            return;
-          }
           projection = null;
           plot.purge();
           status.textContent = '';

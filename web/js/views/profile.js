@@ -10,7 +10,7 @@
 // and a download link for the raw trace (open it in Perfetto). Every request is relative
 // (api/profile/...), so the app works behind a path prefix.
 import { registerView, classView } from '../shared/views.js';
-import { getJSON } from '../shared/api.js';
+import { getJSONWhenReady } from '../shared/api.js';
 import { el, setChildren, ensureStylesheet } from '../shared/dom.js';
 import { createPlot } from '../shared/plotcard.js';
 import { select, fillSelect } from './profile/fields.js';
@@ -86,7 +86,7 @@ class ProfileView {
       setChildren(this.body, el('p', { class: 'empty' }, 'No profiles yet.'));
       return;
     }
-    const index = await getJSON('api/profile', { run, tag });
+    const index = await getJSONWhenReady('api/profile', { run, tag });
     this.profiles = index.steps.map((s, i) => ({ step: s, end: index.end_step[i], source: index.source[i], error: index.error[i] }));
     const opts = this.profiles.map((p) => [String(p.step), p.end > p.step ? `steps ${p.step}–${p.end}` : `step ${p.step}`]).reverse();
     this.sel.step = fillSelect(this.stepSel.node, opts, this.sel.step);
@@ -137,7 +137,7 @@ class ProfileView {
       }
     }
     try {
-      this.overviewData = await getJSON('api/profile/overview', p);
+      this.overviewData = await getJSONWhenReady('api/profile/overview', p);
       if (seq !== this.loadSeq) return;
       this.summary = this.overviewData.summary;
       this.showStatus(`${this.summary.events.toLocaleString('en-US')} events · ${this.summary.steps.length} steps · ${this.summary.source} trace` +

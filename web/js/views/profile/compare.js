@@ -1,6 +1,6 @@
 // The profile dashboard's Compare tab: the operator table of the profile chosen on the left
 // (A) against a second profile or span (B) picked here, joined by name with differences.
-import { getJSON } from '../../shared/api.js';
+import { getJSONWhenReady } from '../../shared/api.js';
 import { el } from '../../shared/dom.js';
 import { select, fillSelect } from './fields.js';
 import { SortTable, fmtUs } from './tables.js';
@@ -16,11 +16,11 @@ async function pickB(pane) {
   const spanSel = select('B: span', 'compare-span', (v) => { b.span = v; pane.rerender(); });
   b.run = fillSelect(runSel.node, Object.keys(tags).sort().map((r) => [r, r]), b.run);
   b.tag = fillSelect(tagSel.node, (tags[b.run] || []).map((t) => [t, t]), b.tag);
-  const index = await getJSON('api/profile', { run: b.run, tag: b.tag });
+  const index = await getJSONWhenReady('api/profile', { run: b.run, tag: b.tag });
   b.step = fillSelect(stepSel.node, index.steps.map((s) => [String(s), `step ${s}`]).reverse(), b.step);
   let spans = [['all', 'All steps']];
   try {
-    const ov = await getJSON('api/profile/overview', { run: b.run, tag: b.tag, step: b.step });
+    const ov = await getJSONWhenReady('api/profile/overview', { run: b.run, tag: b.tag, step: b.step });
     spans = spans.concat(ov.summary.steps.map((s) => [String(s), `Step ${s}`]));
   } catch (_) { /* the comparison below reports the error */ }
   b.span = fillSelect(spanSel.node, spans, b.span);
@@ -58,7 +58,7 @@ export async function drawCompare(holder, pane) {
   const { b, fields } = await pickB(pane);
   holder.append(el('p', { class: 'muted' }, `A: ${sel.run} / ${sel.tag} (${sel.span === 'all' ? 'all steps' : `step ${sel.span}`}), chosen on the left.`),
     el('div', { class: 'prof-controls' }, fields));
-  const data = await getJSON('api/profile/compare', { ...pane.params(), span: sel.span, run2: b.run, tag2: b.tag, step2: b.step, span2: b.span });
+  const data = await getJSONWhenReady('api/profile/compare', { ...pane.params(), span: sel.span, run2: b.run, tag2: b.tag, step2: b.step, span2: b.span });
   const table = compareTable(data.rows);
   holder.append(el('p', { class: 'muted' }, `Step time: A ${fmtUs(data.step_time.a)}, B ${fmtUs(data.step_time.b)}`), table.element);
 }

@@ -1,13 +1,13 @@
 // The profile dashboard's Memory tab: allocated bytes over time per device, each device's
 // peak, and the operators that allocate most.
-import { getJSON } from '../../shared/api.js';
+import { getJSONWhenReady } from '../../shared/api.js';
 import { el } from '../../shared/dom.js';
 import { baseLayout, axis, plotlyText, loadPlotly } from '../../shared/plot.js';
 import { fmtTime } from './timeline.js';
 import { SortTable, fmtBytesSigned } from './tables.js';
 
 export async function drawMemory(holder, pane) {
-  const data = await getJSON('api/profile/memory', pane.params());
+  const data = await getJSONWhenReady('api/profile/memory', pane.params());
   if (!data.devices.length) {
     holder.append(el('p', { class: 'empty' }, 'This trace has no memory events (profile with profile_memory=True).'));
     return;

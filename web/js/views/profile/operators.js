@@ -1,7 +1,7 @@
 // The profile dashboard's Operators and Kernels tabs: calls, self and total time, mean and
 // share of the step per operator (by name, or name and input shapes) or GPU kernel, a
 // searchable sortable table and a bar chart of the top N by self time.
-import { getJSON } from '../../shared/api.js';
+import { getJSONWhenReady } from '../../shared/api.js';
 import { el, uid, debounce } from '../../shared/dom.js';
 import { baseLayout, axis, plotlyText, loadPlotly } from '../../shared/plot.js';
 import { SortTable, fmtUs, fmtPct } from './tables.js';
@@ -26,7 +26,7 @@ export async function drawOperators(holder, pane, which) {
   const group = sel.group || 'name';
   const q = { ...pane.params(), span: sel.span };
   if (which === 'operators') q.group = group;
-  const data = await getJSON(`api/profile/${which}`, q);
+  const data = await getJSONWhenReady(`api/profile/${which}`, q);
   const table = new SortTable({ columns: columnsOf(which, data), caption: `${which === 'kernels' ? 'Kernels' : 'Operators'} (${data.span === 'all' ? 'all steps' : `step ${data.span}`})`, sortKey: 'self',
     rowKey: (r) => (r.shapes !== undefined ? `${r.name} ${r.shapes}` : r.name) });
   table.setRows(data.rows);

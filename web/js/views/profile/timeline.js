@@ -5,7 +5,7 @@
 // thousand rectangles. Between answers the last one is redrawn under the new window at
 // once (a pan or zoom frame draws immediately), and the window is fetched again, the newest
 // request winning. Keys (when the canvas has focus): W/S zoom in/out, A/D pan.
-import { getJSON } from '../../shared/api.js';
+import { getJSONWhenReady } from '../../shared/api.js';
 import { el, setChildren } from '../../shared/dom.js';
 
 const ROW = 16; // px per nesting level
@@ -87,7 +87,7 @@ export class Timeline {
     this.canvas.dataset.requests = String(Number(this.canvas.dataset.requests || 0) + 1);
     let body;
     try {
-      body = await getJSON('api/profile/timeline', q);
+      body = await getJSONWhenReady('api/profile/timeline', q);
     } catch (err) {
       if (seq === this.seq) this.onStatus(err.message, true);
       return;
@@ -177,7 +177,7 @@ export class Timeline {
       return;
     }
     try {
-      const ev = await getJSON('api/profile/event', { ...this.params, id: hit.id });
+      const ev = await getJSONWhenReady('api/profile/event', { ...this.params, id: hit.id });
       const rows = [['Name', ev.name], ['Category', ev.cat], ['Thread', ev.track_label], ['Start', fmtTime(ev.ts - this.data.t0)],
         ['Duration', fmtTime(ev.dur)], ['Self time', fmtTime(ev.self)], ['Phase', ev.phase], ['Parent', ev.parent || '—']];
       for (const [k, v] of Object.entries(ev.args || {})) rows.push([k, typeof v === 'string' ? v : JSON.stringify(v)]);
@@ -194,7 +194,7 @@ export class Timeline {
       return;
     }
     try {
-      const found = await getJSON('api/profile/search', { ...this.params, q, limit: 100 });
+      const found = await getJSONWhenReady('api/profile/search', { ...this.params, q, limit: 100 });
       const items = found.events.map((ev) => el('li', {}, el('button', {
         type: 'button',
         class: 'btn linkish',
