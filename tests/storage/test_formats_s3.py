@@ -21,7 +21,7 @@ import pytest
 
 from tests.helpers.cli import start_cli
 from tests.helpers.http import Client, wait_for
-from tests.profiler import traces
+from tests.kinds.profile import traces
 from tests.sources.tfevents import test_real_writers as tbx
 from tests.sources.vdl2.common import FIXTURES, LOGS, TRAIN, f32, png_pixels, wav_samples
 from visualdl import LogWriter

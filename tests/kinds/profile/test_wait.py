@@ -12,8 +12,8 @@ import pytest
 from tests.helpers.http import Client, wait_for
 from tests.helpers.pages import PageWatch
 from tests.helpers.server import serving
-from tests.profiler import test_store
-from tests.profiler.test_store import FILE
+from tests.kinds.profile import test_store
+from tests.kinds.profile.test_store import FILE
 from visualdl.kinds.profile import api, build
 
 logdir = test_store.logdir

@@ -18,7 +18,7 @@ import random
 import numpy as np
 import pytest
 
-from tests.profiler import traces
+from tests.kinds.profile import traces
 from visualdl.kinds.profile import nesting, parse
 from visualdl.kinds.profile.model import TraceModel
 from visualdl.kinds.profile.parse import parse_trace

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.helpers.pages import PageWatch
-from tests.profiler import traces
+from tests.kinds.profile import traces
 
 pytestmark = pytest.mark.browser
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.profiler import traces
-from tests.profiler.test_pieces import _mixed_trace
+from tests.kinds.profile import traces
+from tests.kinds.profile.test_pieces import _mixed_trace
 from visualdl.kinds.profile import forked
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 COMPARE = r"""

@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers.http import Client
 from tests.helpers.server import serving
-from tests.profiler import traces
+from tests.kinds.profile import traces
 from visualdl import LogWriter
 
 OLD = 3600.0

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.profiler import traces
+from tests.kinds.profile import traces
 from visualdl.kinds.profile import parse
 from visualdl.kinds.profile.model import TraceModel
 from visualdl.kinds.profile.parse import TraceError, parse_trace

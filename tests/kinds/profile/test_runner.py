@@ -14,12 +14,12 @@ import pytest
 
 from tests.helpers.http import Client
 from tests.helpers.server import serving
-from tests.profiler import test_store
-from tests.profiler.test_store import FILE, _both_views, _no_parse, _saved, _views
+from tests.kinds.profile import test_store
+from tests.kinds.profile.test_store import FILE, _both_views, _no_parse, _saved, _views
 from visualdl.storage import cache_folder
 from visualdl.kinds.profile import runner, store
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 logdir = test_store.logdir
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers.http import Client
 from tests.helpers.server import serving
-from tests.profiler import traces
+from tests.kinds.profile import traces
 
 
 @pytest.fixture(scope="module")

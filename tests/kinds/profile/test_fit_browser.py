@@ -12,7 +12,7 @@ from collections import defaultdict
 import pytest
 
 from tests.helpers.server import serving
-from tests.profiler.test_browser import open_profiler, pane
+from tests.kinds.profile.test_browser import open_profiler, pane
 from visualdl import LogReader
 
 pytestmark = pytest.mark.browser

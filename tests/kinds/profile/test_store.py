@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers.http import Client, wait_for
 from tests.helpers.server import serving
-from tests.profiler import traces
+from tests.kinds.profile import traces
 from visualdl import LogWriter
 from visualdl.storage import cache_folder
 from visualdl.kinds.profile import build, store

@@ -10,7 +10,7 @@ import mmap
 
 import pytest
 
-from tests.profiler import traces
+from tests.kinds.profile import traces
 from visualdl.kinds.profile import parse
 from visualdl.kinds.profile.parse import TraceError, parse_trace
 

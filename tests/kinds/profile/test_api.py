@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.profiler import traces
+from tests.kinds.profile import traces
 
 OURS = {"run": "ours", "tag": "train"}
 
