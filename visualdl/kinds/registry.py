@@ -18,6 +18,7 @@ import pkgutil
 import threading
 import warnings
 
+from visualdl import plugins
 from visualdl.kinds.spec import Kind
 
 __all__ = ["ENTRY_POINT_GROUP", "all_kinds", "blob_names", "by_message", "get", "names",
@@ -46,23 +47,9 @@ def _builtin() -> list[Kind]:
 
 
 def _plugins() -> list[Kind]:
-    from importlib.metadata import entry_points  # slow to import: not on a server's first read
-
-    found = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            kind = point.load()
-        except Exception as exc:  # a broken plugin must not take visualdl down
-            warnings.warn(f"visualdl: kind plugin {point.name!r} failed to load: {exc}",
-                          RuntimeWarning, stacklevel=2)
-            continue
-        if not isinstance(kind, Kind) or not kind.plugin_entry:
-            warnings.warn(f"visualdl: entry point {point.name!r} is not a plugin Kind "
-                          "(visualdl.kinds.Kind with the default message)", RuntimeWarning,
-                          stacklevel=2)
-            continue
-        found.append(kind)
-    return found
+    return plugins.load(ENTRY_POINT_GROUP, "kind", lambda kind: None if isinstance(
+        kind, Kind) and kind.plugin_entry else
+        "a plugin Kind (visualdl.kinds.Kind with the default message)")
 
 
 def _load() -> dict[str, Kind]:

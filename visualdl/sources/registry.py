@@ -18,6 +18,7 @@ import threading
 import warnings
 from typing import Callable
 
+from visualdl import plugins
 from visualdl.sources.base import HEAD_BYTES, Source
 
 __all__ = ["ENTRY_POINT_GROUP", "all_sources", "get", "claims", "claimants", "pick", "reset",
@@ -52,22 +53,8 @@ def _load_one(spec: str) -> Source:
 
 
 def _plugins() -> list[Source]:
-    from importlib.metadata import entry_points  # slow to import: only when the registry is built
-
-    found = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            source = point.load()
-        except Exception as exc:  # a broken plugin must not take visualdl down
-            warnings.warn(f"visualdl: source plugin {point.name!r} failed to load: {exc}",
-                          RuntimeWarning, stacklevel=2)
-            continue
-        if not isinstance(source, Source) or not source.name:
-            warnings.warn(f"visualdl: entry point {point.name!r} is not a named "
-                          "visualdl.sources.base.Source", RuntimeWarning, stacklevel=2)
-            continue
-        found.append(source)
-    return found
+    return plugins.load(ENTRY_POINT_GROUP, "source", lambda source: None if isinstance(
+        source, Source) and source.name else "a named visualdl.sources.base.Source")
 
 
 def _load() -> dict[str, Source]:
