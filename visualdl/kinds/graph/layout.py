@@ -228,7 +228,7 @@ class _GroupLayout:
                      chains: list[list[int]], n: int) -> list[float]:
         """Pixel centers along each layer: igraph's order, real box widths, straight edges.
 
-        Starting from igraph's coordinates, sweeps down and up move every slot (box or
+        Starting from igraph's coordinates, passes down and up move every slot (box or
         dummy) toward the mean of its neighbours in the previous (next) layer; in each
         layer the closest positions that keep the order and the minimum gaps are found
         exactly by isotonic regression (pool adjacent violators).
@@ -251,13 +251,13 @@ class _GroupLayout:
         pos = [x * unit for x in xs]
         for row, sep in zip(ordered, seps):
             _fit_row(row, sep, [pos[s] for s in row], pos)
-        sweeps = 4 if total < 4000 else 2
-        for it in range(sweeps * 2 + 1):
+        rounds = 4 if total < 4000 else 2
+        for it in range(rounds * 2 + 1):
             down_pass = it % 2 == 0
             seq = list(zip(ordered, seps))
             if not down_pass:
                 seq.reverse()
-            final = it == sweeps * 2
+            final = it == rounds * 2
             for row, sep in seq:
                 targets = []
                 for slot in row:
