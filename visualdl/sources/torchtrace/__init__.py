@@ -28,7 +28,7 @@ TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".vf.trace.json", ".vf.
 #: A file that looks unfinished is indexed anyway once it has not changed for this long, so
 #: that a truncated trace shows up with its error instead of never showing up.
 SETTLE_SECONDS = 10.0
-_STEP = re.compile(rb'"ProfilerStep#(\d+)"')
+_STEP = re.compile(rb'"ProfilerStep#(\d{1,18})"')  # (more digits: not a step an int64 holds)
 _TIMESTAMP = re.compile(r"^(.*?)\.(\d+)$")
 _CHUNK = 4 << 20
 
