@@ -202,7 +202,13 @@ class Location:
         normal setup), but no folder is visited twice, by device and inode: a link to ``.``
         or to a parent would otherwise make a copy of every run per pass through the loop
         (and two such links make the walk exponential). The walk also stops ``MAX_DEPTH``
-        levels below the location."""
+        levels below the location.
+
+        A link to a file is listed only when the file it resolves to lies inside the
+        logdir, or inside the linked folder it was found in: anyone who can write into a
+        logdir could otherwise name any file the server's user can read after a log
+        (``x.pt.trace.json -> ~/.ssh/id_rsa``) and have it read and served. Not listed, it
+        is never opened, whatever its kind (record, trace, graph...)."""
         found: dict[str, list[str]] = {}
         if not os.path.isdir(self.path):
             return found
@@ -212,7 +218,10 @@ class Location:
             walker = [(self.path, [], os.listdir(self.path))]
         visited: set[tuple[int, int]] = set()
         base_depth = self.path.rstrip(os.sep).count(os.sep)
+        real_root = os.path.realpath(self.path)
+        trees = {self.path: real_root}  # a folder to walk -> the real folder it is part of
         for dirpath, dirnames, filenames in walker:
+            tree = trees.pop(dirpath, real_root)
             try:
                 info = os.stat(dirpath)
             except OSError:  # vanished, or a link that no longer resolves
@@ -227,9 +236,13 @@ class Location:
                 dirnames[:] = []
             else:
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in dirnames:
+                trees[os.path.join(dirpath, name)] = _tree_of(os.path.join(dirpath, name),
+                                                              tree)
             files = sorted(
                 os.path.join(dirpath, f) for f in filenames
-                if not f.startswith(".") and wanted(f) and os.path.isfile(os.path.join(dirpath, f))
+                if not f.startswith(".") and wanted(f) and
+                _listable(os.path.join(dirpath, f), (real_root, tree))
             )
             if files:
                 found[dirpath] = files
@@ -263,6 +276,27 @@ class Location:
             return segment_key(url) or (url, 0)
 
         return {folder: sorted(urls, key=order) for folder, urls in sorted(found.items())}
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether the real ``path`` is the real ``folder`` or lies below it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _tree_of(folder: str, tree: str) -> str:
+    """The real folder whose tree ``folder`` (below a folder of ``tree``) is part of: its
+    own target when it is a link out of ``tree``."""
+    if not os.path.islink(folder):
+        return tree
+    real = os.path.realpath(folder)
+    return tree if _inside(real, tree) else real
+
+
+def _listable(path: str, trees: tuple[str, ...]) -> bool:
+    """A regular file, or a link to one inside one of ``trees`` (real folders)."""
+    if not os.path.isfile(path):
+        return False
+    return not os.path.islink(path) or any(_inside(os.path.realpath(path), t) for t in trees)
 
 
 def open_location(logdir: str, storage_options: Mapping[str, Any] | None = None,
