@@ -104,3 +104,16 @@ def test_the_reader_lists_no_link_out(layout):
     paths = [f.path for f in reader.file_infos()]
     assert not any("secret" in p or "valid" in p or "abs" in p or "leak" in p or "up." in p
                    for p in paths), paths
+
+
+def test_a_file_the_user_names_is_read_even_as_a_link_out(layout, tmp_path):
+    """The rule is about what a logdir holds; a file named on the command line is chosen."""
+    from visualdl.reader import LogReader
+
+    elsewhere = layout.parent / "outside" / "run"
+    record = next(p for p in elsewhere.iterdir() if "vdlrecords" in p.name)
+    link = tmp_path / record.name
+    link.symlink_to(record)
+    reader = LogReader(str(link))
+    reader.reload()
+    assert reader.runs() and reader.tags(reader.runs()[0])["image"] == ["outside_img"]

@@ -155,12 +155,15 @@ def _storage_call(call: Callable[[], Any]) -> Any:
 class Location:
     """A folder of logs: ``path`` is absolute (a URL in object storage, with ``remote`` its
     :class:`RemoteFS`). ``recursive`` is False when the user named one file: then only
-    that folder is listed, not below it."""
+    that folder is listed, not below it (``named``: that file, listed even when it is a
+    link out of the folder: the user chose it)."""
 
-    def __init__(self, path: str, recursive: bool = True, remote: RemoteFS | None = None) -> None:
+    def __init__(self, path: str, recursive: bool = True, remote: RemoteFS | None = None,
+                 named: str | None = None) -> None:
         self.path = path
         self.recursive = recursive
         self.remote = remote
+        self.named = named
         self._files: dict[str, File] = {}
 
     @property
@@ -242,7 +245,8 @@ class Location:
             files = sorted(
                 os.path.join(dirpath, f) for f in filenames
                 if not f.startswith(".") and wanted(f) and
-                _listable(os.path.join(dirpath, f), (real_root, tree))
+                (os.path.join(dirpath, f) == self.named or
+                 _listable(os.path.join(dirpath, f), (real_root, tree)))
             )
             if files:
                 found[dirpath] = files
@@ -316,5 +320,5 @@ def open_location(logdir: str, storage_options: Mapping[str, Any] | None = None,
         return Location(url, True, remote)
     path = os.path.abspath(logdir)
     if os.path.isfile(path):
-        return Location(os.path.dirname(path), False)
+        return Location(os.path.dirname(path), False, named=path)
     return Location(path, True)
