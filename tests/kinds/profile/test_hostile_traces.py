@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 
@@ -22,7 +23,6 @@ import pytest
 from tests.helpers.http import Client
 from tests.helpers.server import serving
 from tests.kinds.profile import hostile
-from tests.kinds.profile.conftest import _age
 from visualdl import LogWriter
 from visualdl.kinds.profile.shallow import CUT
 from visualdl.sources import torchtrace
@@ -41,7 +41,8 @@ def logdir(tmp_path_factory):
     (files / "bomb.1.pt.trace.json.gz").write_bytes(hostile.bomb())
     truncated = files / "cut.1.pt.trace.json"
     truncated.write_bytes(hostile.base()[:1000])
-    _age(truncated)
+    old = os.path.getmtime(truncated) - 3600  # settled: listed with its error
+    os.utime(truncated, (old, old))
     numbers = root / "numbers"
     numbers.mkdir()
     for name, raw in hostile.huge_numbers().items():
@@ -154,8 +155,6 @@ def test_the_download_sends_only_a_trace_that_was_accepted(api, logdir):
     good = api.get("/api/profile/trace", {"run": "files", "tag": "good"})
     assert good.status_code == 200
     assert good.content == (logdir / "files" / "good.1.pt.trace.json").read_bytes()
-    gz = api.get("/api/profile/trace", {"run": "files", "tag": "deepgz"})
-    assert gz.status_code in (200, 422)  # (422 once a view found it too deep)
 
 
 def test_gunzip_stops_at_the_limit_and_reads_what_gzip_reads():

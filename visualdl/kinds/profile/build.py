@@ -13,6 +13,7 @@ from typing import Any, Callable
 from visualdl.kinds.profile import runner, store
 from visualdl.kinds.profile.model import TraceModel
 from visualdl.kinds.profile.parse import TraceError, parse_trace
+from visualdl.sources import torchtrace
 
 __all__ = ["Source", "source", "build_model", "parse_model", "give_back_memory"]
 
@@ -74,8 +75,6 @@ def _raw(source: Source) -> bytes | mmap.mmap:
     copy of it first), else its bytes, inflated when gzip'd (never past
     :func:`visualdl.sources.torchtrace.inflate_limit`: a :class:`TraceError` there)."""
     if source.path is not None:
-        from visualdl.sources import torchtrace
-
         mapped = _mapped(source.path)
         if mapped is not None:
             return mapped
@@ -88,8 +87,6 @@ def _raw(source: Source) -> bytes | mmap.mmap:
     data = source.data or b""
     if data[:2] != _GZIP_MAGIC:
         return data
-    from visualdl.sources import torchtrace
-
     try:
         return torchtrace.gunzip(data)  # (bounded: a bomb is refused as it inflates)
     except torchtrace.TooBig as exc:

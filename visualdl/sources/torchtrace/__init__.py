@@ -18,7 +18,6 @@ sends them without inflating anything.
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import re
 import zlib
@@ -65,22 +64,24 @@ def gunzip(data: bytes) -> bytes:
     :func:`inflate_limit` of its size: raises :class:`TooBig` there, having held no more
     than that; ``EOFError``/``zlib.error`` for bytes that are not (whole) gzip."""
     limit = inflate_limit(len(data))
-    out = io.BytesIO()  # (getvalue() hands its buffer over: no copy at the end)
+    parts: list[bytes] = []
+    size = 0
     rest = data
     while True:
         member = zlib.decompressobj(16 + zlib.MAX_WBITS)
         pending = rest
         while not member.eof:
             chunk = member.decompress(pending, _CHUNK)
-            if out.tell() + len(chunk) > limit:
+            size += len(chunk)
+            if size > limit:
                 raise _too_big(len(data))
-            out.write(chunk)
+            parts.append(chunk)
             pending = member.unconsumed_tail
             if not chunk and not pending and not member.eof:
                 raise EOFError("the gzip stream ends before its end-of-stream marker")
         rest = member.unused_data
         if not rest.strip(b"\0"):  # (zeros after the last member: padding, as gzip allows)
-            return out.getvalue()
+            return b"".join(parts)
 
 
 def worker_name(name: str) -> str:
