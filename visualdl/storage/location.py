@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import os
 import posixpath
+from stat import S_ISLNK, S_ISREG
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Mapping
 
@@ -222,9 +223,7 @@ class Location:
         visited: set[tuple[int, int]] = set()
         base_depth = self.path.rstrip(os.sep).count(os.sep)
         real_root = os.path.realpath(self.path)
-        trees = {self.path: real_root}  # a folder to walk -> the real folder it is part of
         for dirpath, dirnames, filenames in walker:
-            tree = trees.pop(dirpath, real_root)
             try:
                 info = os.stat(dirpath)
             except OSError:  # vanished, or a link that no longer resolves
@@ -239,18 +238,49 @@ class Location:
                 dirnames[:] = []
             else:
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in dirnames:
-                trees[os.path.join(dirpath, name)] = _tree_of(os.path.join(dirpath, name),
-                                                              tree)
-            files = sorted(
-                os.path.join(dirpath, f) for f in filenames
-                if not f.startswith(".") and wanted(f) and
-                (os.path.join(dirpath, f) == self.named or
-                 _listable(os.path.join(dirpath, f), (real_root, tree)))
-            )
+            files = self._listed(dirpath, filenames, wanted, real_root)
             if files:
                 found[dirpath] = files
         return found
+
+    def _listed(self, dirpath: str, filenames: list[str], wanted: Callable[[str], bool],
+                real_root: str) -> list[str]:
+        """The files of one folder to list: regular files, and links to files inside the
+        logdir or inside the linked folder ``dirpath`` is part of (worked out only for a
+        folder that holds a link: one ``lstat`` per file otherwise)."""
+        files = []
+        trees: tuple[str, ...] | None = None
+        for name in filenames:
+            if name.startswith(".") or not wanted(name):
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if S_ISLNK(mode) and path != self.named:
+                if trees is None:
+                    trees = (real_root, self._tree_of(dirpath, real_root))
+                real = os.path.realpath(path)
+                if not (os.path.isfile(real) and any(_inside(real, t) for t in trees)):
+                    continue
+            elif not S_ISLNK(mode) and not S_ISREG(mode):
+                continue
+            files.append(path)
+        return sorted(files)
+
+    def _tree_of(self, dirpath: str, real_root: str) -> str:
+        """The real folder whose tree ``dirpath`` (a folder of the walk) is part of: the
+        logdir's, or that of the last link on its way out of the tree before it."""
+        tree, at = real_root, self.path
+        rel = self.relpath(dirpath)
+        for part in [] if rel == "." else rel.split("/"):
+            at = os.path.join(at, part)
+            if os.path.islink(at):
+                real = os.path.realpath(at)
+                if not _inside(real, tree):
+                    tree = real
+        return tree
 
     def _find_remote(self, wanted: Callable[[str], bool]) -> dict[str, list[str]]:
         """The same map from ONE recursive listing of the prefix (the sizes and ETags
@@ -285,22 +315,6 @@ class Location:
 def _inside(path: str, folder: str) -> bool:
     """Whether the real ``path`` is the real ``folder`` or lies below it."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-def _tree_of(folder: str, tree: str) -> str:
-    """The real folder whose tree ``folder`` (below a folder of ``tree``) is part of: its
-    own target when it is a link out of ``tree``."""
-    if not os.path.islink(folder):
-        return tree
-    real = os.path.realpath(folder)
-    return tree if _inside(real, tree) else real
-
-
-def _listable(path: str, trees: tuple[str, ...]) -> bool:
-    """A regular file, or a link to one inside one of ``trees`` (real folders)."""
-    if not os.path.isfile(path):
-        return False
-    return not os.path.islink(path) or any(_inside(os.path.realpath(path), t) for t in trees)
 
 
 def open_location(logdir: str, storage_options: Mapping[str, Any] | None = None,
