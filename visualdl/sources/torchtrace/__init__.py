@@ -7,12 +7,12 @@ profile of its run: kind ``profile``, tag = the worker name (the file name befor
 timestamp), step = the first ``ProfilerStep#N`` in it. The reader indexes a file once it is
 complete; its bytes are read again only when a view asks for it (:func:`load`).
 
-A gzip'd trace is inflated as a stream, and only so far: JSON traces compress 10 to 35
-times, a decompression bomb about a thousand. One that inflates past :func:`inflate_limit`
-(``MAX_RATIO`` times its compressed size, at least ``MIN_LIMIT``) is refused as it is
-found, by the index (so it costs the first load no more than that) and by :func:`load`,
-with a message that says so. The file's own bytes are kept as read: the download route
-sends them without inflating anything.
+A gzip'd trace is inflated as a stream, and only so far: JSON traces compress far less than
+a decompression bomb does (docs/http_api.md has figures). One that inflates past
+:func:`inflate_limit` (``MAX_RATIO`` times its compressed size, at least ``MIN_LIMIT``) is
+refused as it is found, by the index (so it costs the first load no more than that) and by
+:func:`load`, with a message that says so. The file's own bytes are kept as read: the
+download route sends them without inflating anything.
 """
 
 from __future__ import annotations
