@@ -28,6 +28,7 @@ from visualdl.sources import torchtrace
 SEED = int(os.environ.get("VISUALDL_FUZZ_SEED", "29"))
 CASES = 36
 SECRET = b"do-not-serve-3f1c"
+KINDS = ("nest", "numbers", "both", "gzip", "link")
 DEPTHS = (2, 63, 64, 65, 400, 990, 1001, 3000)
 FIELDS = ('"ts": ', '"dur": ', '"pid": ', '"tid": ', '"Bytes": ', '"Total Allocated": ',
           '"Device Id": ', '"name": ', '"cat": ', '"ph": ', '"args": ')
@@ -47,8 +48,7 @@ QUERIES = {
 }
 
 
-def _nest(rng: random.Random, raw: bytes) -> bytes:
-    depth = rng.choice(DEPTHS)
+def _nest(rng: random.Random, raw: bytes, depth: int) -> bytes:
     value = b"[" * depth + b"]" * depth if rng.random() < 0.5 else \
         b'{"a":' * depth + b"1" + b"}" * depth
     where = rng.choice(('"Input Dims": ', '"args": ', '"env": ', '"pid": ', '"name": '))
@@ -102,23 +102,26 @@ def _numbers(rng: random.Random, raw: bytes) -> bytes:
 def _case(rng: random.Random, k: int, folder, outside) -> str:
     name = f"c{k:02d}"
     raw = hostile.base()
-    kind = rng.choice(("nest", "numbers", "both", "gzip", "link"))
+    kind = KINDS[k % len(KINDS)]  # every class in every run; the details drawn
+    variant = k // len(KINDS)
     if kind in ("nest", "both"):
-        raw = _nest(rng, raw)
+        depth = DEPTHS[variant % len(DEPTHS)] if kind == "nest" else rng.choice(DEPTHS)
+        raw = _nest(rng, raw, depth)
     if kind in ("numbers", "both"):
         raw = _numbers(rng, raw)
     if kind == "link":
-        target = rng.choice((outside / "secret.txt", outside / "valid.json", "/etc/hostname",
-                             folder / "missing", folder / f"{name}.1.pt.trace.json",
-                             folder / "c00.1.pt.trace.json"))
+        targets = (outside / "secret.txt", outside / "valid.json", "/etc/hostname",
+                   folder / "missing", folder / f"{name}.1.pt.trace.json",
+                   folder / "c00.1.pt.trace.json", "../../outside/secret.txt")
+        target = targets[variant % len(targets)]
         (folder / f"{name}.1.pt.trace.json").symlink_to(target)
         return name
     if kind == "gzip":
         data = gzip.compress(raw, 6)
-        if rng.random() < 0.15:  # around the limit: blanks that compress a thousandfold
-            size = int(torchtrace.MIN_LIMIT * rng.choice((0.5, 1.2)))
-            data = gzip.compress(raw[:-2] + b" " * size + b"]}", 9)
-        elif rng.random() < 0.5:  # cut, or with bytes after it
+        if variant % 4 in (1, 2):  # around the limit: blanks that compress a thousandfold
+            size = int(torchtrace.MIN_LIMIT * (0.5 if variant % 4 == 1 else 1.2))
+            data = gzip.compress(raw[:raw.rindex(b"]")] + b" " * size + b"]}", 9)
+        elif variant % 4 == 3:  # cut, or with bytes after it
             data = data[:rng.randint(2, len(data))] if rng.random() < 0.5 else \
                 data + os.urandom(rng.randint(1, 64))
         (folder / f"{name}.1.pt.trace.json.gz").write_bytes(data)
@@ -163,7 +166,7 @@ def test_every_profile_route_answers_every_fuzzed_trace(fuzzed):
     client, names, rng = fuzzed
     listed = client.json("/api/tags", kind="profile")["runs"].get("fuzz", [])
     assert listed, "no fuzzed trace was listed"
-    failures = []
+    failures, errors = [], []
     for name in names + ["missing-tag"]:
         for route in [*hostile.ROUTES, "trace", ""]:
             for query in ({}, _query(rng, route)):
@@ -180,4 +183,8 @@ def test_every_profile_route_answers_every_fuzzed_trace(fuzzed):
                 body = json.loads(r.content, parse_constant=_not_json)
                 if r.status_code >= 400:
                     assert body.get("error"), where
+                    errors.append(body["error"])
     assert not failures, "\n".join(failures[:20])
+    # the classes did reach the parser: refused with their own reasons
+    for why in (hostile.TOO_DEEP, hostile.BOMB, "not valid gzip"):
+        assert any(why in e for e in errors), why
