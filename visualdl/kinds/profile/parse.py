@@ -15,8 +15,8 @@ whole: slower and hungrier, same result.
 What PyTorch writes that is not strict JSON is tolerated: ``NaN``/``Infinity`` and trailing
 commas are repaired on a second try; a file cut short says so. What no profiler writes is
 refused or dropped, never raised as anything but :class:`TraceError`: values nested deeper
-than the decoders' recursion limit refuse the trace (the message says so), and a timestamp
-or duration too big for a float drops its event (counted as malformed).
+than the decoders' recursion limit refuse the trace (the message says so); a timestamp too
+big for a float drops its event (counted as malformed), such a duration counts as missing.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ except ImportError:  # pragma: no cover - exercised where msgspec is absent
     msgspec = None
 
 __all__ = ["TraceError", "Misaligned", "Columns", "Builder", "parse_trace", "halves_by",
-           "add_events", "add_one_by_one", "TOO_DEEP", "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER", "BATCH",
-           "CHUNKED_BYTES", "PIECE_BYTES"]
+           "add_events", "add_one_by_one", "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER", "BATCH",
+           "CHUNKED_BYTES", "PIECE_BYTES", "TOO_DEEP"]
 
 PH_COMPLETE, PH_INSTANT, PH_COUNTER = 0, 1, 2
 #: Events decoded into columns at a time (the columns' temporaries stay small).
