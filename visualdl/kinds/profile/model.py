@@ -21,7 +21,7 @@ import numpy as np
 
 from visualdl.kinds.profile import nesting as _nesting
 from visualdl.kinds.profile.parse import PH_COMPLETE, PH_INSTANT, Columns, msgspec
-from visualdl.kinds.profile.shallow import CUT, shallow
+from visualdl.kinds.profile.shallow import CUT, LEVELS, shallow
 
 __all__ = ["PHASES", "PHASE_LABELS", "TraceModel", "Step"]
 
@@ -264,7 +264,7 @@ class TraceModel:
             for i, args in zip(cand, self._args_many(cand)):
                 dims = args.get("Input Dims", args.get("input_shapes"))
                 if dims is not None:
-                    ids[i] = found.setdefault(_shape_text(shallow(dims)), len(found))
+                    ids[i] = found.setdefault(_shape_text(dims), len(found))
             self.shape_names = list(found)
             self._shape_ids = ids
         return self._shape_ids
@@ -363,7 +363,11 @@ def _device_label(args: dict) -> str:
     return f"{name}:{index}" if isinstance(index, int) and index >= 0 else name
 
 
-def _shape_text(dims: Any) -> str:
+def _shape_text(dims: Any, depth: int = 0) -> str:
+    """``[[32, 64], [64]]``; lists nested ``LEVELS`` deep shown as
+    :data:`~visualdl.kinds.profile.shallow.CUT` (the recursion stays short)."""
     if isinstance(dims, list):
-        return "[" + ", ".join(_shape_text(d) for d in dims) + "]"
+        if depth >= LEVELS:
+            return CUT
+        return "[" + ", ".join(_shape_text(d, depth + 1) for d in dims) + "]"
     return str(dims)
