@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import os
 import posixpath
+from stat import S_ISLNK, S_ISREG
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Mapping
 
@@ -155,12 +156,15 @@ def _storage_call(call: Callable[[], Any]) -> Any:
 class Location:
     """A folder of logs: ``path`` is absolute (a URL in object storage, with ``remote`` its
     :class:`RemoteFS`). ``recursive`` is False when the user named one file: then only
-    that folder is listed, not below it."""
+    that folder is listed, not below it (``named``: that file, listed even when it is a
+    link out of the folder: the user chose it)."""
 
-    def __init__(self, path: str, recursive: bool = True, remote: RemoteFS | None = None) -> None:
+    def __init__(self, path: str, recursive: bool = True, remote: RemoteFS | None = None,
+                 named: str | None = None) -> None:
         self.path = path
         self.recursive = recursive
         self.remote = remote
+        self.named = named
         self._files: dict[str, File] = {}
 
     @property
@@ -202,7 +206,13 @@ class Location:
         normal setup), but no folder is visited twice, by device and inode: a link to ``.``
         or to a parent would otherwise make a copy of every run per pass through the loop
         (and two such links make the walk exponential). The walk also stops ``MAX_DEPTH``
-        levels below the location."""
+        levels below the location.
+
+        A link to a file is listed only when the file it resolves to lies inside the
+        logdir, or inside the linked folder it was found in: anyone who can write into a
+        logdir could otherwise name any file the server's user can read after a log
+        (``x.pt.trace.json -> ~/.ssh/id_rsa``) and have it read and served. Not listed, it
+        is never opened, whatever its kind (record, trace, graph...)."""
         found: dict[str, list[str]] = {}
         if not os.path.isdir(self.path):
             return found
@@ -212,6 +222,7 @@ class Location:
             walker = [(self.path, [], os.listdir(self.path))]
         visited: set[tuple[int, int]] = set()
         base_depth = self.path.rstrip(os.sep).count(os.sep)
+        real_root = os.path.realpath(self.path)
         for dirpath, dirnames, filenames in walker:
             try:
                 info = os.stat(dirpath)
@@ -227,13 +238,49 @@ class Location:
                 dirnames[:] = []
             else:
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            files = sorted(
-                os.path.join(dirpath, f) for f in filenames
-                if not f.startswith(".") and wanted(f) and os.path.isfile(os.path.join(dirpath, f))
-            )
+            files = self._listed(dirpath, filenames, wanted, real_root)
             if files:
                 found[dirpath] = files
         return found
+
+    def _listed(self, dirpath: str, filenames: list[str], wanted: Callable[[str], bool],
+                real_root: str) -> list[str]:
+        """The files of one folder to list: regular files, and links to files inside the
+        logdir or inside the linked folder ``dirpath`` is part of (worked out only for a
+        folder that holds a link: one ``lstat`` per file otherwise)."""
+        files = []
+        trees: tuple[str, ...] | None = None
+        for name in filenames:
+            if name.startswith(".") or not wanted(name):
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if S_ISLNK(mode) and path != self.named:
+                if trees is None:
+                    trees = (real_root, self._tree_of(dirpath, real_root))
+                real = os.path.realpath(path)
+                if not (os.path.isfile(real) and any(_inside(real, t) for t in trees)):
+                    continue
+            elif not S_ISLNK(mode) and not S_ISREG(mode):
+                continue
+            files.append(path)
+        return sorted(files)
+
+    def _tree_of(self, dirpath: str, real_root: str) -> str:
+        """The real folder whose tree ``dirpath`` (a folder of the walk) is part of: the
+        logdir's, or that of the last link on its way out of the tree before it."""
+        tree, at = real_root, self.path
+        rel = self.relpath(dirpath)
+        for part in [] if rel == "." else rel.split("/"):
+            at = os.path.join(at, part)
+            if os.path.islink(at):
+                real = os.path.realpath(at)
+                if not _inside(real, tree):
+                    tree = real
+        return tree
 
     def _find_remote(self, wanted: Callable[[str], bool]) -> dict[str, list[str]]:
         """The same map from ONE recursive listing of the prefix (the sizes and ETags
@@ -265,6 +312,11 @@ class Location:
         return {folder: sorted(urls, key=order) for folder, urls in sorted(found.items())}
 
 
+def _inside(path: str, folder: str) -> bool:
+    """Whether the real ``path`` is the real ``folder`` or lies below it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def open_location(logdir: str, storage_options: Mapping[str, Any] | None = None,
                   is_log_file: Callable[[str], bool] = lambda name: False) -> Location:
     """The location of one logdir the user named: a folder (searched recursively), a file
@@ -282,5 +334,5 @@ def open_location(logdir: str, storage_options: Mapping[str, Any] | None = None,
         return Location(url, True, remote)
     path = os.path.abspath(logdir)
     if os.path.isfile(path):
-        return Location(os.path.dirname(path), False)
+        return Location(os.path.dirname(path), False, named=path)
     return Location(path, True)

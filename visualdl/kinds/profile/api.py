@@ -75,6 +75,15 @@ class Models:
             raise ApiError(503, "the trace is still being parsed; try again in a few seconds",
                            headers={"Retry-After": str(RETRY_AFTER)}) from None
 
+    def failure(self, key: Any) -> TraceError | None:
+        """Why the model of ``key`` could not be built, when it was tried and failed so."""
+        with self._lock:
+            future = self._items.get(key)
+        if future is None or not future.done():
+            return None
+        err = future.exception()
+        return err if isinstance(err, TraceError) else None
+
     def _build(self, key: Any, future: Future, build: Callable[[], TraceModel]) -> None:
         try:
             future.set_result(build())
@@ -283,14 +292,21 @@ def _ref_b(second: str) -> BlobRef:
 
 @blueprint.get("/api/profile/trace")
 def download() -> Response:
-    """The raw trace as gzip'd Chrome-trace JSON, to open in Perfetto or chrome://tracing."""
+    """The raw trace as gzip'd Chrome-trace JSON, to open in Perfetto or chrome://tracing:
+    the bytes as stored, never inflated here, and only of a trace that was read and
+    accepted (one listed with an error, or whose parse failed, is a 422 as in the views)."""
     ref = _ref()
+    if ref.meta.get("error"):
+        raise ApiError(422, f"this trace cannot be read: {ref.meta['error']}")
+    failed = app_cache("profile.models", Models).failure(_key(ref))
+    if failed is not None:
+        raise ApiError(422, f"this trace cannot be read: {failed}")
     loaded = blobs.load(ref)
-    if hasattr(loaded, "json"):  # a PyTorch trace file: as the user's file has it
+    if ref.source == "torchtrace":  # a PyTorch trace file: as the user's file has it
         base = os.path.basename(ref.path)
         if loaded.gzipped:  # (read by the provider: the file may be in object storage)
             return blobs.bytes_response(ref, loaded.gz, "application/gzip", base)
-        return blobs.bytes_response(ref, loaded.json, "application/json", base)
+        return blobs.bytes_response(ref, loaded.data, "application/json", base)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{ref.tag}.{ref.step}")
     return blobs.bytes_response(ref, loaded.trace_gz, "application/gzip",
                                 f"{safe}.pt.trace.json.gz")

@@ -5,7 +5,6 @@ stays responsive meanwhile), else parsed here."""
 
 from __future__ import annotations
 
-import gzip
 import mmap
 import zlib
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from typing import Any, Callable
 from visualdl.kinds.profile import runner, store
 from visualdl.kinds.profile.model import TraceModel
 from visualdl.kinds.profile.parse import TraceError, parse_trace
+from visualdl.sources import torchtrace
 
 __all__ = ["Source", "source", "build_model", "parse_model", "give_back_memory"]
 
@@ -72,10 +72,9 @@ def parse_model(source: Source) -> TraceModel:
 
 def _raw(source: Source) -> bytes | mmap.mmap:
     """The trace's JSON: a plain trace file mapped into memory (parsed without reading a
-    copy of it first), else its bytes, decompressed when gzip'd."""
+    copy of it first), else its bytes, inflated when gzip'd (never past
+    :func:`visualdl.sources.torchtrace.inflate_limit`: a :class:`TraceError` there)."""
     if source.path is not None:
-        from visualdl.sources import torchtrace
-
         mapped = _mapped(source.path)
         if mapped is not None:
             return mapped
@@ -89,7 +88,9 @@ def _raw(source: Source) -> bytes | mmap.mmap:
     if data[:2] != _GZIP_MAGIC:
         return data
     try:
-        return gzip.decompress(data)
+        return torchtrace.gunzip(data)  # (bounded: a bomb is refused as it inflates)
+    except torchtrace.TooBig as exc:
+        raise TraceError(str(exc)) from None
     except (OSError, EOFError, zlib.error) as exc:
         raise TraceError(f"the stored trace is not valid gzip ({exc})") from None
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from visualdl.kinds.profile import nesting as _nesting
 from visualdl.kinds.profile.parse import PH_COMPLETE, PH_INSTANT, Columns, msgspec
+from visualdl.kinds.profile.shallow import CUT, LEVELS, shallow
 
 __all__ = ["PHASES", "PHASE_LABELS", "TraceModel", "Step"]
 
@@ -56,7 +57,8 @@ MEMCPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 GPU_CATS = KERNEL_CATS | MEMCPY_CATS
 STEP_CATS = frozenset({"ProfileStep"})
 MEMORY_NAMES = frozenset({"[memory]"})
-_STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+#: A step marker's number fits an int64 (more digits: an ordinary event's name).
+_STEP_NAME = re.compile(r"^ProfilerStep#(\d{1,18})$")
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class TraceModel:
         self.args_blob = cols.args_blob
         self.names = cols.names
         self.cats = cols.cats
-        self.meta = cols.meta
+        self.meta = shallow(cols.meta)
         self.warnings = list(cols.warnings)
         self.source = source
         # per-track contiguous slices
@@ -238,9 +240,11 @@ class TraceModel:
         import json
         start = int(self.args_start[i])
         try:
-            return json.loads(self.args_blob[start:start + n])
+            return shallow(json.loads(self.args_blob[start:start + n]))
         except ValueError:
             return None
+        except RecursionError:  # (parsed once, but from a shallower stack)
+            return {"args": CUT}
 
     def segments(self, track: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Self segments of one thread (start, end, event index), in time order."""
@@ -301,7 +305,7 @@ class TraceModel:
                 try:
                     yield from decode(b"[" + b",".join(slices[start:start + 50_000]) + b"]")
                     continue
-                except (msgspec.DecodeError, msgspec.ValidationError):
+                except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                     pass
                 for raw in slices[start:start + 50_000]:
                     yield _loads(raw)
@@ -335,7 +339,7 @@ def _loads(raw: bytes) -> dict:
     import json
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -343,7 +347,7 @@ def _loads(raw: bytes) -> dict:
 def _num(value: Any) -> float:
     try:
         return float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (an integer past a float's range)
         return float("nan")
 
 
@@ -359,7 +363,11 @@ def _device_label(args: dict) -> str:
     return f"{name}:{index}" if isinstance(index, int) and index >= 0 else name
 
 
-def _shape_text(dims: Any) -> str:
+def _shape_text(dims: Any, depth: int = 0) -> str:
+    """``[[32, 64], [64]]``; lists nested ``LEVELS`` deep shown as
+    :data:`~visualdl.kinds.profile.shallow.CUT` (the recursion stays short)."""
     if isinstance(dims, list):
-        return "[" + ", ".join(_shape_text(d) for d in dims) + "]"
+        if depth >= LEVELS:
+            return CUT
+        return "[" + ", ".join(_shape_text(d, depth + 1) for d in dims) + "]"
     return str(dims)

@@ -13,7 +13,10 @@ Without msgspec (the ``profiler`` extra) the standard ``json`` module parses the
 whole: slower and hungrier, same result.
 
 What PyTorch writes that is not strict JSON is tolerated: ``NaN``/``Infinity`` and trailing
-commas are repaired on a second try; a file cut short says so.
+commas are repaired on a second try; a file cut short says so. What no profiler writes is
+refused or dropped, never raised as anything but :class:`TraceError`: values nested deeper
+than the decoders' recursion limit refuse the trace (the message says so); a timestamp too
+big for a float drops its event (counted as malformed), such a duration counts as missing.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import json
 import mmap
 import re
+import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
 from operator import attrgetter
@@ -36,7 +40,7 @@ except ImportError:  # pragma: no cover - exercised where msgspec is absent
 
 __all__ = ["TraceError", "Misaligned", "Columns", "Builder", "parse_trace", "halves_by",
            "add_events", "add_one_by_one", "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER", "BATCH",
-           "CHUNKED_BYTES", "PIECE_BYTES"]
+           "CHUNKED_BYTES", "PIECE_BYTES", "TOO_DEEP"]
 
 PH_COMPLETE, PH_INSTANT, PH_COUNTER = 0, 1, 2
 #: Events decoded into columns at a time (the columns' temporaries stay small).
@@ -65,6 +69,11 @@ META_KEYS = ("schemaVersion", "deviceProperties", "distributedInfo", "env", "env
 
 class TraceError(ValueError):
     """A trace that cannot be read; the message says why, in a user's words."""
+
+
+#: What a trace nested past the decoders' recursion limit is refused with.
+TOO_DEEP = ("the trace nests values too deeply (an event's args or a top-level value more "
+            "than about {:,} levels deep)")
 
 
 @dataclass
@@ -181,7 +190,8 @@ class Builder:
             return
         if ph not in ("X", "i", "I", "C", "B", "E", "R"):
             return  # flows, async and object events: not drawn
-        if not isinstance(ts, (int, float)) or ts != ts:
+        ts = _number(ts)
+        if ts is None or ts != ts:
             self.bad += 1
             return
         key = (_key(pid), _key(tid))
@@ -197,7 +207,8 @@ class Builder:
             ph, dur, ts = "X", ts - start, start
         code = PH_COMPLETE if ph == "X" else (PH_COUNTER if ph == "C" else PH_INSTANT)
         if code == PH_COMPLETE:
-            if not isinstance(dur, (int, float)) or dur != dur:
+            dur = _number(dur)
+            if dur is None or dur != dur:
                 self.no_dur += 1
                 dur = 0.0
             elif dur < 0:
@@ -276,7 +287,7 @@ class Builder:
             return
         try:
             value = json.loads(args).get("name")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             return
         if not isinstance(value, str):
             return
@@ -312,6 +323,17 @@ class Builder:
             process_names=self.process_names, thread_names=self.thread_names,
             meta=meta, warnings=warnings,
         )
+
+
+def _number(value: Any) -> float | None:
+    """A timestamp or duration as a float; None when it is not a number, or an integer too
+    big for a float (JSON allows any number of digits)."""
+    if not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 def _key(value: Any) -> Any:
@@ -356,6 +378,8 @@ def parse_trace(raw: bytes | mmap.mmap) -> Columns:
         return _parse(text)
     except TraceError:
         raise
+    except RecursionError:
+        raise TraceError(TOO_DEEP.format(sys.getrecursionlimit())) from None
     except ValueError as first:
         text = bytes(text)  # (a mapped file: the repairs need bytes)
         repaired = _TRAILING_COMMA.sub(rb"\1", _NON_FINITE.sub(rb"\1null", text))
@@ -364,6 +388,8 @@ def parse_trace(raw: bytes | mmap.mmap) -> Columns:
                 return _parse(repaired)
             except ValueError:
                 pass
+            except RecursionError:
+                raise TraceError(TOO_DEEP.format(sys.getrecursionlimit())) from None
         raise TraceError(_explain(text, first)) from None
 
 
@@ -583,7 +609,7 @@ def _parse_json(text: bytes) -> Columns:
     try:
         doc = json.loads(text)
     except RecursionError:
-        raise TraceError("the trace is nested too deeply") from None
+        raise TraceError(TOO_DEEP.format(sys.getrecursionlimit())) from None
     except UnicodeDecodeError as exc:
         raise TraceError(f"the trace is not UTF-8 text: {exc}") from None
     if isinstance(doc, list):
