@@ -12,20 +12,30 @@ _GROUPS: dict[str, tuple[str, ...]] = {
         "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "Gemm", "MatMul", "MatMulInteger",
         "QLinearMatMul", "Einsum", "LSTM", "GRU", "RNN", "Attention", "MultiHeadAttention",
         "DeformConv",
+        # Keras layers (the conceptual graph) and TensorFlow ops
+        "Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose",
+        "Conv2DTranspose", "Conv3DTranspose", "DepthwiseConv2D", "SeparableConv2D",
+        "Embedding", "SimpleRNN", "Bidirectional", "BatchMatMulV2", "BatchMatMulV3",
+        "Conv2DBackpropInput", "CudnnRNNV3",
     ),
     "activation": (
         "Relu", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "Tanh", "Elu", "Selu", "Celu",
         "Gelu", "FastGelu", "Softplus", "Softsign", "HardSwish", "Mish", "ThresholdedRelu",
         "Softmax", "LogSoftmax", "Hardmax", "Clip", "Swish", "QuickGelu",
+        "ReLU", "LeakyReLU", "Activation", "Relu6",
     ),
     "pool": (
         "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "LpPool",
         "GlobalLpPool", "MaxRoiPool", "RoiAlign", "MaxUnpool",
+        "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D",
+        "AveragePooling3D", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
+        "GlobalMaxPooling1D", "GlobalMaxPooling2D", "AvgPool",
     ),
     "normalization": (
         "BatchNormalization", "LayerNormalization", "InstanceNormalization",
         "GroupNormalization", "LpNormalization", "LRN", "MeanVarianceNormalization",
         "SimplifiedLayerNormalization", "SkipLayerNormalization", "RMSNormalization", "Dropout",
+        "FusedBatchNormV3", "SpatialDropout1D", "SpatialDropout2D", "GaussianNoise",
     ),
     "shape": (
         "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice",
@@ -33,8 +43,11 @@ _GROUPS: dict[str, tuple[str, ...]] = {
         "Expand", "Tile", "Pad", "Shape", "Size", "Resize", "Upsample", "DepthToSpace",
         "SpaceToDepth", "Identity", "Cast", "CastLike", "ConstantOfShape", "Range", "Compress",
         "NonZero", "OneHot", "Trilu",
+        "Concatenate", "ConcatV2", "Permute", "RepeatVector", "Cropping2D", "ZeroPadding2D",
+        "UpSampling2D", "StridedSlice", "GatherV2",
     ),
-    "control": ("If", "Loop", "Scan", "SequenceMap"),
+    "control": ("If", "Loop", "Scan", "SequenceMap", "While", "StatelessWhile", "StatelessIf",
+                "PartitionedCall", "StatefulPartitionedCall", "Switch", "Merge"),
     "constant": ("Constant",),
     "quantization": (
         "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "DynamicQuantizeMatMul",

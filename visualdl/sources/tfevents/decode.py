@@ -22,7 +22,7 @@ from google.protobuf.message import DecodeError
 
 from visualdl.format import record_pb2
 from visualdl.format.scalar_codec import DecodedSeries, read_varint
-from visualdl.sources.tfevents import event_pb2, graphdef
+from visualdl.sources.tfevents import event_pb2, graphdef, keras_model
 
 #: What one event decodes to: entries (``ScalarPoint`` or ``Entry``; possibly none),
 #: ``HEADER`` for the file-version event that opens every file, or the reason it cannot be
@@ -30,6 +30,10 @@ from visualdl.sources.tfevents import event_pb2, graphdef
 HEADER = "header"
 #: The tag under which a run's ``graph_def`` (TensorBoard's "Graphs" tab) is shown.
 GRAPH_TAG = "graph_def"
+#: Graphs written as summaries, by plugin: Keras' model config (TensorBoard's conceptual
+#: graph) and ``tf.summary.trace_export``'s run metadata; each converted to ONNX.
+GRAPH_PLUGINS = {"graph_keras_model": keras_model.to_onnx,
+                 "graph_run_metadata_graph": graphdef.run_metadata_to_onnx}
 Decoded = Union[list, str]
 
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 4, 6: 4}  # PNG colour type -> channels shown
@@ -91,6 +95,10 @@ class FileDecoder:
                 if not isinstance(entry, tuple) and entry.WhichOneof("kind") == kind:
                     msg = getattr(entry, kind)
                     if msg.tag == tag and msg.step == step:
+                        if kind == "graph":
+                            plugin = value.metadata.plugin_data.plugin_name or \
+                                self.plugins.get(value.tag or value.node_name, "")
+                            msg.onnx = GRAPH_PLUGINS[plugin](msg.onnx)
                         return msg
         return None
 
@@ -275,6 +283,11 @@ def _tensor_entries(plugin: str, tag: str, step: int, wall: float, t: Any) -> li
             tag=tag, step=step, wall_time=wall, edges=edges, counts=counts,
             min=float(a[0, 0]), max=float(a[-1, 1]), count=float(n),
             sum=float((mids * counts).sum()), sum_squares=float((mids * mids * counts).sum())))]
+    if plugin in GRAPH_PLUGINS:  # indexed with the raw bytes; converted when opened
+        if not t.string_val or not t.string_val[0]:
+            return []
+        return [record_pb2.Entry(graph=record_pb2.Graph(
+            tag=tag, step=step, wall_time=wall, onnx=t.string_val[0]))]
     if plugin == "pr_curves":
         a = tensor_array(t)
         if a.ndim != 2 or a.shape[0] != 6 or not a.shape[1]:

@@ -8,6 +8,12 @@ output ``port``; ``^node`` control inputs are kept as edges too), ops keep their
 (``aten::linear``) in a domain of their own so that ONNX's checker and shape inference leave
 them alone, attributes are carried over as ONNX attributes, and torch's ``_output_shapes``
 becomes the shape of each edge. Only ``onnx.helper`` is used: no TensorFlow, no TensorBoard.
+
+TensorFlow keeps much of a model outside ``GraphDef.node``: a ``While`` loop's body, an
+``If``'s branches and every ``tf.function`` call (Keras' LSTM, its training step) live in
+the function library. As TensorBoard's graph dashboard does, each function is drawn once,
+as a group ``__function_library__/<function>`` holding its body, its arguments and its
+returns; a call names its function in its attributes (``body``, ``f``, ...).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from visualdl.sources.tfevents import event_pb2
 
 #: The ONNX domain of the converted ops (not an ONNX operator set).
 DOMAIN = "tensorboard.graph"
+#: The group of the library's functions (TensorBoard's name for it).
+LIBRARY = "__function_library__"
 _DTYPE_TO_ONNX = {1: 1, 2: 11, 3: 6, 4: 2, 5: 5, 6: 3, 7: 8, 9: 7, 10: 9, 19: 10}
 
 
@@ -44,6 +52,8 @@ def _attribute(helper: Any, key: str, value: Any) -> Any:
         return helper.make_attribute(key, _shape_text(value.shape))
     if which == "placeholder":
         return helper.make_attribute(key, value.placeholder)
+    if which == "func":
+        return helper.make_attribute(key, value.func.name)
     if which == "tensor":
         t = value.tensor
         return helper.make_attribute(
@@ -58,6 +68,8 @@ def _attribute(helper: Any, key: str, value: Any) -> Any:
             return helper.make_attribute(key, [float(x) for x in lv.f])
         if len(lv.shape):
             return helper.make_attribute(key, [_shape_text(s) for s in lv.shape])
+        if len(lv.func):
+            return helper.make_attribute(key, [f.name for f in lv.func])
     return None
 
 
@@ -105,30 +117,101 @@ def to_onnx(graph_def: bytes) -> bytes:
     """The serialized ONNX ``ModelProto`` of a serialized ``GraphDef``; ValueError when the
     bytes are not a GraphDef."""
     from google.protobuf.message import DecodeError
-    from onnx import TensorProto, helper
 
     try:
         graph = event_pb2.GraphDef.FromString(graph_def)
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise ValueError(f"graph_def is not a GraphDef: {exc}") from None
-    names = {node.name for node in graph.node}
+    return graphs_to_onnx([graph])
+
+
+def run_metadata_to_onnx(run_metadata: bytes) -> bytes:
+    """The traced functions of a ``RunMetadata`` (``tf.summary.trace_export``) as one ONNX
+    model: each function's graph before optimization, under ``graph_<k>/`` when there are
+    several (TensorBoard merges them the same way)."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        meta = event_pb2.RunMetadata.FromString(run_metadata)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise ValueError(f"run metadata is not a RunMetadata: {exc}") from None
+    graphs = [fg.pre_optimization_graph for fg in meta.function_graphs]
+    if not graphs:
+        raise ValueError("the run metadata holds no function graph")
+    return graphs_to_onnx(graphs)
+
+
+def graphs_to_onnx(graphs: list) -> bytes:
+    """One ONNX model drawing ``graphs`` (``GraphDef`` messages) and their libraries."""
+    from onnx import TensorProto, helper
+
+    many = len(graphs) > 1
+    nodes: list = []
+    for k, graph in enumerate(graphs):
+        prefix = f"graph_{k}/" if many else ""
+        nodes += [(prefix + n.name, n.op, [_scoped(prefix, ref) for ref in n.input], n.attr,
+                   n.device) for n in graph.node if n.name]
+    library = {}
+    for graph in graphs:
+        for fn in graph.library.function:
+            library.setdefault(fn.signature.name, fn)
+    for name in sorted(library):
+        nodes += _function_nodes(library[name])
+    return _build(helper, TensorProto, nodes)
+
+
+def _scoped(prefix: str, ref: str) -> str:
+    if not prefix:
+        return ref
+    return "^" + prefix + ref[1:] if ref.startswith("^") else prefix + ref
+
+
+def _function_nodes(fn: Any) -> list:
+    """A library function's body as graph nodes under ``__function_library__/<name>/``.
+    Inside a function an input names an argument, ``node:output_arg:index`` or ``^node``;
+    each becomes the same ``node:port`` form as the main graph's."""
+    scope = f"{LIBRARY}/{fn.signature.name}/"
+    ports: dict[str, dict[str, int]] = {}  # node -> {"out_arg:index": port}
+
+    def ref(text: str) -> str:
+        control = text.startswith("^")
+        name = text[1:] if control else text
+        node, _, rest = name.partition(":")
+        if control or not rest:
+            return ("^" if control else "") + scope + node
+        used = ports.setdefault(node, {})
+        port = used.setdefault(rest, len(used))
+        return scope + node + (f":{port}" if port else "")
+
+    out = [(scope + arg.name, "_Arg", [], {}, "") for arg in fn.signature.input_arg]
+    for n in fn.node_def:
+        if n.name:
+            out.append((scope + n.name, n.op, [ref(r) for r in n.input], n.attr, n.device))
+    for key in sorted(fn.ret):
+        out.append((scope + key, "_Retval", [ref(fn.ret[key])], {}, ""))
+    return out
+
+
+def _build(helper: Any, TensorProto: Any, graph_nodes: list) -> bytes:
+    """``graph_nodes``: ``(name, op, inputs, attrs, device)`` with inputs in GraphDef form."""
+    names = {name for name, *_ in graph_nodes}
     ports: dict[str, int] = {}  # node -> highest output port used
     consumed: set[str] = set()
-    for node in graph.node:
-        for ref in node.input:
+    for _, _, inputs, _, _ in graph_nodes:
+        for ref in inputs:
             tensor, producer, port = _tensor_name(ref)
             ports[producer] = max(ports.get(producer, 0), port)
             consumed.add(tensor)
     nodes, value_info, seen = [], [], set()
-    for node in graph.node:
-        if not node.name or node.name in seen:
+    for name, op, node_inputs, node_attrs, device in graph_nodes:
+        if name in seen:
             continue  # ONNX names must be unique; TensorBoard would not draw it either
-        seen.add(node.name)
-        outputs = [node.name] + [f"{node.name}:{k}" for k in range(1, ports.get(node.name, 0) + 1)]
-        inputs = [_tensor_name(ref)[0] for ref in node.input]
+        seen.add(name)
+        outputs = [name] + [f"{name}:{k}" for k in range(1, ports.get(name, 0) + 1)]
+        inputs = [_tensor_name(ref)[0] for ref in node_inputs]
         attrs = []
-        for key in sorted(node.attr):
-            value = node.attr[key]
+        for key in sorted(node_attrs):
+            value = node_attrs[key]
             if key == "_output_shapes" and value.WhichOneof("value") == "list":
                 for out, shape in zip(outputs, value.list.shape):
                     value_info.append(helper.make_tensor_value_info(
@@ -136,10 +219,9 @@ def to_onnx(graph_def: bytes) -> bytes:
             attr = _attribute(helper, key, value)
             if attr is not None:
                 attrs.append(attr)
-        if node.device:
-            attrs.append(helper.make_attribute("device", node.device))
-        made = helper.make_node(node.op or "Unknown", inputs, outputs, name=node.name,
-                                domain=DOMAIN)
+        if device:
+            attrs.append(helper.make_attribute("device", device))
+        made = helper.make_node(op or "Unknown", inputs, outputs, name=name, domain=DOMAIN)
         made.attribute.extend(attrs)
         nodes.append(made)
     # inputs naming no node of the graph (a pruned producer) enter as graph inputs, and
