@@ -32,6 +32,11 @@ HEADER = "header"
 GRAPH_TAG = "graph_def"
 Decoded = Union[list, str]
 
+
+class NotAnEvent(str):
+    """Why a payload does not parse as an ``Event`` at all (as opposed to an event whose
+    value cannot be shown): a file whose first record is one is not an event file."""
+
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 4, 6: 4}  # PNG colour type -> channels shown
 _DTYPES = {1: "<f4", 2: "<f8", 3: "<i4", 4: "u1", 5: "<i2", 6: "i1", 9: "<i8", 10: "?",
            19: "<f2"}
@@ -55,7 +60,7 @@ class FileDecoder:
         try:
             event = event_pb2.Event.FromString(payload)
         except (DecodeError, ValueError, RuntimeError) as exc:
-            return str(exc) or type(exc).__name__
+            return NotAnEvent(str(exc) or type(exc).__name__)
         what = event.WhichOneof("what")
         if what == "file_version":
             self.file_version = event.file_version

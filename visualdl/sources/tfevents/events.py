@@ -12,7 +12,8 @@ from visualdl.format.record_pb2 import FileHeader
 from visualdl.sources import base
 from visualdl.sources.base import Chunk, SourceFile
 from visualdl.sources.tfevents import bulk
-from visualdl.sources.tfevents.decode import HEADER, FileDecoder, ScalarPoint, gather
+from visualdl.sources.tfevents.decode import (HEADER, FileDecoder, NotAnEvent, ScalarPoint,
+                                              gather)
 
 __all__ = ["EventFile"]
 
@@ -37,16 +38,18 @@ class EventFile(SourceFile):
         chunk = Chunk(errors=list(result.errors), end=result.end)
         points: list[ScalarPoint] = []
         for offset, items in decoded:
+            if self.header is None:
+                # TensorBoard reads any file of events: tensorboardX 1.0-1.7 open theirs
+                # with an event that has a wall time and no file_version
+                if isinstance(items, NotAnEvent):
+                    chunk.refused = f"not a TensorBoard event file (its first record is " \
+                                    f"not an Event: {items})"
+                    return chunk
+                self.header = FileHeader(writer_version=decoder.file_version)
             if isinstance(items, str) and items is not HEADER:
                 chunk.errors.append(f"undecodable event at offset {offset}: {items}")
                 continue
             chunk.records += 1
-            if self.header is None:
-                if items is not HEADER:
-                    chunk.refused = "not a TensorBoard event file (no file_version event first)"
-                    return chunk
-                self.header = FileHeader(writer_version=decoder.file_version)
-                continue
             if items is HEADER or not items:
                 continue
             # a ScalarPoint (a tuple) is gathered; anything else is an entry
