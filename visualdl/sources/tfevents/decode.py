@@ -49,6 +49,7 @@ class FileDecoder:
         self.plugins: dict[str, str] = {}       # tag -> plugin_name of its first value
         self.contents: dict[str, bytes] = {}    # tag -> plugin_data.content
         self.metric_tags: list[str] = []
+        self.domains = record_pb2.HParams()  # the experiment's domains (only that field)
         self.hparams: dict[str, Any] | None = None
         self.file_version = ""
 
@@ -134,17 +135,22 @@ class FileDecoder:
         data = event_pb2.HParamsPluginData.FromString(content)
         part = data.WhichOneof("data")
         if part == "experiment":
+            # a metric of a group is the tag of the session's sub-run named after the
+            # group (TensorBoard's rule): "validation/loss" is run/validation's "loss"
             self.metric_tags = [m.name.tag if not m.name.group else
                                 f"{m.name.group}/{m.name.tag}"
                                 for m in data.experiment.metric_infos]
+            self.domains = _domains(data.experiment.hparam_infos)
         elif part == "session_start_info":
             self.hparams = {k: _hparam_value(v)
                             for k, v in data.session_start_info.hparams.items()}
         else:
             return []
-        if self.hparams is None:
-            return []
-        msg = record_pb2.HParams(wall_time=wall, metric_tags=self.metric_tags)
+        msg = record_pb2.HParams(wall_time=wall, metric_tags=self.metric_tags,
+                                 domains=self.domains.domains)
+        if self.hparams is None:  # an experiment alone declares for the runs below it
+            msg.experiment = True
+            return [record_pb2.Entry(hparams=msg)]
         for name, hv in self.hparams.items():
             if hv is not None:
                 msg.hparams[name].CopyFrom(hv)
@@ -189,6 +195,22 @@ def _hparam_value(v: Any) -> Any:
     if which == "bool_value":
         return record_pb2.HParamValue(flag=v.bool_value)
     return None
+
+
+def _domains(infos: Any) -> Any:
+    """The domains an experiment gives (discrete values or an interval), in an ``HParams``
+    message's ``domains``; a hyper-parameter without one is left out."""
+    out = record_pb2.HParams()
+    for info in infos:
+        which = info.WhichOneof("domain")
+        if which == "domain_interval":
+            out.domains[info.name].CopyFrom(record_pb2.HParamDomain(
+                interval=True, min=info.domain_interval.min_value,
+                max=info.domain_interval.max_value))
+        elif which == "domain_discrete":
+            values = [_hparam_value(v) for v in info.domain_discrete.values]
+            out.domains[info.name].values.extend(v for v in values if v is not None)
+    return out
 
 
 def _png_channels(png: bytes) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Iterator
 
 from visualdl.format import framing
-from visualdl.format.record_pb2 import FileHeader
+from visualdl.format.record_pb2 import FileHeader, HParams
 from visualdl.sources import base
 from visualdl.sources.base import Chunk, SourceFile
 from visualdl.sources.tfevents import bulk
@@ -79,7 +79,8 @@ class EventFile(SourceFile):
         d = self.decoder
         return {"plugins": d.plugins, "metric_tags": d.metric_tags,
                 "contents": {k: bytes(v).hex() for k, v in d.contents.items()},
-                "hparams": d.hparams, "file_version": d.file_version}
+                "hparams": d.hparams, "file_version": d.file_version,
+                "domains": d.domains.SerializeToString().hex()}
 
     def restore(self, offset: int, header: Any, state: dict) -> None:
         super().restore(offset, header, state)
@@ -89,6 +90,7 @@ class EventFile(SourceFile):
         d.metric_tags = list(state["metric_tags"])
         d.hparams = state["hparams"]
         d.file_version = state["file_version"]
+        d.domains = HParams.FromString(bytes.fromhex(state.get("domains", "")))
 
     def entries_at(self, file: Any, offsets: list[int]) -> list[tuple[int, Any]]:
         """Read from the decoder's first state, in order (an ``add_scalars`` chart is
