@@ -11,4 +11,5 @@ FORMAT_MAJOR = 1
 FORMAT_MINOR = 6  # 1.1: HParamValue.integer; 1.2: PluginEntry; 1.3: Histogram.mean/std;
 #                  1.4: CustomScalars (add_scalars charts, custom layouts);
 #                  1.5: Profile (Chrome trace of profiled steps);
-#                  1.6: HParams.domains and .experiment (TensorBoard's hparams_config)
+#                  1.6: HParams.domains and .experiment (TensorBoard's hparams_config),
+#                  Histogram.single_precision

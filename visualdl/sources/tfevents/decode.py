@@ -238,23 +238,29 @@ def _audio_entry(tag: str, step: int, wall: float, wav: bytes, rate: float) -> A
 
 
 def _histogram_entry(tag: str, step: int, wall: float, h: Any) -> list:
-    """TensorBoard's buckets are given by their right edges; the first left edge is the
-    minimum. Edges past the data (TensorFlow's +-DBL_MAX) are clipped to min and max."""
+    """TensorBoard's buckets are given by their right edges. As TensorBoard reads them
+    (``data_compat``), the empty buckets at either end are dropped and the outer edges are
+    the recorded min and max: TensorFlow 1's edges reach past the data (to +-DBL_MAX), and
+    torch and tensorboardX put an empty bucket first whose right limit is the first left
+    edge ("TensorBoard only includes the right bin limits")."""
     limits = np.asarray(h.bucket_limit, np.float64)
     counts = np.asarray(h.bucket, np.float64)
-    if not len(limits) and not len(counts):
-        return []  # a histogram of no values: nothing to draw
     if len(limits) != len(counts):
         raise ValueError(f"histogram has {len(limits)} bucket limits for {len(counts)} buckets")
-    edges = np.concatenate([[min(h.min, limits[0])], limits])
-    edges[-1] = max(min(edges[-1], h.max), edges[-2])
-    if len(counts) > 1 and counts[0] == 0 and edges[0] == edges[1]:
-        # torch and tensorboardX put an empty bucket first whose right limit is the first
-        # left edge ("TensorBoard only includes the right bin limits"): not a bucket
-        edges, counts = edges[1:], counts[1:]
+    if not (np.isfinite(counts) & (counts >= 0)).all():
+        raise ValueError("histogram bucket counts must be finite and non-negative")
+    full = np.flatnonzero(counts > 0)
+    if not len(full):
+        return []  # a histogram of no values: nothing to draw
+    first, last = int(full[0]), int(full[-1])
+    inner = limits[first:last]
+    lo = min(h.min, inner[0]) if len(inner) else h.min  # (a file whose min disagrees
+    hi = max(h.max, inner[-1]) if len(inner) else max(h.max, h.min)  # keeps its order)
+    edges = np.concatenate([[lo], inner, [hi]])
     return [record_pb2.Entry(histogram=record_pb2.Histogram(
-        tag=tag, step=step, wall_time=wall, edges=edges, counts=counts, min=h.min,
-        max=h.max, sum=h.sum, sum_squares=h.sum_squares, count=h.num))]
+        tag=tag, step=step, wall_time=wall, edges=edges, counts=counts[first:last + 1],
+        min=h.min, max=h.max, sum=h.sum, sum_squares=h.sum_squares, count=h.num,
+        single_precision=True))]  # TensorBoard reads a HistogramProto as float32
 
 
 def tensor_array(t: Any) -> np.ndarray:
@@ -301,7 +307,8 @@ def _tensor_entries(plugin: str, tag: str, step: int, wall: float, t: Any) -> li
         return [record_pb2.Entry(histogram=record_pb2.Histogram(
             tag=tag, step=step, wall_time=wall, edges=edges, counts=counts,
             min=float(a[0, 0]), max=float(a[-1, 1]), count=float(n),
-            sum=float((mids * counts).sum()), sum_squares=float((mids * mids * counts).sum())))]
+            sum=float((mids * counts).sum()), sum_squares=float((mids * mids * counts).sum()),
+            single_precision=t.dtype == 1))]  # DT_FLOAT
     if plugin == "pr_curves":
         a = tensor_array(t)
         if a.ndim != 2 or a.shape[0] != 6 or not a.shape[1]:
