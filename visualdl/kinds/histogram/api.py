@@ -39,13 +39,16 @@ def percentiles(event: HistogramEvent, points: tuple[float, ...] = PERCENTILES) 
         return [0.0] * len(points)
     edges = np.asarray(event.edges, dtype=np.float64)
     weights = (counts * 10000 / total).cumsum()  # in basis points, as TensorBoard's
-    return [event.min if p <= 0 else event.max if p >= 100 else
-            _at(weights, edges, event.min, event.max, round(p * 100)) for p in points]
+    bps = [round(p * 100) for p in points]
+    starts = np.searchsorted(weights, bps, side="right").tolist()
+    return [event.min if bp <= 0 else event.max if bp >= 10000 else
+            _at(weights, edges, event.min, event.max, bp, i) for bp, i in zip(bps, starts)]
 
 
-def _at(weights: np.ndarray, edges: np.ndarray, lo: float, hi: float, bp: int) -> float:
-    """The value at ``bp`` basis points (TensorBoard's loop for one point)."""
-    i = int(np.searchsorted(weights, bp, side="right"))
+def _at(weights: np.ndarray, edges: np.ndarray, lo: float, hi: float, bp: int,
+        i: int) -> float:
+    """The value at ``bp`` basis points, from the bucket ``i`` where it is first passed
+    (TensorBoard's loop for one point)."""
     while i < len(weights):
         prev = weights[i - 1] if i else 0.0
         if weights[i] != prev:  # an empty bucket holds no point
