@@ -471,10 +471,12 @@ class LogReader:
         return self.events(run, kind, tag)
 
     def hparams(self, run: str) -> Any:
-        """The run's latest hyper-parameters (an ``HParamsEvent``), or None."""
+        """The run's latest hyper-parameters (an ``HParamsEvent``), or None; an experiment
+        (a declaration, no values) only when the run has nothing else."""
         with self._lock:
             per_tag = self._store(run).events.get("hparams", {})
             found = per_tag["hparams"].snapshot() if "hparams" in per_tag else []
+            found = [h for h in found if not h.declaration] or found
             return max(found, key=lambda h: h.wall_time) if found else None
 
     def load(self, ref: BlobRef) -> Any:

@@ -124,17 +124,21 @@ def _join(chunks: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, None]:
 
 
 class _Events:
-    """A list of events per tag; merged in wall-time order when several files feed it."""
+    """A list of events per tag; merged in wall-time order when several files feed it.
+    ``listed``: some event is more than a declaration (an hparams experiment, which only
+    declares for the runs below): a tag of declarations alone is not listed."""
 
-    __slots__ = ("items", "files", "sorted")
+    __slots__ = ("items", "files", "sorted", "listed")
 
     def __init__(self) -> None:
         self.items: list = []
         self.files: set[int] = set()
         self.sorted = True
+        self.listed = False
 
     def add(self, file_id: int, event: Any) -> None:
         self.items.append(event)
+        self.listed = self.listed or not getattr(event, "declaration", False)
         self.files.add(file_id)
         if len(self.files) > 1:
             self.sorted = False
@@ -251,7 +255,9 @@ class RunStore:
         if self.scalars:
             out["scalar"] = sorted(self.scalars)
         for kind in sorted(self.events, key=registry.position):
-            out[kind] = sorted(self.events[kind])
+            tags = sorted(tag for tag, events in self.events[kind].items() if events.listed)
+            if tags:
+                out[kind] = tags
         return out
 
     def scalar_view(self, tag: str) -> Scalars:

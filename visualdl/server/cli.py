@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--model", nargs="+", metavar="PATH",
-        help="ONNX model files (or Paddle .pdmodel programs) to show in the graph view "
+        help="ONNX models or Paddle programs (__model__, *.pdmodel; told by content) to "
+             "show in the graph view "
              "(--logdir is then optional)",
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default %(default)s)")

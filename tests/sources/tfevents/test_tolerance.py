@@ -69,14 +69,27 @@ def test_garbage_file_is_refused_with_a_message(tmp_path):
     assert reader.errors == 1
 
 
-def test_our_records_without_file_version_are_refused(tmp_path):
+def test_a_first_record_that_parses_as_an_event_is_read_as_tensorboard_does(tmp_path):
+    """No file_version event first is no refusal (tensorboardX 1.x writes none); a record
+    TensorBoard's parser takes (unknown fields ignored) holds nothing to show."""
     from visualdl.format.framing import frame
     from visualdl.format.record_pb2 import FileHeader, Record
 
     path = tmp_path / "events.out.tfevents.1.host"
     path.write_bytes(frame(Record(header=FileHeader(format_major=1)).SerializeToString()))
     reader = LogReader(str(tmp_path))
-    assert "no file_version" in reader.files()[0].refused
+    assert reader.files()[0].refused == "" and reader.errors == 0 and reader.runs() == []
+
+
+def test_a_first_record_that_is_no_event_is_refused(tmp_path):
+    from visualdl.format.framing import frame
+
+    path = tmp_path / "events.out.tfevents.1.host"
+    path.write_bytes(frame(b"\x0a\x05ab"))  # a length past the payload's end
+    reader = LogReader(str(tmp_path))
+    refused = reader.files()[0].refused
+    assert refused.startswith("not a TensorBoard event file (its first record is not an Event")
+    assert reader.errors == 1
 
 
 def test_files_of_a_run_merge_in_time_order(tmp_path):

@@ -110,7 +110,9 @@ class ModelStore:
                 message = data.load_blob(ref)
             except (ValueError, OSError) as exc:
                 raise ModelError(f"cannot read the logged graph: {exc}") from None
-            model, _ = _load(bytes(message.onnx))
+            from visualdl.kinds.graph.parse import load_model
+
+            model, _ = load_model(bytes(message.onnx))  # ONNX, as every kind of graph is stored
             return model, None
 
         return ModelSource(
@@ -187,20 +189,43 @@ def _clean_name(name: str) -> str:
 # onnx and igraph are imported on first use, not when the server starts: most sessions
 # never open a graph, and the first chart should not wait for them.
 def _load(source: Any, name: str = "") -> tuple[Any, str | None]:
+    """An ONNX model or a Paddle program (VisualDL 2.x shows these; converted as its logged
+    graphs are), told by content: a file of one of Paddle's names is tried as a program
+    first. Neither: a ModelError naming both formats and why each failed."""
     from visualdl.kinds.graph.parse import load_model
+    from visualdl.sources.paddle import PROGRAM_NAMES, is_program_name
 
-    if (source if isinstance(source, str) else name).endswith(".pdmodel"):
-        # a Paddle program (VisualDL 2.x shows these): converted as its logged graphs are
-        from visualdl.sources.paddle import to_onnx as program_to_onnx
-
+    label = source if isinstance(source, str) else name
+    if isinstance(source, str) and not os.path.isfile(source):
+        raise ModelError(f"model file not found: {source}")
+    tries = [_onnx, _program]
+    if is_program_name(label or ""):
+        tries.reverse()
+    reasons = []
+    for attempt in tries:
         try:
-            if isinstance(source, str):
-                with open(source, "rb") as f:
-                    source = f.read()
-            return load_model(program_to_onnx(bytes(source)))[0], None
-        except (OSError, ValueError) as exc:
-            raise ModelError(str(exc)) from None
+            return attempt(source, load_model)
+        except ModelError as exc:
+            reasons.append(str(exc))
+    where = f"{os.path.basename(label)}: " if label else ""
+    raise ModelError(f"{where}neither an ONNX model nor a Paddle program ({PROGRAM_NAMES}): "
+                     + "; ".join(reasons))
+
+
+def _onnx(source: Any, load_model: Any) -> tuple[Any, str | None]:
     return load_model(source)
+
+
+def _program(source: Any, load_model: Any) -> tuple[Any, str | None]:
+    from visualdl.sources.paddle import to_onnx as program_to_onnx
+
+    try:
+        if isinstance(source, str):
+            with open(source, "rb") as f:
+                source = f.read()
+        return load_model(program_to_onnx(bytes(source)))[0], None
+    except (OSError, ValueError) as exc:
+        raise ModelError(str(exc)) from None
 
 
 def _document(model: Any, base_dir: str | None) -> GraphDocument:

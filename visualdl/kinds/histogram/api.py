@@ -26,29 +26,40 @@ def _events(run: str, tag: str) -> list[HistogramEvent]:
 
 
 def percentiles(event: HistogramEvent, points: tuple[float, ...] = PERCENTILES) -> list[float]:
-    """Values at ``points`` percent of the distribution, interpolated inside buckets."""
-    counts = np.asarray(event.counts, dtype=np.float64)
+    """Values at ``points`` percent of the distribution, as TensorBoard's
+    ``compress_histogram`` computes them, so the bands are the ones TensorBoard draws: a
+    point that falls exactly between two buckets belongs to the next non-empty bucket and
+    starts at its left edge; inside a bucket the value is interpolated, clipped to the min
+    and max; 0 and 100 percent are the exact min and max. Single-precision buckets (another
+    tool's, see ``HistogramEvent.single``) are summed in float32 as TensorBoard sums them."""
+    # at the buckets' precision: where a point falls on an edge, the rounding decides
+    counts = np.asarray(event.counts, dtype=np.float32 if event.single else np.float64)
     total = counts.sum()
     if total <= 0:
         return [0.0] * len(points)
-    cum = np.concatenate(([0.0], np.cumsum(counts)))
     edges = np.asarray(event.edges, dtype=np.float64)
-    out = []
-    for p in points:
-        if p <= 0:
-            out.append(event.min)
-            continue
-        if p >= 100:
-            out.append(event.max)
-            continue
-        target = total * p / 100.0
-        i = int(np.searchsorted(cum, target, side="left"))
-        i = min(max(i, 1), len(counts))
-        lo, hi = cum[i - 1], cum[i]
-        frac = 0.0 if hi == lo else (target - lo) / (hi - lo)
-        value = edges[i - 1] + frac * (edges[i] - edges[i - 1])
-        out.append(float(min(max(value, event.min), event.max)))
-    return out
+    weights = (counts * 10000 / total).cumsum()  # in basis points, as TensorBoard's
+    bps = [round(p * 100) for p in points]
+    starts = np.searchsorted(weights, bps, side="right").tolist()
+    return [event.min if bp <= 0 else event.max if bp >= 10000 else
+            _at(weights, edges, event.min, event.max, bp, i) for bp, i in zip(bps, starts)]
+
+
+def _at(weights: np.ndarray, edges: np.ndarray, lo: float, hi: float, bp: int,
+        i: int) -> float:
+    """The value at ``bp`` basis points, from the bucket ``i`` where it is first passed
+    (TensorBoard's loop for one point)."""
+    while i < len(weights):
+        prev = weights[i - 1] if i else 0.0
+        if weights[i] != prev:  # an empty bucket holds no point
+            left = lo if not i or not prev else max(float(edges[i]), lo)
+            right = min(float(edges[i + 1]), hi)  # (Python floats: inf, no warning)
+            frac, width = (bp - prev) / (weights[i] - prev), right - left
+            if np.isfinite(width):
+                return float(left + frac * width)
+            return float(left * (1 - frac) + right * frac)  # edges near +-1e308
+        i += 1
+    return float(hi)
 
 
 @blueprint.get("/api/histograms")

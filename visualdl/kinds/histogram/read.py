@@ -27,6 +27,7 @@ class HistogramEvent:
     nonfinite: float
     mean: float         # of the finite values; always finite
     std: float          # population standard deviation; always finite
+    single: bool = False  # single-precision buckets (another tool's; format 1.6)
 
 
 def build(msg: Any) -> HistogramEvent:
@@ -48,7 +49,7 @@ def build(msg: Any) -> HistogramEvent:
     mean, std = _mean_std(msg)
     return HistogramEvent(msg.step, msg.wall_time, readonly(edges), readonly(counts), msg.min,
                           msg.max, msg.sum, msg.sum_squares, msg.count, msg.nonfinite,
-                          mean, std)
+                          mean, std, msg.single_precision)
 
 
 def _mean_std(msg: Any) -> tuple[float, float]:

@@ -10,7 +10,7 @@ from flask import Blueprint, Response, request
 
 from visualdl.api.common import etag_for, etag_json, provider
 from visualdl.api.jsonio import json_number
-from visualdl.kinds.hparams.table import hparam_names, metric_names, run_table
+from visualdl.kinds.hparams.table import domains, hparam_names, metric_names, run_table
 
 __all__ = ["blueprint", "hparams_table"]
 
@@ -21,7 +21,8 @@ def hparams_table() -> dict:
     """Every run that logged hyper-parameters, with the union of names and metric tags."""
     rows = [row for row in run_table(provider(), declared=True) if row.hparams_time is not None]
     metrics = metric_names(rows)
-    return {"hparam_names": hparam_names(rows), "metric_names": metrics, "runs": [
+    return {"hparam_names": hparam_names(rows), "metric_names": metrics,
+            "domains": domains(rows), "runs": [
         {"run": row.run, "wall_time": row.hparams_time, "hparams": row.hparams,
          "metric_tags": list(row.metric_tags),
          "metrics": {tag: json_number(row.metrics.get(tag)) for tag in metrics}}

@@ -36,6 +36,11 @@ GRAPH_PLUGINS = {"graph_keras_model": keras_model.to_onnx,
                  "graph_run_metadata_graph": graphdef.run_metadata_to_onnx}
 Decoded = Union[list, str]
 
+
+class NotAnEvent(str):
+    """Why a payload does not parse as an ``Event`` at all (as opposed to an event whose
+    value cannot be shown): a file whose first record is one is not an event file."""
+
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 4, 6: 4}  # PNG colour type -> channels shown
 _DTYPES = {1: "<f4", 2: "<f8", 3: "<i4", 4: "u1", 5: "<i2", 6: "i1", 9: "<i8", 10: "?",
            19: "<f2"}
@@ -48,6 +53,7 @@ class FileDecoder:
         self.plugins: dict[str, str] = {}       # tag -> plugin_name of its first value
         self.contents: dict[str, bytes] = {}    # tag -> plugin_data.content
         self.metric_tags: list[str] = []
+        self.domains = record_pb2.HParams()  # the experiment's domains (only that field)
         self.hparams: dict[str, Any] | None = None
         self.file_version = ""
 
@@ -59,7 +65,7 @@ class FileDecoder:
         try:
             event = event_pb2.Event.FromString(payload)
         except (DecodeError, ValueError, RuntimeError) as exc:
-            return str(exc) or type(exc).__name__
+            return NotAnEvent(str(exc) or type(exc).__name__)
         what = event.WhichOneof("what")
         if what == "file_version":
             self.file_version = event.file_version
@@ -137,17 +143,22 @@ class FileDecoder:
         data = event_pb2.HParamsPluginData.FromString(content)
         part = data.WhichOneof("data")
         if part == "experiment":
+            # a metric of a group is the tag of the session's sub-run named after the
+            # group (TensorBoard's rule): "validation/loss" is run/validation's "loss"
             self.metric_tags = [m.name.tag if not m.name.group else
                                 f"{m.name.group}/{m.name.tag}"
                                 for m in data.experiment.metric_infos]
+            self.domains = _domains(data.experiment.hparam_infos)
         elif part == "session_start_info":
             self.hparams = {k: _hparam_value(v)
                             for k, v in data.session_start_info.hparams.items()}
         else:
             return []
-        if self.hparams is None:
-            return []
-        msg = record_pb2.HParams(wall_time=wall, metric_tags=self.metric_tags)
+        msg = record_pb2.HParams(wall_time=wall, metric_tags=self.metric_tags,
+                                 domains=self.domains.domains)
+        if self.hparams is None:  # an experiment alone declares for the runs below it
+            msg.experiment = True
+            return [record_pb2.Entry(hparams=msg)]
         for name, hv in self.hparams.items():
             if hv is not None:
                 msg.hparams[name].CopyFrom(hv)
@@ -194,6 +205,22 @@ def _hparam_value(v: Any) -> Any:
     return None
 
 
+def _domains(infos: Any) -> Any:
+    """The domains an experiment gives (discrete values or an interval), in an ``HParams``
+    message's ``domains``; a hyper-parameter without one is left out."""
+    out = record_pb2.HParams()
+    for info in infos:
+        which = info.WhichOneof("domain")
+        if which == "domain_interval":
+            out.domains[info.name].CopyFrom(record_pb2.HParamDomain(
+                interval=True, min=info.domain_interval.min_value,
+                max=info.domain_interval.max_value))
+        elif which == "domain_discrete":
+            values = [_hparam_value(v) for v in info.domain_discrete.values]
+            out.domains[info.name].values.extend(v for v in values if v is not None)
+    return out
+
+
 def _png_channels(png: bytes) -> int:
     if len(png) >= 26 and png[:8] == b"\x89PNG\r\n\x1a\n":
         return _PNG_CHANNELS.get(png[25], 3)
@@ -219,23 +246,29 @@ def _audio_entry(tag: str, step: int, wall: float, wav: bytes, rate: float) -> A
 
 
 def _histogram_entry(tag: str, step: int, wall: float, h: Any) -> list:
-    """TensorBoard's buckets are given by their right edges; the first left edge is the
-    minimum. Edges past the data (TensorFlow's +-DBL_MAX) are clipped to min and max."""
+    """TensorBoard's buckets are given by their right edges. As TensorBoard reads them
+    (``data_compat``), the empty buckets at either end are dropped and the outer edges are
+    the recorded min and max: TensorFlow 1's edges reach past the data (to +-DBL_MAX), and
+    torch and tensorboardX put an empty bucket first whose right limit is the first left
+    edge ("TensorBoard only includes the right bin limits")."""
     limits = np.asarray(h.bucket_limit, np.float64)
     counts = np.asarray(h.bucket, np.float64)
-    if not len(limits) and not len(counts):
-        return []  # a histogram of no values: nothing to draw
     if len(limits) != len(counts):
         raise ValueError(f"histogram has {len(limits)} bucket limits for {len(counts)} buckets")
-    edges = np.concatenate([[min(h.min, limits[0])], limits])
-    edges[-1] = max(min(edges[-1], h.max), edges[-2])
-    if len(counts) > 1 and counts[0] == 0 and edges[0] == edges[1]:
-        # torch and tensorboardX put an empty bucket first whose right limit is the first
-        # left edge ("TensorBoard only includes the right bin limits"): not a bucket
-        edges, counts = edges[1:], counts[1:]
+    if not (np.isfinite(counts) & (counts >= 0)).all():
+        raise ValueError("histogram bucket counts must be finite and non-negative")
+    full = np.flatnonzero(counts > 0)
+    if not len(full):
+        return []  # a histogram of no values: nothing to draw
+    first, last = int(full[0]), int(full[-1])
+    inner = limits[first:last]
+    lo = min(h.min, inner[0]) if len(inner) else h.min  # (a file whose min disagrees
+    hi = max(h.max, inner[-1]) if len(inner) else max(h.max, h.min)  # keeps its order)
+    edges = np.concatenate([[lo], inner, [hi]])
     return [record_pb2.Entry(histogram=record_pb2.Histogram(
-        tag=tag, step=step, wall_time=wall, edges=edges, counts=counts, min=h.min,
-        max=h.max, sum=h.sum, sum_squares=h.sum_squares, count=h.num))]
+        tag=tag, step=step, wall_time=wall, edges=edges, counts=counts[first:last + 1],
+        min=h.min, max=h.max, sum=h.sum, sum_squares=h.sum_squares, count=h.num,
+        single_precision=True))]  # TensorBoard reads a HistogramProto as float32
 
 
 def tensor_array(t: Any) -> np.ndarray:
@@ -282,7 +315,8 @@ def _tensor_entries(plugin: str, tag: str, step: int, wall: float, t: Any) -> li
         return [record_pb2.Entry(histogram=record_pb2.Histogram(
             tag=tag, step=step, wall_time=wall, edges=edges, counts=counts,
             min=float(a[0, 0]), max=float(a[-1, 1]), count=float(n),
-            sum=float((mids * counts).sum()), sum_squares=float((mids * mids * counts).sum())))]
+            sum=float((mids * counts).sum()), sum_squares=float((mids * mids * counts).sum()),
+            single_precision=t.dtype == 1))]  # DT_FLOAT
     if plugin in GRAPH_PLUGINS:  # indexed with the raw bytes; converted when opened
         if not t.string_val or not t.string_val[0]:
             return []

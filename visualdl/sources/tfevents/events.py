@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Iterator
 
 from visualdl.format import framing
-from visualdl.format.record_pb2 import FileHeader
+from visualdl.format.record_pb2 import FileHeader, HParams
 from visualdl.sources import base
 from visualdl.sources.base import Chunk, SourceFile
 from visualdl.sources.tfevents import bulk
-from visualdl.sources.tfevents.decode import HEADER, FileDecoder, ScalarPoint, gather
+from visualdl.sources.tfevents.decode import (HEADER, FileDecoder, NotAnEvent, ScalarPoint,
+                                              gather)
 
 __all__ = ["EventFile"]
 
@@ -37,16 +38,18 @@ class EventFile(SourceFile):
         chunk = Chunk(errors=list(result.errors), end=result.end)
         points: list[ScalarPoint] = []
         for offset, items in decoded:
+            if self.header is None:
+                # TensorBoard reads any file of events: tensorboardX 1.0-1.7 open theirs
+                # with an event that has a wall time and no file_version
+                if isinstance(items, NotAnEvent):
+                    chunk.refused = f"not a TensorBoard event file (its first record is " \
+                                    f"not an Event: {items})"
+                    return chunk
+                self.header = FileHeader(writer_version=decoder.file_version)
             if isinstance(items, str) and items is not HEADER:
                 chunk.errors.append(f"undecodable event at offset {offset}: {items}")
                 continue
             chunk.records += 1
-            if self.header is None:
-                if items is not HEADER:
-                    chunk.refused = "not a TensorBoard event file (no file_version event first)"
-                    return chunk
-                self.header = FileHeader(writer_version=decoder.file_version)
-                continue
             if items is HEADER or not items:
                 continue
             # a ScalarPoint (a tuple) is gathered; anything else is an entry
@@ -76,7 +79,8 @@ class EventFile(SourceFile):
         d = self.decoder
         return {"plugins": d.plugins, "metric_tags": d.metric_tags,
                 "contents": {k: bytes(v).hex() for k, v in d.contents.items()},
-                "hparams": d.hparams, "file_version": d.file_version}
+                "hparams": d.hparams, "file_version": d.file_version,
+                "domains": d.domains.SerializeToString().hex()}
 
     def restore(self, offset: int, header: Any, state: dict) -> None:
         super().restore(offset, header, state)
@@ -86,6 +90,7 @@ class EventFile(SourceFile):
         d.metric_tags = list(state["metric_tags"])
         d.hparams = state["hparams"]
         d.file_version = state["file_version"]
+        d.domains = HParams.FromString(bytes.fromhex(state.get("domains", "")))
 
     def entries_at(self, file: Any, offsets: list[int]) -> list[tuple[int, Any]]:
         """Read from the decoder's first state, in order (an ``add_scalars`` chart is

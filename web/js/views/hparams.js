@@ -12,7 +12,7 @@ import { colorOf } from '../shared/colors.js';
 import { fmtValue, showName } from '../shared/format.js';
 import { el, setChildren, fmtInt } from '../shared/dom.js';
 import { columnsOf, tableOfHParams, indexTable, cellValue, sortRuns } from '../shared/runtable.js';
-import { toCSV, dimensionsOf, parcoordsFigure, splomFigure } from './hparams_data.js';
+import { toCSV, dimensionsOf, parcoordsFigure, splomFigure, domainText } from './hparams_data.js';
 
 state.declare('hpSort', 'run');
 state.declare('hpDesc', false);
@@ -102,7 +102,10 @@ class HParamsView {
         this.render();
         this.tableEl.querySelector(`th[data-key="${CSS.escape(key)}"] button`)?.focus();
       });
-      return el('th', { scope: 'col', class: `hp-col-${c.kind}`, 'aria-sort': sorted ? (desc ? 'descending' : 'ascending') : 'none', dataset: { key } }, button);
+      // the values the experiment declares (TensorBoard's hparams_config), under the name
+      const domain = c.kind === 'hparam' ? domainText((this.answer.domains || {})[c.label]) : '';
+      const note = domain ? el('div', { class: 'hp-domain muted small', title: 'Values the experiment declares' }, domain) : null;
+      return el('th', { scope: 'col', class: `hp-col-${c.kind}`, 'aria-sort': sorted ? (desc ? 'descending' : 'ascending') : 'none', dataset: { key } }, button, note);
     }));
     const chosen = state.get('hpRun');
     const body = runs.map((run) => el('tr', { dataset: { run }, class: run === chosen ? 'chosen' : '' },

@@ -17,6 +17,13 @@ export function toCSV(columns, runs, value) {
   return `${lines.join('\r\n')}\r\n`;
 }
 
+/** An experiment's domain of a hyper-parameter as text: "[lo, hi]" or "{a, b}"; '' for none. */
+export function domainText(domain) {
+  if (!domain) return '';
+  if (Array.isArray(domain.values)) return `{${domain.values.map(String).join(', ')}}`;
+  return `[${domain.min}, ${domain.max}]`;
+}
+
 /**
  * One axis per column (run excluded) usable in a chart: numbers as they are, anything else
  * (strings, booleans) as categories. Columns with no value at all are left out.
