@@ -72,7 +72,9 @@ except ImportError:  # Windows: no lock, no reuse
 __all__ = ["FileCache", "restore", "save", "may_restore", "others_of", "eligible", "stats",
            "prune"]
 
-FORMAT = 3
+# 4: event files' experiments (hparams_config) became entries of their own; a cache of
+# format 3 does not list them among the file's other records.
+FORMAT = 4
 MANIFEST = "manifest.json"
 OTHERS = "others.i64"
 COLUMNS = ("steps.i64", "walls.f64", "values.f64")
