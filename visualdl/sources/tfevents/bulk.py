@@ -16,11 +16,13 @@ framed, CRC-checked and parsed on its own, however cheap each step is. Here a wh
    the bytes, so a record's CRC is an XOR of per-position table entries, and bytes that are
    the same in every record of the group (field keys, tags) are looked up only once;
 3. events laid out as ``add_scalar`` writes them (wall time, step, one value of a tag and
-   a ``simple_value``, or the tensor form of the scalars plugin) are recognised one length
-   at a time: the first event's layout is read with Python, every event of that length is
-   checked against it at once, and those that fit are decoded at its offsets with one
-   gather per field, through views of the chunk as integers and floats at every byte
-   offset (no copy of the bytes around a field).
+   a ``simple_value``, or a scalar tensor: torch's ``float_val``, TensorFlow 2's
+   ``tensor_content`` followed by the value's metadata in every event), and TensorFlow 1's
+   merged summaries (every tag's ``simple_value`` in one event, the same tags each step)
+   are recognised one length at a time: the first event's layout is read with Python,
+   every event of that length is checked against it at once, and those that fit are
+   decoded at its offsets with one gather per field, through views of the chunk as
+   integers and floats at every byte offset (no copy of the bytes around a field).
 
 Anything else (other kinds, damage, a record cut by the chunk's end) is left to the
 careful per-record path (:func:`visualdl.format.framing.scan_file` and
@@ -42,15 +44,19 @@ import google_crc32c
 from visualdl.format.framing import (CHUNK, FOOTER_SIZE, HEADER_SIZE, MAX_RECORD_SIZE,
                                      crc_tables, masked_crc, masked_length_crcs,
                                      scan_file)
-from visualdl.format.scalar_codec import DecodedSeries
+from visualdl.format.scalar_codec import DecodedSeries, read_varint
 
 _LEN = struct.Struct("<Q")
 _T0 = crc_tables()[0]
 _MASK_DELTA = np.uint32(0xA282EAD8)
 _MAX_STEP_BYTES = 9  # varints of up to 63 bits: every non-negative int64 step
-# The tensor form's value after the tag: tensor (8) of 10 bytes: dtype float (08 01), an
-# empty shape (12 00), one packed float_val (2a 04 + 4 bytes).
-_TENSOR_SCALAR = np.frombuffer(b"\x42\x0a\x08\x01\x12\x00\x2a\x04", np.uint8)
+# The tensor forms of a scalar after the tag: tensor (8) with a dtype, an empty shape
+# (12 00) and one value: torch's float_val (2a 04), TensorFlow 2's tensor_content as float32
+# (22 04) or float64 (22 08); the bytes before the value, and its size.
+_TENSOR_FORMS = ((b"\x42\x0a\x08\x01\x12\x00\x2a\x04", 4),
+                 (b"\x42\x0a\x08\x01\x12\x00\x22\x04", 4),
+                 (b"\x42\x0e\x08\x02\x12\x00\x22\x08", 8))
+_MAX_META = 120  # TensorFlow 2 repeats the value's metadata (key 4a) in every event
 
 
 @dataclass
@@ -340,14 +346,18 @@ class _Layout(NamedTuple):
     """Where the fields of a one-value scalar event of one length are: the wall time at
     byte 1, the step (a ``step_size``-byte varint) at byte 10, then the summary's keys and
     sizes (``head``: the six bytes ``2a S 0a V 0a T`` at ``keys``), the tag (``tag_len``
-    bytes), and the value (``simple_value``: key 15 and a float32; or the scalars plugin's
-    tensor form)."""
+    bytes), and the value: ``simple_value`` (key 15 and a float32), or one of the tensor
+    forms (``prefix``, the 8 bytes before a value of ``size`` bytes), which TensorFlow 2
+    follows with the value's metadata (``meta``: the same bytes in every event)."""
 
     form: int
     step_size: int
     keys: int
     head: int
     tag_len: int
+    prefix: int = 0
+    size: int = 4
+    meta: bytes = b""
 
     @property
     def tag_at(self) -> int:
@@ -359,12 +369,17 @@ class _Layout(NamedTuple):
 
     @property
     def value_at(self) -> int:
-        return self.suffix_at + (1 if self.form == _SIMPLE else len(_TENSOR_SCALAR))
+        return self.suffix_at + (1 if self.form == _SIMPLE else 8)
+
+    @property
+    def meta_at(self) -> int:
+        return self.value_at + self.size
 
 
 def _layout(b: bytes) -> _Layout | None:
     """The layout of the one event ``b`` (its bytes), or None when it is not a one-value
-    scalar event: ``09 <wall> 10 <step> 2a S 0a V 0a T <tag> (15 <f32> | <tensor form>)``."""
+    scalar event: ``09 <wall> 10 <step> 2a S 0a V 0a T <tag> (15 <f32> | <tensor form>
+    [4a <metadata>])``."""
     n = len(b)
     if n < 22 or b[0] != 0x09 or b[9] != 0x10:
         return None
@@ -377,36 +392,129 @@ def _layout(b: bytes) -> _Layout | None:
     if p + 6 > n or b[p] != 0x2A or b[p + 2] != 0x0A or b[p + 4] != 0x0A:
         return None
     s, v, t = b[p + 1], b[p + 3], b[p + 5]
-    if s >= 0x80 or v >= 0x80 or t >= 0x80 or s != v + 2:
+    if s >= 0x80 or v >= 0x80 or t >= 0x80 or s != v + 2 or p + 2 + s != n:
         return None
     after = p + 6 + t
     head = int.from_bytes(b[p:p + 6], "little")
     if v == t + 7 and after + 5 == n and b[after] == 0x15:
         return _Layout(_SIMPLE, size, p, head, t)
-    if v == t + 14 and after + 12 == n and b[after:after + 8] == _TENSOR_SCALAR.tobytes():
-        return _Layout(_TENSOR, size, p, head, t)
+    for prefix, width in _TENSOR_FORMS:
+        if b[after:after + 8] == prefix:
+            meta = b[after + 8 + width:]
+            if v != t + 10 + width + len(meta):
+                return None
+            if meta and (len(meta) > _MAX_META or meta[0] != 0x4A or meta[1] != len(meta) - 2):
+                return None
+            return _Layout(_TENSOR, size, p, head, t, int.from_bytes(prefix, "little"),
+                           width, meta)
     return None
 
 
 _HEAD_MASK = (1 << 48) - 1
-_TENSOR_WORD = int.from_bytes(_TENSOR_SCALAR.tobytes(), "little")
 
 
 def _fits(v: _Views, d: np.ndarray, lay: _Layout) -> np.ndarray:
     """Which events at ``d`` (payload starts, all of the layout's length) have ``lay``'s
     keys, sizes and step size: then every field is at the layout's offsets."""
     u8 = v.u8
-    ok = u8[d] == 0x09
-    ok &= u8[d + 9] == 0x10
-    for k in range(lay.step_size - 1):  # a varint's bytes but its last have the top bit
-        ok &= u8[d + (10 + k)] >= 0x80
-    ok &= u8[d + (9 + lay.step_size)] < 0x80
+    ok = _step_fits(u8, d, lay.step_size)
     ok &= (v.u64[d + lay.keys] & np.uint64(_HEAD_MASK)) == np.uint64(lay.head)
     if lay.form == _SIMPLE:
         ok &= u8[d + lay.suffix_at] == 0x15
     else:
-        ok &= v.u64[d + lay.suffix_at] == np.uint64(_TENSOR_WORD)
+        ok &= v.u64[d + lay.suffix_at] == np.uint64(lay.prefix)
+        # the metadata, 8 bytes at a time; the last word ends where the event does (when
+        # it overlaps the value, the value's bytes are masked off)
+        meta, n = lay.meta, len(lay.meta)
+        for at in (sorted({*range(0, n - 7, 8), n - 8}) if n else ()):
+            lo = max(0, -at)
+            want = int.from_bytes(meta[max(at, 0):at + 8], "little") << (8 * lo)
+            mask = ((1 << 64) - 1) ^ ((1 << (8 * lo)) - 1)
+            ok &= (v.u64[d + (lay.meta_at + at)] & np.uint64(mask)) == np.uint64(want)
     return ok
+
+
+def _step_fits(u8: np.ndarray, d: np.ndarray, size: int) -> np.ndarray:
+    """Which events at ``d`` start with a wall time and a step of ``size`` varint bytes."""
+    ok = u8[d] == 0x09
+    ok &= u8[d + 9] == 0x10
+    for k in range(size - 1):  # a varint's bytes but its last have the top bit
+        ok &= u8[d + (10 + k)] >= 0x80
+    ok &= u8[d + (9 + size)] < 0x80
+    return ok
+
+
+class _Merged(NamedTuple):
+    """TensorFlow 1's merged summary (``tf.summary.merge_all``): several ``simple_value``
+    values in one event, whose bytes after the step are the same in every event of this
+    layout but for the values (``template``, compared as 8-byte ``words``: offset, wanted
+    bits, mask), at ``values`` (offsets in the event), one per tag of ``names``."""
+
+    step_size: int
+    words: tuple
+    values: tuple
+    names: tuple
+
+
+def _merged_layout(b: bytes) -> _Merged | None:
+    """The layout of ``b`` when it is such an event of two or more values, else None:
+    ``09 <wall> 10 <step> 2a <S> (0a <V> 0a <T> <tag> 15 <f32>)+``."""
+    n = len(b)
+    if n < 30 or b[0] != 0x09 or b[9] != 0x10:
+        return None
+    try:
+        _, p = read_varint(b, 10)
+        if p - 10 > _MAX_STEP_BYTES or b[p] != 0x2A:
+            return None
+        size, q = read_varint(b, p + 1)
+        if q + size != n:
+            return None
+        values, names = [], []
+        while q < n:
+            if b[q] != 0x0A or b[q + 2] != 0x0A:
+                return None
+            vlen, tlen = b[q + 1], b[q + 3]
+            if vlen != tlen + 7 or tlen >= 0x80 or b[q + 4 + tlen] != 0x15:
+                return None
+            names.append(b[q + 4:q + 4 + tlen])
+            values.append(q + 5 + tlen)
+            q += 2 + vlen
+    except (IndexError, ValueError):
+        return None
+    if q != n or len(values) < 2:
+        return None
+    keep = bytearray(b"\xff" * n)
+    for at in values:
+        keep[at:at + 4] = b"\0\0\0\0"
+    words = []
+    for at in sorted({*range(p, n - 7, 8), n - 8}):
+        mask = int.from_bytes(keep[at:at + 8], "little")
+        words.append((at, int.from_bytes(b[at:at + 8], "little") & mask, mask))
+    return _Merged(p - 10, tuple(words), tuple(values), tuple(names))
+
+
+def _merged_fits(v: _Views, d: np.ndarray, lay: _Merged) -> np.ndarray:
+    ok = _step_fits(v.u8, d, lay.step_size)
+    for at, want, mask in lay.words:
+        ok &= (v.u64[d + at] & np.uint64(mask)) == np.uint64(want)
+    return ok
+
+
+def _decode_merged(v: _Views, d: np.ndarray, idx: np.ndarray, lay: _Merged,
+                   tags: dict[bytes, int], firsts: list[int]) -> list[_Found]:
+    """One :class:`_Found` per value of the merged events at ``d`` (indices ``idx``)."""
+    steps, walls = _step_values(v, d, lay.step_size), v.f64[d + 1]
+    out = []
+    for name, at in zip(lay.names, lay.values):
+        got = tags.get(name)
+        if got is None:
+            got = tags[name] = len(firsts)
+            firsts.append(int(idx[0]))
+        else:
+            firsts[got] = min(firsts[got], int(idx[0]))
+        out.append(_Found(idx, np.full(len(idx), got), steps, walls,
+                          v.f32[d + at].astype(np.float64)))
+    return out
 
 
 def _step_values(v: _Views, d: np.ndarray, size: int) -> np.ndarray:
@@ -502,9 +610,10 @@ def _decode_layout(v: _Views, d: np.ndarray, idx: np.ndarray, lay: _Layout,
         else:  # seen in another layout: which came first in the file?
             firsts[got] = min(firsts[got], at)
         ids[k] = got
+    values = v.f64[d + lay.value_at] if lay.size == 8 else \
+        v.f32[d + lay.value_at].astype(np.float64)
     return _Found(idx, ids[which] if len(ids) > 1 else np.full(len(idx), ids[0]),
-                  _step_values(v, d, lay.step_size), v.f64[d + 1],
-                  v.f32[d + lay.value_at].astype(np.float64))
+                  _step_values(v, d, lay.step_size), v.f64[d + 1], values)
 
 
 def _scalars(arr: np.ndarray, data: np.ndarray, lengths: np.ndarray
@@ -531,10 +640,19 @@ def _scalars(arr: np.ndarray, data: np.ndarray, lengths: np.ndarray
         misses = 0
         while len(todo) and misses < _MAX_MISSES:
             start = int(data[todo[0]])
-            lay = _layout(arr[start:start + length].tobytes())
+            event = arr[start:start + length].tobytes()
+            lay = _layout(event)
             if lay is None:
-                misses += 1
-                todo = todo[1:]
+                merged = _merged_layout(event)
+                if merged is None:
+                    misses += 1
+                    todo = todo[1:]
+                    continue
+                d = data[todo]
+                fits = _merged_fits(v, d, merged)
+                found[_SIMPLE].extend(_decode_merged(v, d[fits], todo[fits], merged,
+                                                     tags[_SIMPLE], firsts[_SIMPLE]))
+                todo = todo[~fits]
                 continue
             d = data[todo]
             fits = _fits(v, d, lay)
@@ -605,13 +723,32 @@ def scan_chunk(view: memoryview, base: int, first: bool = False) -> Chunk:
     rest = np.concatenate([np.ones(skip, bool), ~simple])
     for _, idx in cand:
         rest[idx + skip] = False
-    chunk.tensor_scalars = [
-        (s, [(base + int(starts[i]), view[int(data[i]):int(data[i] + lengths[i])])
-             for i in (idx + skip).tolist()]) for s, idx in cand]
+    chunk.tensor_scalars = [(s, _Events(view, base, starts, data, lengths, idx + skip))
+                            for s, idx in cand]
     for i in np.flatnonzero(rest).tolist():
         a = int(data[i])
         chunk.records.append((base + int(starts[i]), view[a:a + int(lengths[i])]))
     return chunk
+
+
+class _Events:
+    """The ``(offset, payload)`` of some events of a chunk, made only if asked for: the
+    tensor-form points of a tag that turns out to be a scalar (nearly always) never are."""
+
+    __slots__ = ("view", "base", "starts", "data", "lengths", "idx")
+
+    def __init__(self, view: memoryview, base: int, starts: np.ndarray, data: np.ndarray,
+                 lengths: np.ndarray, idx: np.ndarray) -> None:
+        self.view, self.base, self.idx = view, base, idx
+        self.starts, self.data, self.lengths = starts, data, lengths
+
+    def __len__(self) -> int:
+        return len(self.idx)
+
+    def __iter__(self) -> Iterator[tuple[int, memoryview]]:
+        for i in self.idx.tolist():
+            a = int(self.data[i])
+            yield self.base + int(self.starts[i]), self.view[a:a + int(self.lengths[i])]
 
 
 def settle(decoder: Any, result: Any, decoded: list) -> tuple[list[DecodedSeries], int]:
