@@ -29,11 +29,12 @@ How a group is computed, in order:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import numpy as np
+
+from visualdl.series.patterns import compile_pattern
 
 __all__ = ["smooth", "group_runs", "group_stats", "GroupSpec", "STATS", "BANDS"]
 
@@ -125,13 +126,16 @@ def _ema_blocks(matrix: np.ndarray, w: float) -> np.ndarray:
 class GroupSpec:
     """How runs are grouped: by a regex on the run name (the captured groups, joined by
     ``/``, or the whole match when the pattern captures nothing) or by hparam values. A run
-    the regex does not match, or without the hparams, is a group of its own (its name)."""
+    the regex does not match, or without the hparams, is a group of its own (its name). The
+    regex comes from a request: it is matched by RE2 (``patterns``), in linear time."""
 
     regex: str | None = None
     hparams: tuple[str, ...] = ()
 
-    def compiled(self) -> re.Pattern | None:
-        return re.compile(self.regex) if self.regex else None
+    def compiled(self) -> Any:
+        """The compiled regex (``patterns.compile_pattern``: a ``PatternError`` names it
+        ``regex``), or None when grouping by hparams."""
+        return compile_pattern(self.regex, "regex") if self.regex else None
 
 
 def group_runs(runs: Iterable[str], spec: GroupSpec,
