@@ -25,7 +25,8 @@ export function createFilterInput({ label, placeholder = '', value = '', onChang
   const show = () => {
     input.setAttribute('aria-invalid', compiled.ok ? 'false' : 'true');
     error.hidden = compiled.ok;
-    error.textContent = compiled.ok ? '' : `Invalid regular expression: ${compiled.error}`;
+    if (compiled.ok) error.textContent = '';
+    else error.textContent = compiled.refused ? compiled.error : `Invalid regular expression: ${compiled.error}`;
   };
   const fire = debounce(() => onChange && onChange(input.value, compiled), 120);
   input.addEventListener('input', () => {

@@ -1,16 +1,132 @@
-// User-typed regular expressions (tag and run filters): case-insensitive, and an invalid one is
-// reported rather than throwing.
+// Regular expressions the page did not write: typed in a filter box, kept in the URL, or
+// logged in a custom-scalars layout. The browser's engine backtracks, and it matches on the
+// page's only thread: one pattern such as (a+)+$ against a 30-character tag never returns,
+// and the page with it (no tab bar, no chart). So a pattern is checked before it is compiled,
+// and refused, with the reason, when it is long or has a construct whose matching time can
+// grow exponentially or as a high power of the text's length.
+
+/** The longest pattern taken, in characters. */
+export const MAX_PATTERN = 1000;
+/** At most this many unbounded repeats (*, +, {n,}): matching time is at worst a power of
+ *  the text's length of this degree. */
+export const MAX_UNBOUNDED = 3;
+
+const GROUP_OPEN = /^\(\?(?::|=|!|<=|<!|<[A-Za-z_$][\w$]*>)?/;
+const COUNTED = /^\{(\d+)(,(\d*))?\}/;
+
+/** `(`/`)`-balanced frames: whether a group holds a repeat or an alternation. */
+const frame = () => ({ repeats: false, alternation: false });
 
 /**
- * Compile `text` into a filter. Returns {ok, error, test(name)}; an empty or invalid pattern
- * matches everything so the page never goes blank while the user is typing.
+ * Why `text` must not be run, or null when it may: longer than MAX_PATTERN, a backreference,
+ * a repeated group that holds a repeat or an alternation ((a+)+, (.*)*, (a|ab)*: exponential
+ * backtracking), or more than MAX_UNBOUNDED unbounded repeats (.*.*.*.*: a high power).
+ * A pass over the pattern's text, which does not itself have to be valid (new RegExp says
+ * what is wrong with an invalid one).
+ */
+export function refusal(text) {
+  if (text.length > MAX_PATTERN) return `longer than ${MAX_PATTERN} characters`;
+  const stack = [frame()];
+  let last = null; // what a repeat would apply to: a closed group's frame, 'atom' or null
+  let unbounded = 0;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    const top = stack[stack.length - 1];
+    if (c === '\\') {
+      const next = text[i + 1] || '';
+      if (/[1-9]/.test(next) || (next === 'k' && text[i + 2] === '<')) return `a backreference (\\${next}) can take exponential time`;
+      i += 2;
+      if (/[pPu]/.test(next) && text[i] === '{') i = Math.max(i, text.indexOf('}', i) + 1);
+      last = 'atom';
+    } else if (c === '[') {
+      i = classEnd(text, i);
+      last = 'atom';
+    } else if (c === '(') {
+      const open = GROUP_OPEN.exec(text.slice(i, i + 40));
+      i += open ? open[0].length : 1;
+      stack.push(frame());
+      last = null;
+    } else if (c === ')') {
+      // a closed group's contents count for the group that holds it
+      last = stack.length > 1 ? stack.pop() : 'atom';
+      if (last !== 'atom') {
+        stack[stack.length - 1].repeats ||= last.repeats;
+        stack[stack.length - 1].alternation ||= last.alternation;
+      }
+      i += 1;
+    } else if (c === '|') {
+      top.alternation = true;
+      last = null;
+      i += 1;
+    } else if (c === '*' || c === '+' || c === '?' || (c === '{' && COUNTED.test(text.slice(i, i + 40)))) {
+      const { length, many, endless } = repeatAt(text, i);
+      if (many && last && last !== 'atom' && (last.repeats || last.alternation)) {
+        return `a repeated group that holds a repeat or an alternation (${snippet(text, i + length)}) can take exponential time`;
+      }
+      if (endless && ++unbounded > MAX_UNBOUNDED) return `more than ${MAX_UNBOUNDED} unbounded repeats (*, +, {n,}) can take very long`;
+      top.repeats = true;
+      last = null;
+      i += length + (text[i + length] === '?' ? 1 : 0); // a lazy repeat is still one
+    } else {
+      last = 'atom';
+      i += 1;
+    }
+  }
+  return null;
+}
+
+/** The index just past the character class that opens at `i`. */
+function classEnd(text, i) {
+  let j = i + 1;
+  if (text[j] === '^') j += 1;
+  if (text[j] === ']') j += 1; // a leading ] is a member
+  while (j < text.length && text[j] !== ']') j += text[j] === '\\' ? 2 : 1;
+  return j + 1;
+}
+
+/** The repeat at `i`: its length, whether it can match more than once, and without end. */
+function repeatAt(text, i) {
+  const c = text[i];
+  if (c !== '{') return { length: 1, many: c !== '?', endless: c !== '?' };
+  const m = COUNTED.exec(text.slice(i, i + 40));
+  const low = Number(m[1]);
+  const high = m[2] ? (m[3] === '' ? Infinity : Number(m[3])) : low;
+  return { length: m[0].length, many: high > 1, endless: high === Infinity };
+}
+
+/** Where in `text` a refusal is, shown briefly. */
+function snippet(text, end) {
+  const start = Math.max(0, end - 24);
+  return (start > 0 ? '…' : '') + text.slice(start, end);
+}
+
+/**
+ * Compile a pattern that did not come from the page: {re}, or {error, refused} with the
+ * browser's message for an invalid pattern (refused: false), or for a refused one
+ * (refused: true) a message that names the pattern and says why.
+ */
+export function safeRegExp(text, flags = '') {
+  let re;
+  try {
+    re = new RegExp(text, flags);
+  } catch (err) {
+    return { error: err.message, refused: false };
+  }
+  const why = refusal(text);
+  if (why) return { error: `Refused pattern ${JSON.stringify(shorten(text))}: ${why}`, refused: true };
+  return { re };
+}
+
+const shorten = (text) => (text.length > 80 ? `${text.slice(0, 77)}…` : text);
+
+/**
+ * Compile `text` into a filter. Returns {ok, error, refused, test(name)}; an empty, invalid
+ * or refused pattern matches everything so the page never goes blank while the user types.
  */
 export function compileFilter(text) {
   if (!text) return { ok: true, error: null, test: () => true };
-  try {
-    const re = new RegExp(text, 'i');
-    return { ok: true, error: null, test: (name) => re.test(name) };
-  } catch (err) {
-    return { ok: false, error: err.message, test: () => true };
-  }
+  const { re, error, refused } = safeRegExp(text, 'i');
+  if (error) return { ok: false, error, refused, test: () => true };
+  return { ok: true, error: null, test: (name) => re.test(name) };
 }

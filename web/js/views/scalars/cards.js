@@ -104,7 +104,7 @@ export function annotateCard(card, spec, lines, bands, nonFinite, error) {
   let note = lines.length
     ? `${runs.length} run${runs.length === 1 ? '' : 's'}${what} · ${fmtInt(shown)} of ${fmtInt(total)} points`
     : `No selected run has ${spec.kind === 'tag' ? 'this tag' : 'a tag of this chart'}.`;
-  if (error) note = error;
+  if (error) note = lines.length || bands.length ? `${error} · ${note}` : error;
   if (lines.some((r) => r.series.downsampled)) note += ' (min/max per bucket)';
   if (nonFinite.length) {
     note += ` · non-finite values: ${nonFinite.map((n) => `${n.run} (${n.count})`).join(', ')}`;

@@ -3,6 +3,7 @@
 // regexes, margin charts), charts made in the page from regexes, and pinned copies of any of
 // them. Pure functions over the tag index and /api/scalars/layouts: no DOM, no fetching.
 import { groupOf } from '../../shared/cards.js';
+import { safeRegExp } from '../../shared/regex.js';
 import { lineStyle } from './chart.js';
 
 /** A chart's key: JSON keeps any tag text intact. ['t', tag] | ['g', main_tag] |
@@ -102,13 +103,18 @@ function specFromKey(key) {
   return null;
 }
 
-/** Compile a chart's regexes (case-sensitive, searched anywhere, as TensorBoard does). */
+/** Compile a chart's regexes (case-sensitive, searched anywhere, as TensorBoard does):
+ *  {regexes, error}, the regexes of the patterns that may run, and an error naming each
+ *  invalid or refused one (it came from a log or the URL: shared/regex.js). */
 export function compilePatterns(patterns) {
-  try {
-    return { regexes: patterns.map((p) => new RegExp(p)) };
-  } catch (err) {
-    return { error: `Invalid regular expression: ${err.message}` };
+  const regexes = [];
+  const errors = [];
+  for (const p of patterns) {
+    const { re, error, refused } = safeRegExp(p);
+    if (re) regexes.push(re);
+    else errors.push(refused ? error : `Invalid regular expression: ${error}`);
   }
+  return errors.length ? { regexes, error: errors.join(' · ') } : { regexes };
 }
 
 /**
@@ -141,7 +147,6 @@ export function linesOf(spec, runs, has, tagsOf) {
     return { lines, bands };
   }
   const { regexes, error } = compilePatterns(spec.patterns);
-  if (error) return { lines, bands, error };
   const matched = new Set();
   for (const run of runs) for (const tag of tagsOf(run)) if (regexes.some((re) => re.test(tag))) matched.add(tag);
   const order = [...matched].sort();
@@ -150,7 +155,7 @@ export function linesOf(spec, runs, has, tagsOf) {
       if (has(run, tag)) lines.push({ run, tag, name: `${run}/${tag}`, style: lineStyle(i) });
     });
   }
-  return { lines, bands };
+  return error ? { lines, bands, error } : { lines, bands };
 }
 
 // ---- what the URL keeps: charts made here ("chart") and per-chart run subsets ("cruns") --

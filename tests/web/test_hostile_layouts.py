@@ -1,0 +1,126 @@
+"""Patterns from the logs or the URL cannot hang the page (issue 29, item 4), in headless
+Chromium over real logs and a real server. A custom-scalars layout logged with a
+backtracking multiline regex ((a+)+$ against a tag of 40 a's: the browser's engine would
+never return) leaves the page usable: the tab bar, the layout's other regex drawn, the other
+charts drawn, and the card says which pattern was refused. The same holds for the tag and
+run filters and the charts made from regexes that come in the URL."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+import pytest
+
+from tests.helpers.server import serving
+from visualdl import LogWriter
+
+pytestmark = pytest.mark.browser
+
+LONG_TAG = "a" * 40 + "/loss"  # what (a+)+$ backtracks on
+TAGS = ("loss", "acc", LONG_TAG)
+BACKTRACKING = "(a+)+$"
+LAYOUT = {
+    "Hostile": {"backtracks": ["Multiline", [BACKTRACKING, "^loss$"]]},
+    "Fine": {"accuracy": ["Multiline", ["^acc$"]]},
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile-layouts")
+    for run, scale in (("r1", 1.0), ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2.0)):
+        with LogWriter(logdir=str(root / run)) as w:
+            for step in range(20):
+                for i, tag in enumerate(TAGS):
+                    w.add_scalar(tag, scale * (i + step), step, walltime=1e9 + step)
+            w.add_custom_scalars(LAYOUT)
+    with serving(root) as handle:
+        yield handle
+
+
+def card_state(page, title: str) -> dict | None:
+    return page.evaluate(
+        """(title) => {
+            const c = [...document.querySelectorAll('.card')].find((c) =>
+              c.dataset.chart === title && c.dataset.pinned !== '1');
+            if (!c) return null;
+            const p = c.querySelector('.plot');
+            return {state: c.dataset.state, note: c.querySelector('.card-note').textContent,
+                    tags: [...new Set((p.data || []).map((t) => t.meta.tag))].sort()};
+          }""",
+        title,
+    )
+
+
+def wait_card(page, title: str) -> dict:
+    page.locator(f'.card[data-chart="{title}"]').first.scroll_into_view_if_needed()
+    page.wait_for_function(
+        """(title) => [...document.querySelectorAll('.card')].some((c) =>
+             c.dataset.chart === title && ['ready', 'empty'].includes(c.dataset.state))""",
+        arg=title,
+    )
+    return card_state(page, title)
+
+
+def test_a_backtracking_layout_regex_is_refused_in_its_card(watched, server, tmp_path):
+    page = watched.page
+    page.goto(server.url)
+    page.wait_for_selector("#tab-scalars[aria-selected=true]")
+    hostile = wait_card(page, "backtracks")
+    assert hostile["state"] == "ready"
+    assert f'Refused pattern "{BACKTRACKING}"' in hostile["note"]
+    assert "exponential" in hostile["note"]
+    assert hostile["tags"] == ["loss"]  # the layout's other regex still draws
+    fine = wait_card(page, "accuracy")
+    assert fine["state"] == "ready" and fine["tags"] == ["acc"] and "Refused" not in fine["note"]
+    single = wait_card(page, LONG_TAG)  # a chart per tag: the long tag's too
+    assert single["state"] == "ready"
+    assert page.locator("#tabs [role=tab]").all_text_contents() == ["Scalars"]
+    page.screenshot(path=str(tmp_path / "hostile-layout.png"), full_page=True)
+
+
+def test_backtracking_patterns_in_the_url_are_refused_by_name(watched, server, tmp_path):
+    page = watched.page
+    made = json.dumps(["(.*)*X", "^acc$"])
+    query = (f"?tags={quote(BACKTRACKING)}&runFilter={quote('(a|a)*b')}"
+             f"&runWhere={quote('lr~(x+x+)+y')}&chart={quote(made)}")
+    page.goto(server.url + query)
+    page.wait_for_selector("#tab-scalars[aria-selected=true]")
+    errors = page.locator(".filter-error:not([hidden])")
+    page.wait_for_function("() => document.querySelectorAll('.filter-error:not([hidden])').length === 3")
+    texts = errors.all_text_contents()
+    assert any(f'Refused pattern "{BACKTRACKING}"' in t for t in texts), texts
+    assert any('Refused pattern "(a|a)*b"' in t for t in texts), texts
+    assert any('Refused pattern "(x+x+)+y"' in t for t in texts), texts
+    chart = wait_card(page, "(.*)*X | ^acc$")
+    assert 'Refused pattern "(.*)*X"' in chart["note"] and chart["tags"] == ["acc"]
+    # a refused filter hides nothing: every tag's chart is there and draws
+    for tag in TAGS:
+        assert wait_card(page, tag)["state"] == "ready"
+    page.screenshot(path=str(tmp_path / "hostile-url.png"), full_page=True)
+
+
+def test_a_chart_made_from_a_backtracking_regex_is_refused_at_once(watched, server):
+    page = watched.page
+    page.goto(server.url)
+    page.wait_for_selector("#tab-scalars[aria-selected=true]")
+    page.fill("input[name=new-chart]", "(a+)+$, ^loss$")
+    page.click("form.new-chart button[type=submit]")
+    error = page.locator(".new-chart-error")
+    error.wait_for(state="visible")
+    assert f'Refused pattern "{BACKTRACKING}"' in error.text_content()
+    assert "chart=" not in page.url
+
+
+def test_ordinary_patterns_work_as_before(watched, server):
+    page = watched.page
+    made = json.dumps(["^acc$", "loss$"])
+    page.goto(server.url + f"?tags={quote('^(acc|loss)$')}&chart={quote(made)}")
+    page.wait_for_selector("#tab-scalars[aria-selected=true]")
+    assert wait_card(page, "^acc$ | loss$")["tags"] == sorted(["acc", "loss", LONG_TAG])
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.card:not([data-pinned])')].filter((c) =>"
+        " c.closest('.group').dataset.group.startsWith('\\u0000layout') === false &&"
+        " c.dataset.kind === 'tag').length === 2")
+    assert page.locator(".filter-error:not([hidden])").count() == 0
