@@ -124,3 +124,26 @@ def test_ordinary_patterns_work_as_before(watched, server):
         " c.closest('.group').dataset.group.startsWith('\\u0000layout') === false &&"
         " c.dataset.kind === 'tag').length === 2")
     assert page.locator(".filter-error:not([hidden])").count() == 0
+
+
+REFUSED = ["(.*)*X", "(a+)+$", "(a|a)*b", "(x+x+)+y", "(?:(a|b)c)+", "(x{2,}){2}", r"(a)\1",
+           r"(?<n>a)\k<n>", ".*.*.*.*=X", "a" * 1001]
+ACCEPTED = [r"^(.*)_seed\d+$", "loss|acc", "^acc$", "(train|eval)/loss", "[(+*]+", r"\(a+\)+",
+            "(?:ab)+", "((a)b)*", r"\p{L}+", "x{1,3}", ".*a.*b.*c", "^(?=a)b", "a" * 1000]
+
+
+def test_the_check_refuses_only_what_can_blow_up(watched, server):
+    """shared/regex.js's check, run in the page over a table of patterns."""
+    page = watched.page
+    page.goto(server.url)
+    page.wait_for_selector("#tab-scalars[aria-selected=true]")
+    verdicts = page.evaluate(
+        """async (patterns) => {
+             const { refusal } = await import('./static/js/shared/regex.js');
+             return patterns.map((p) => refusal(p));
+           }""",
+        REFUSED + ACCEPTED,
+    )
+    refused, accepted = verdicts[:len(REFUSED)], verdicts[len(REFUSED):]
+    assert all(refused), dict(zip(REFUSED, refused))
+    assert not any(accepted), dict(zip(ACCEPTED, accepted))
