@@ -25,8 +25,8 @@ from visualdl import LogWriter
 from visualdl.format.record_pb2 import Entry, Record
 from visualdl.writer.record_file import RecordFileWriter
 
-# Names long enough that a backtracking engine needs days for (.*)*X (2**40 paths).
-RUNS = ["a" * 40, "lr0.1_seed" + "1" * 30, "lr0.01_seed" + "2" * 30]
+# Names long enough that a backtracking engine needs days for (.*)*X or (a+)+$ (2**40 paths).
+RUNS = ["a" * 40 + "_b", "lr0.1_seed" + "1" * 30, "lr0.01_seed" + "2" * 30]
 DEADLINE = 60.0  # seconds: a client timeout, far above any honest answer here
 NESTED = "(" * 1000 + "x" + ")" * 1000
 BACKTRACKING = "(.*)*X"
