@@ -64,3 +64,14 @@ def test_ordinary_patterns_group_as_before():
                      "lr0.01/0": ["lr0.01_seed0"], "other": ["other"]}
     optional = group_runs(["a_x", "b"], GroupSpec(regex=r"^(a)?(?:_x)?"), lambda r: None)
     assert optional == {"a": ["a_x"], "": ["b"]}
+
+
+def test_any_run_name_groups_even_an_undecodable_one():
+    """A run folder whose name is not UTF-8 has surrogates in its str name: grouped, not a
+    UnicodeEncodeError (the regex engine reads UTF-8)."""
+    runs = ["r\udcff_seed0", "r\udcff_seed1", "é_seed0", "plain"]
+    groups = group_runs(runs, GroupSpec(regex=r"^(.*)_seed\d+$"), lambda r: None)
+    assert groups == {"r\udcff": runs[:2], "é": ["é_seed0"], "plain": ["plain"]}
+    whole = group_runs(runs, GroupSpec(regex=r"é|\d"), lambda r: None)
+    assert whole == {"0": ["r\udcff_seed0"], "1": ["r\udcff_seed1"], "é": ["é_seed0"],
+                     "plain": ["plain"]}

@@ -146,16 +146,23 @@ def group_runs(runs: Iterable[str], spec: GroupSpec,
     for run in runs:
         name = run
         if pattern is not None:
-            found = pattern.search(run)
+            # RE2 matches UTF-8 bytes: handed bytes, its wrapper skips a slow per-call
+            # translation of offsets; surrogatepass keeps any name (an undecodable file name)
+            found = pattern.search(run.encode("utf-8", "surrogatepass"))
             if found is not None:
-                parts = [g for g in found.groups() if g is not None]
-                name = "/".join(parts) if found.groups() else found.group(0)
+                captured = found.groups() if pattern.groups else ()
+                parts = [_text(g) for g in captured if g is not None]
+                name = "/".join(parts) if captured else _text(found.group(0))
         elif spec.hparams:
             values = hparams_of(run) or {}
             if any(h in values for h in spec.hparams):
                 name = ", ".join(f"{h}={_fmt(values.get(h))}" for h in spec.hparams)
         groups.setdefault(name, []).append(run)
     return groups
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogatepass")
 
 
 def _fmt(value: Any) -> str:
