@@ -2,8 +2,10 @@
 Chromium over real logs and a real server. A custom-scalars layout logged with a
 backtracking multiline regex ((a+)+$ against a tag of 40 a's: the browser's engine would
 never return) leaves the page usable: the tab bar, the layout's other regex drawn, the other
-charts drawn, and the card says which pattern was refused. The same holds for the tag and
-run filters and the charts made from regexes that come in the URL."""
+charts drawn, and the card says which pattern was refused. A layout regex that passes the
+check but is slow on a hostile tag (.*.*.*X against 3,000 a's: cubic) is stopped by the
+worker's time limit, and named too. The same holds for the tag and run filters and the
+charts made from regexes that come in the URL."""
 
 from __future__ import annotations
 
@@ -18,10 +20,13 @@ from visualdl import LogWriter
 pytestmark = pytest.mark.browser
 
 LONG_TAG = "a" * 40 + "/loss"  # what (a+)+$ backtracks on
-TAGS = ("loss", "acc", LONG_TAG)
+HUGE_TAG = "a" * 3000  # what .*.*.*X takes cubic time on
+TAGS = ("loss", "acc", LONG_TAG, HUGE_TAG)
 BACKTRACKING = "(a+)+$"
+CUBIC = ".*.*.*X"
 LAYOUT = {
-    "Hostile": {"backtracks": ["Multiline", [BACKTRACKING, "^loss$"]]},
+    "Hostile": {"backtracks": ["Multiline", [BACKTRACKING, "^loss$"]],
+                "cubic": ["Multiline", [CUBIC, "^acc$"]]},
     "Fine": {"accuracy": ["Multiline", ["^acc$"]]},
 }
 
@@ -76,6 +81,9 @@ def test_a_backtracking_layout_regex_is_refused_in_its_card(watched, server, tmp
     assert fine["state"] == "ready" and fine["tags"] == ["acc"] and "Refused" not in fine["note"]
     single = wait_card(page, LONG_TAG)  # a chart per tag: the long tag's too
     assert single["state"] == "ready"
+    slow = wait_card(page, "cubic")  # passed the check; stopped by the worker's time limit
+    assert f'Refused pattern "{CUBIC}": matching took over 1 s' in slow["note"]
+    assert slow["state"] == "ready" and slow["tags"] == ["acc"]
     assert page.locator("#tabs [role=tab]").all_text_contents() == ["Scalars"]
     page.screenshot(path=str(tmp_path / "hostile-layout.png"), full_page=True)
 
@@ -127,9 +135,11 @@ def test_ordinary_patterns_work_as_before(watched, server):
 
 
 REFUSED = ["(.*)*X", "(a+)+$", "(a|a)*b", "(x+x+)+y", "(?:(a|b)c)+", "(x{2,}){2}", r"(a)\1",
-           r"(?<n>a)\k<n>", ".*.*.*.*=X", "a" * 1001]
+           r"(?<n>a)\k<n>", "a" * 1001]
+COUNTED = [".*.*.*X", ".*a.*b.*c", "a{0,60}a{0,60}a{0,60}b", "a?" * 11 + "b"]  # polynomial
 ACCEPTED = [r"^(.*)_seed\d+$", "loss|acc", "^acc$", "(train|eval)/loss", "[(+*]+", r"\(a+\)+",
-            "(?:ab)+", "((a)b)*", r"\p{L}+", "x{1,3}", ".*a.*b.*c", "^(?=a)b", "a" * 1000]
+            "(?:ab)+", "((a)b)*", r"\p{L}+", "x{1,3}", ".*a.*b", r"^lr\d+_seed\d+$", "a?" * 10,
+            "^(?=a)b", "a" * 1000]
 
 
 def test_the_check_refuses_only_what_can_blow_up(watched, server):
@@ -140,10 +150,14 @@ def test_the_check_refuses_only_what_can_blow_up(watched, server):
     verdicts = page.evaluate(
         """async (patterns) => {
              const { refusal } = await import('./static/js/shared/regex.js');
-             return patterns.map((p) => refusal(p));
+             return patterns.map((p) => [refusal(p), refusal(p, { counts: false })]);
            }""",
-        REFUSED + ACCEPTED,
+        REFUSED + COUNTED + ACCEPTED,
     )
-    refused, accepted = verdicts[:len(REFUSED)], verdicts[len(REFUSED):]
-    assert all(refused), dict(zip(REFUSED, refused))
-    assert not any(accepted), dict(zip(ACCEPTED, accepted))
+    strict = dict(zip(REFUSED + COUNTED + ACCEPTED, (v[0] for v in verdicts)))
+    timed = dict(zip(REFUSED + COUNTED + ACCEPTED, (v[1] for v in verdicts)))
+    assert all(strict[p] for p in REFUSED + COUNTED), strict
+    assert not any(strict[p] for p in ACCEPTED), strict
+    # for a worker with a time limit, only the exponential shapes are refused outright
+    assert all(timed[p] for p in REFUSED), timed
+    assert not any(timed[p] for p in COUNTED + ACCEPTED), timed

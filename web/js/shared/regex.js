@@ -3,13 +3,20 @@
 // page's only thread: one pattern such as (a+)+$ against a 30-character tag never returns,
 // and the page with it (no tab bar, no chart). So a pattern is checked before it is compiled,
 // and refused, with the reason, when it is long or has a construct whose matching time can
-// grow exponentially or as a high power of the text's length.
+// grow exponentially or as a high power of the text's length. Patterns matched here, on the
+// page's thread (the filters), are held to the strict check and tested on at most
+// MAX_SUBJECT characters of each text; the tag regexes of charts (layouts, charts made from
+// regexes) go to shared/patternmatch.js, which runs them in a worker with a time limit.
 
 /** The longest pattern taken, in characters. */
 export const MAX_PATTERN = 1000;
-/** At most this many unbounded repeats (*, +, {n,}): matching time is at worst a power of
- *  the text's length of this degree. */
-export const MAX_UNBOUNDED = 3;
+/** At most this many repeats that can take many lengths (*, +, {n,}, {n,m} with m > n + 1):
+ *  matching time is at worst a power of the text's length of this degree. */
+export const MAX_GROWING = 2;
+/** At most this many repeats that take one of two lengths (?, {n,n+1}): each may double it. */
+export const MAX_OPTIONAL = 10;
+/** What the page's own thread matches of a text, in characters (a hostile tag can be long). */
+export const MAX_SUBJECT = 4096;
 
 const GROUP_OPEN = /^\(\?(?::|=|!|<=|<!|<[A-Za-z_$][\w$]*>)?/;
 const COUNTED = /^\{(\d+)(,(\d*))?\}/;
@@ -20,15 +27,17 @@ const frame = () => ({ repeats: false, alternation: false });
 /**
  * Why `text` must not be run, or null when it may: longer than MAX_PATTERN, a backreference,
  * a repeated group that holds a repeat or an alternation ((a+)+, (.*)*, (a|ab)*: exponential
- * backtracking), or more than MAX_UNBOUNDED unbounded repeats (.*.*.*.*: a high power).
- * A pass over the pattern's text, which does not itself have to be valid (new RegExp says
- * what is wrong with an invalid one).
+ * backtracking), and unless `counts` is false (a worker with a time limit runs it), more
+ * than MAX_GROWING repeats of many lengths (.*.*.*, a{0,60} thrice: a power of the text's
+ * length) or MAX_OPTIONAL optional ones (a?a?a?...: 2^n). A pass over the pattern's text,
+ * which does not itself have to be valid (new RegExp says what is wrong with an invalid one).
  */
-export function refusal(text) {
+export function refusal(text, { counts = true } = {}) {
   if (text.length > MAX_PATTERN) return `longer than ${MAX_PATTERN} characters`;
   const stack = [frame()];
   let last = null; // what a repeat would apply to: a closed group's frame, 'atom' or null
-  let unbounded = 0;
+  let growing = 0;
+  let optional = 0;
   let i = 0;
   while (i < text.length) {
     const c = text[i];
@@ -60,11 +69,12 @@ export function refusal(text) {
       last = null;
       i += 1;
     } else if (c === '*' || c === '+' || c === '?' || (c === '{' && COUNTED.test(text.slice(i, i + 40)))) {
-      const { length, many, endless } = repeatAt(text, i);
+      const { length, many, lengths } = repeatAt(text, i);
       if (many && last && last !== 'atom' && (last.repeats || last.alternation)) {
         return `a repeated group that holds a repeat or an alternation (${snippet(text, i + length)}) can take exponential time`;
       }
-      if (endless && ++unbounded > MAX_UNBOUNDED) return `more than ${MAX_UNBOUNDED} unbounded repeats (*, +, {n,}) can take very long`;
+      if (counts && lengths > 2 && ++growing > MAX_GROWING) return `more than ${MAX_GROWING} repeats of many lengths (*, +, {n,}, {n,m}) can take very long`;
+      if (counts && lengths === 2 && ++optional > MAX_OPTIONAL) return `more than ${MAX_OPTIONAL} optional parts (?) can take very long`;
       top.repeats = true;
       last = null;
       i += length + (text[i + length] === '?' ? 1 : 0); // a lazy repeat is still one
@@ -85,14 +95,15 @@ function classEnd(text, i) {
   return j + 1;
 }
 
-/** The repeat at `i`: its length, whether it can match more than once, and without end. */
+/** The repeat at `i`: its length in the pattern, whether it can match more than once, and
+ *  how many lengths it can take (Infinity: without end). */
 function repeatAt(text, i) {
   const c = text[i];
-  if (c !== '{') return { length: 1, many: c !== '?', endless: c !== '?' };
+  if (c !== '{') return { length: 1, many: c !== '?', lengths: c === '?' ? 2 : Infinity };
   const m = COUNTED.exec(text.slice(i, i + 40));
   const low = Number(m[1]);
   const high = m[2] ? (m[3] === '' ? Infinity : Number(m[3])) : low;
-  return { length: m[0].length, many: high > 1, endless: high === Infinity };
+  return { length: m[0].length, many: high > 1, lengths: high - low + 1 };
 }
 
 /** Where in `text` a refusal is, shown briefly. */
@@ -104,16 +115,16 @@ function snippet(text, end) {
 /**
  * Compile a pattern that did not come from the page: {re}, or {error, refused} with the
  * browser's message for an invalid pattern (refused: false), or for a refused one
- * (refused: true) a message that names the pattern and says why.
+ * (refused: true) a message that names the pattern and says why. `options`: refusal's.
  */
-export function safeRegExp(text, flags = '') {
+export function safeRegExp(text, flags = '', options = {}) {
   let re;
   try {
     re = new RegExp(text, flags);
   } catch (err) {
     return { error: err.message, refused: false };
   }
-  const why = refusal(text);
+  const why = refusal(text, options);
   if (why) return { error: `Refused pattern ${JSON.stringify(shorten(text))}: ${why}`, refused: true };
   return { re };
 }
@@ -128,5 +139,8 @@ export function compileFilter(text) {
   if (!text) return { ok: true, error: null, test: () => true };
   const { re, error, refused } = safeRegExp(text, 'i');
   if (error) return { ok: false, error, refused, test: () => true };
-  return { ok: true, error: null, test: (name) => re.test(name) };
+  return { ok: true, error: null, test: (name) => re.test(bounded(name)) };
 }
+
+/** `text`, or its first MAX_SUBJECT characters: what the page's thread matches. */
+export const bounded = (text) => (text.length > MAX_SUBJECT ? text.slice(0, MAX_SUBJECT) : text);

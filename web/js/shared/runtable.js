@@ -9,7 +9,7 @@
 // makes one of the /api/hparams answer. Column ids: 'run', 'hp:<name>', 'm:<tag>', 'start',
 // 'updated'.
 import { fmtValue } from './format.js';
-import { safeRegExp } from './regex.js';
+import { safeRegExp, bounded } from './regex.js';
 
 /** Columns of a table: run, each hparam, each metric, and the times when it has them. */
 export function columnsOf(table) {
@@ -137,7 +137,7 @@ export function parseWhere(text) {
 
 function holds(cond, v) {
   if (v === null || v === undefined) return cond.op === '!=';
-  if (cond.op === '~') return cond.re.test(String(v));
+  if (cond.op === '~') return cond.re.test(bounded(String(v)));
   const numeric = typeof v === 'number' && rawIsNumber(cond.raw);
   if (typeof v === 'boolean') v = String(v);
   if (!numeric) {

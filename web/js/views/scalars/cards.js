@@ -152,7 +152,7 @@ export function newChartForm(onAdd) {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const patterns = input.value.split(',').map((p) => p.trim()).filter(Boolean);
-    const compiled = compilePatterns(patterns);
+    const compiled = compilePatterns(patterns, { counts: false }); // drawn by the worker
     error.hidden = !compiled.error && patterns.length > 0;
     error.textContent = compiled.error || (patterns.length ? '' : 'Type at least one regex.');
     if (compiled.error || !patterns.length) return;

@@ -3,7 +3,7 @@
 // regexes, margin charts), charts made in the page from regexes, and pinned copies of any of
 // them. Pure functions over the tag index and /api/scalars/layouts: no DOM, no fetching.
 import { groupOf } from '../../shared/cards.js';
-import { safeRegExp } from '../../shared/regex.js';
+import { safeRegExp, bounded } from '../../shared/regex.js';
 import { lineStyle } from './chart.js';
 
 /** A chart's key: JSON keeps any tag text intact. ['t', tag] | ['g', main_tag] |
@@ -105,24 +105,33 @@ function specFromKey(key) {
 
 /** Compile a chart's regexes (case-sensitive, searched anywhere, as TensorBoard does):
  *  {regexes, error}, the regexes of the patterns that may run, and an error naming each
- *  invalid or refused one (it came from a log or the URL: shared/regex.js). */
-export function compilePatterns(patterns) {
+ *  invalid or refused one (it came from a log or the URL: shared/regex.js). `options`:
+ *  the check's (counts: false when a worker with a time limit will run them). */
+export function compilePatterns(patterns, options = {}) {
   const regexes = [];
   const errors = [];
   for (const p of patterns) {
-    const { re, error, refused } = safeRegExp(p);
+    const { re, error, refused } = safeRegExp(p, '', options);
     if (re) regexes.push(re);
     else errors.push(refused ? error : `Invalid regular expression: ${error}`);
   }
   return errors.length ? { regexes, error: errors.join(' · ') } : { regexes };
 }
 
+/** Match patterns here, at once (what linesOf does without a PatternMatcher's `match`). */
+function matchHere(pattern, tags) {
+  const { regexes, error } = compilePatterns([pattern]);
+  return error ? { refused: error } : { matched: tags.filter((t) => regexes[0].test(bounded(t))) };
+}
+
 /**
  * The lines (and margin bands) of `spec` over `runs`: [{run, tag, name, style?}] and
  * [{run, tags: {lower, upper}}]. has(run, tag) says whether a run has a tag; tagsOf(run)
- * lists a run's tags (for regexes).
+ * lists a run's tags (for regexes); match(pattern, tags) says which tags a pattern matches
+ * ({matched} | {refused} | {pending}: shared/patternmatch.js). With a pattern pending, the
+ * answer says `pending: true`; a refused one is named in `error`.
  */
-export function linesOf(spec, runs, has, tagsOf) {
+export function linesOf(spec, runs, has, tagsOf, match = matchHere) {
   const lines = [];
   const bands = [];
   if (spec.kind === 'tag') {
@@ -146,9 +155,18 @@ export function linesOf(spec, runs, has, tagsOf) {
     }
     return { lines, bands };
   }
-  const { regexes, error } = compilePatterns(spec.patterns);
+  const tags = [...new Set(runs.flatMap((run) => tagsOf(run)))];
   const matched = new Set();
-  for (const run of runs) for (const tag of tagsOf(run)) if (regexes.some((re) => re.test(tag))) matched.add(tag);
+  const errors = [];
+  let pending = false;
+  for (const pattern of spec.patterns) {
+    const found = match(pattern, tags);
+    if (found.refused) errors.push(found.refused);
+    pending ||= Boolean(found.pending);
+    (found.matched || []).forEach((t) => matched.add(t));
+  }
+  if (pending) return { lines, bands, pending };
+  const error = errors.join(' · ');
   const order = [...matched].sort();
   for (const run of runs) {
     order.forEach((tag, i) => {
