@@ -14,6 +14,7 @@ import random
 import pytest
 
 from tests.helpers.http import Client
+from tests.helpers.patterns import random_regex
 from tests.helpers.server import serving
 from visualdl import LogWriter
 
@@ -21,34 +22,6 @@ SEED = 29
 RUNS = ["a" * 40 + "_b", "lr0.1_seed" + "1" * 30, "x" * 30]
 NUMBERS = ["9" * 400, "-" + "9" * 40, str(2 ** 63), str(-(2 ** 63) - 1), "1e400", "-1e400",
            "nan", "inf", "NaN", "Infinity", "-0", "0x10", "1_000", " 7", "", "3.5", "1e-400", "٣"]
-ATOMS = ["a", ".", r"\d", r"\w", "[a-z]", "[^_]", "x", "_", "é", r"\b", "^", "$"]
-REPEATS = ["*", "+", "?", "{2}", "{1,}", "{0,1000}", "{4294967295}", "{1001}", "*?", "{99999999999999999999}"]
-EXTRAS = [r"\1", "(?=a)", "(?!b)", "(?<=c)", "(?P=n)", "(?P<n>a)", "(?i)", "[", ")", "\x00"]
-
-
-def random_regex(rng: random.Random, depth: int = 0) -> str:
-    parts = []
-    for _ in range(rng.randint(1, 4)):
-        roll = rng.random()
-        if roll < 0.3 and depth < 6:
-            inner = random_regex(rng, depth + 1)
-            if rng.random() < 0.3:
-                inner += "|" + random_regex(rng, depth + 1)
-            part = "(" + inner + ")"
-        elif roll < 0.4:
-            part = rng.choice(EXTRAS)
-        else:
-            part = rng.choice(ATOMS)
-        if rng.random() < 0.5:
-            part += rng.choice(REPEATS)
-        parts.append(part)
-    text = "".join(parts)
-    if depth == 0 and rng.random() < 0.1:  # deep nesting, past any sane pattern
-        n = rng.choice([200, 600, 1200])
-        text = "(" * n + text + ")" * n
-    return text
-
-
 def nested(rng: random.Random) -> str:
     n = rng.choice([10, 1000, 100_000])
     open_, close = rng.choice([("[", "]"), ('{"a":', "}")])

@@ -10,10 +10,12 @@ charts made from regexes that come in the URL."""
 from __future__ import annotations
 
 import json
+import random
 from urllib.parse import quote
 
 import pytest
 
+from tests.helpers.patterns import random_regex
 from tests.helpers.server import serving
 from visualdl import LogWriter
 
@@ -136,7 +138,8 @@ def test_ordinary_patterns_work_as_before(watched, server):
 
 REFUSED = ["(.*)*X", "(a+)+$", "(a|a)*b", "(x+x+)+y", "(?:(a|b)c)+", "(x{2,}){2}", r"(a)\1",
            r"(?<n>a)\k<n>", "a" * 1001]
-COUNTED = [".*.*.*X", ".*a.*b.*c", "a{0,60}a{0,60}a{0,60}b", "a?" * 11 + "b"]  # polynomial
+COUNTED = [".*.*.*X", ".*a.*b.*c", "a{0,60}a{0,60}a{0,60}b", "a?" * 11 + "b",  # polynomial
+           r"\w{4294967295}", "a{17}.*.*"]
 ACCEPTED = [r"^(.*)_seed\d+$", "loss|acc", "^acc$", "(train|eval)/loss", "[(+*]+", r"\(a+\)+",
             "(?:ab)+", "((a)b)*", r"\p{L}+", "x{1,3}", ".*a.*b", r"^lr\d+_seed\d+$", "a?" * 10,
             "^(?=a)b", "a" * 1000]
@@ -161,3 +164,47 @@ def test_the_check_refuses_only_what_can_blow_up(watched, server):
     # for a worker with a time limit, only the exponential shapes are refused outright
     assert all(timed[p] for p in REFUSED), timed
     assert not any(timed[p] for p in COUNTED + ACCEPTED), timed
+
+
+def test_fuzzed_patterns_the_check_lets_through_finish_on_hostile_names(watched, server):
+    """Seeded random patterns: every one the strict check (the filters') accepts is matched,
+    as the filters match, against hostile names of up to MAX_SUBJECT characters, in the
+    app's own match worker; each must finish before a deadline (a worker that does not is
+    ended and its pattern reported). The worker keeps the test alive if the check is wrong."""
+    rng = random.Random(29)
+    patterns = [random_regex(rng, extras=False) for _ in range(300)]
+    page = watched.page
+    page.goto(server.url)
+    page.wait_for_selector("#tab-scalars[aria-selected=true]")
+    result = page.evaluate(
+        """async (patterns) => {
+             const { refusal, bounded } = await import('./static/js/shared/regex.js');
+             const subjects = ['a'.repeat(5000), 'a'.repeat(40) + '!', 'ab'.repeat(3000),
+                               'x'.repeat(4096) + '_', 'é'.repeat(4096), '_'.repeat(100)].map(bounded);
+             const accepted = patterns.filter((p) => {
+               try { new RegExp(p, 'i'); } catch (_) { return false; }
+               return refusal(p) === null;
+             });
+             const url = new URL('./static/js/shared/matchworker.js', document.baseURI);
+             const stuck = [];
+             let worker = null;
+             for (const [id, pattern] of accepted.entries()) {
+               worker ||= new Worker(url, { type: 'module' });
+               const done = new Promise((resolve) => {
+                 worker.onmessage = (e) => { if (!e.data.started) resolve(true); };
+               });
+               worker.postMessage({ id, pattern, flags: 'i', texts: subjects });
+               const deadline = new Promise((resolve) => setTimeout(() => resolve(false), 10000));
+               if (!(await Promise.race([done, deadline]))) {
+                 stuck.push(pattern);
+                 worker.terminate();
+                 worker = null;
+               }
+             }
+             worker?.terminate();
+             return { accepted: accepted.length, stuck };
+           }""",
+        patterns,
+    )
+    assert result["stuck"] == []
+    assert result["accepted"] >= 50  # the fuzz reaches the matcher, not only the refusals

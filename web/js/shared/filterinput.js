@@ -23,6 +23,7 @@ export function createFilterInput({ label, placeholder = '', value = '', onChang
   const element = el('div', { class: 'filter' }, el('label', { for: id }, label), input, error);
   let compiled = compileFilter(value);
   const show = () => {
+    compiled.onRefuse = show; // a filter that runs too long turns off and says so
     input.setAttribute('aria-invalid', compiled.ok ? 'false' : 'true');
     error.hidden = compiled.ok;
     if (compiled.ok) error.textContent = '';

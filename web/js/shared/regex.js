@@ -15,8 +15,14 @@ export const MAX_PATTERN = 1000;
 export const MAX_GROWING = 2;
 /** At most this many repeats that take one of two lengths (?, {n,n+1}): each may double it. */
 export const MAX_OPTIONAL = 10;
+/** The largest repeat count ({n}, {n,m}); a count over MAX_FIXED counts as a repeat of many
+ *  lengths (it multiplies the work as one does). */
+export const MAX_COUNT = 1000;
+const MAX_FIXED = 16;
 /** What the page's own thread matches of a text, in characters (a hostile tag can be long). */
-export const MAX_SUBJECT = 4096;
+export const MAX_SUBJECT = 256;
+/** A filter that spends longer than this in one go (a task of the page) turns itself off. */
+export const FILTER_BUDGET_MS = 250;
 
 const GROUP_OPEN = /^\(\?(?::|=|!|<=|<!|<[A-Za-z_$][\w$]*>)?/;
 const COUNTED = /^\{(\d+)(,(\d*))?\}/;
@@ -29,7 +35,8 @@ const frame = () => ({ repeats: false, alternation: false });
  * a repeated group that holds a repeat or an alternation ((a+)+, (.*)*, (a|ab)*: exponential
  * backtracking), and unless `counts` is false (a worker with a time limit runs it), more
  * than MAX_GROWING repeats of many lengths (.*.*.*, a{0,60} thrice: a power of the text's
- * length) or MAX_OPTIONAL optional ones (a?a?a?...: 2^n). A pass over the pattern's text,
+ * length), MAX_OPTIONAL optional ones (a?a?a?...: 2^n) or a count over MAX_COUNT
+ * (\w{4294967295}: work in proportion to the count at every position). A pass over the pattern's text,
  * which does not itself have to be valid (new RegExp says what is wrong with an invalid one).
  */
 export function refusal(text, { counts = true } = {}) {
@@ -69,11 +76,12 @@ export function refusal(text, { counts = true } = {}) {
       last = null;
       i += 1;
     } else if (c === '*' || c === '+' || c === '?' || (c === '{' && COUNTED.test(text.slice(i, i + 40)))) {
-      const { length, many, lengths } = repeatAt(text, i);
+      const { length, many, lengths, count } = repeatAt(text, i);
       if (many && last && last !== 'atom' && (last.repeats || last.alternation)) {
         return `a repeated group that holds a repeat or an alternation (${snippet(text, i + length)}) can take exponential time`;
       }
-      if (counts && lengths > 2 && ++growing > MAX_GROWING) return `more than ${MAX_GROWING} repeats of many lengths (*, +, {n,}, {n,m}) can take very long`;
+      if (counts && count > MAX_COUNT) return `a repeat count over ${MAX_COUNT} (${snippet(text, i + length)}) can take very long`;
+      if (counts && (lengths > 2 || count > MAX_FIXED) && ++growing > MAX_GROWING) return `more than ${MAX_GROWING} repeats of many lengths (*, +, {n,}, {n,m}) can take very long`;
       if (counts && lengths === 2 && ++optional > MAX_OPTIONAL) return `more than ${MAX_OPTIONAL} optional parts (?) can take very long`;
       top.repeats = true;
       last = null;
@@ -99,11 +107,12 @@ function classEnd(text, i) {
  *  how many lengths it can take (Infinity: without end). */
 function repeatAt(text, i) {
   const c = text[i];
-  if (c !== '{') return { length: 1, many: c !== '?', lengths: c === '?' ? 2 : Infinity };
+  if (c !== '{') return { length: 1, many: c !== '?', lengths: c === '?' ? 2 : Infinity, count: 1 };
   const m = COUNTED.exec(text.slice(i, i + 40));
   const low = Number(m[1]);
   const high = m[2] ? (m[3] === '' ? Infinity : Number(m[3])) : low;
-  return { length: m[0].length, many: high > 1, lengths: high - low + 1 };
+  const count = Number.isFinite(high) ? high : low; // the largest count it names
+  return { length: m[0].length, many: high > 1, lengths: high - low + 1, count };
 }
 
 /** Where in `text` a refusal is, shown briefly. */
@@ -132,14 +141,34 @@ export function safeRegExp(text, flags = '', options = {}) {
 const shorten = (text) => (text.length > 80 ? `${text.slice(0, 77)}…` : text);
 
 /**
- * Compile `text` into a filter. Returns {ok, error, refused, test(name)}; an empty, invalid
- * or refused pattern matches everything so the page never goes blank while the user types.
+ * Compile `text` into a filter. Returns {ok, error, refused, test(name), onRefuse}; an empty,
+ * invalid or refused pattern matches everything so the page never goes blank while the user
+ * types. A filter that spends over FILTER_BUDGET_MS in one task refuses itself the same way
+ * and calls its onRefuse (set by whoever shows its error).
  */
 export function compileFilter(text) {
   if (!text) return { ok: true, error: null, test: () => true };
   const { re, error, refused } = safeRegExp(text, 'i');
   if (error) return { ok: false, error, refused, test: () => true };
-  return { ok: true, error: null, test: (name) => re.test(bounded(name)) };
+  const filter = { ok: true, error: null, refused: false, onRefuse: null };
+  let spent = 0;
+  let counting = false;
+  filter.test = (name) => {
+    if (!filter.ok) return true;
+    if (!counting) { // the budget is per task: a new one starts from zero
+      counting = true;
+      setTimeout(() => { counting = false; spent = 0; });
+    }
+    const start = performance.now();
+    const hit = re.test(bounded(name));
+    spent += performance.now() - start;
+    if (spent > FILTER_BUDGET_MS) {
+      Object.assign(filter, { ok: false, refused: true, error: `Refused pattern ${JSON.stringify(shorten(text))}: matching took over ${FILTER_BUDGET_MS / 1000} s, so the filter is off` });
+      if (filter.onRefuse) filter.onRefuse();
+    }
+    return hit;
+  };
+  return filter;
 }
 
 /** `text`, or its first MAX_SUBJECT characters: what the page's thread matches. */
