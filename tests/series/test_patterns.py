@@ -75,3 +75,5 @@ def test_any_run_name_groups_even_an_undecodable_one():
     whole = group_runs(runs, GroupSpec(regex=r"é|\d"), lambda r: None)
     assert whole == {"0": ["r\udcff_seed0"], "1": ["r\udcff_seed1"], "é": ["é_seed0"],
                      "plain": ["plain"]}
+    cut = group_runs(["\udcff_x"], GroupSpec(regex=r"^(.)"), lambda r: None)
+    assert list(cut.values()) == [["\udcff_x"]]  # a part cut inside it is still a name

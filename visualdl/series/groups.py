@@ -162,7 +162,11 @@ def group_runs(runs: Iterable[str], spec: GroupSpec,
 
 
 def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogatepass")
+    """A captured part of a name as text (RE2 may cut a surrogate's bytes: then a U+FFFD)."""
+    try:
+        return raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace")
 
 
 def _fmt(value: Any) -> str:
