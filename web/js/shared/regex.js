@@ -5,7 +5,7 @@
 // and refused, with the reason, when it is long or has a construct whose matching time can
 // grow exponentially or as a high power of the text's length. Patterns matched here, on the
 // page's thread (the filters), are held to the strict check and tested on at most
-// MAX_SUBJECT characters of each text; the tag regexes of charts (layouts, charts made from
+// SUBJECT_LIMITS[k] characters of each text, k its repeats of many lengths; the tag regexes of charts (layouts, charts made from
 // regexes) go to shared/patternmatch.js, which runs them in a worker with a time limit.
 
 /** The longest pattern taken, in characters. */
@@ -19,8 +19,10 @@ export const MAX_OPTIONAL = 10;
  *  lengths (it multiplies the work as one does). */
 export const MAX_COUNT = 1000;
 const MAX_FIXED = 16;
-/** What the page's own thread matches of a text, in characters (a hostile tag can be long). */
-export const MAX_SUBJECT = 256;
+/** What the page's own thread matches of a text, in characters, by the pattern's number of
+ *  repeats of many lengths (k: its work grows as the length to the power k + 1): all of it
+ *  without any, else the first 2,048 or 256 characters (a hostile tag can be long). */
+export const SUBJECT_LIMITS = [Infinity, 2048, 256];
 /** A filter that spends longer than this in one go (a task of the page) turns itself off. */
 export const FILTER_BUDGET_MS = 250;
 
@@ -39,8 +41,13 @@ const frame = () => ({ repeats: false, alternation: false });
  * (\w{4294967295}: work in proportion to the count at every position). A pass over the pattern's text,
  * which does not itself have to be valid (new RegExp says what is wrong with an invalid one).
  */
-export function refusal(text, { counts = true } = {}) {
-  if (text.length > MAX_PATTERN) return `longer than ${MAX_PATTERN} characters`;
+export function refusal(text, options = {}) {
+  return analyze(text, options).why;
+}
+
+/** refusal's pass: {why: the refusal or null, growing: repeats of many lengths}. */
+function analyze(text, { counts = true } = {}) {
+  if (text.length > MAX_PATTERN) return { why: `longer than ${MAX_PATTERN} characters`, growing: 0 };
   const stack = [frame()];
   let last = null; // what a repeat would apply to: a closed group's frame, 'atom' or null
   let growing = 0;
@@ -51,7 +58,7 @@ export function refusal(text, { counts = true } = {}) {
     const top = stack[stack.length - 1];
     if (c === '\\') {
       const next = text[i + 1] || '';
-      if (/[1-9]/.test(next) || (next === 'k' && text[i + 2] === '<')) return `a backreference (\\${next}) can take exponential time`;
+      if (/[1-9]/.test(next) || (next === 'k' && text[i + 2] === '<')) return { why: `a backreference (\\${next}) can take exponential time`, growing };
       i += 2;
       if (/[pPu]/.test(next) && text[i] === '{') i = Math.max(i, text.indexOf('}', i) + 1);
       last = 'atom';
@@ -78,11 +85,11 @@ export function refusal(text, { counts = true } = {}) {
     } else if (c === '*' || c === '+' || c === '?' || (c === '{' && COUNTED.test(text.slice(i, i + 40)))) {
       const { length, many, lengths, count } = repeatAt(text, i);
       if (many && last && last !== 'atom' && (last.repeats || last.alternation)) {
-        return `a repeated group that holds a repeat or an alternation (${snippet(text, i + length)}) can take exponential time`;
+        return { why: `a repeated group that holds a repeat or an alternation (${snippet(text, i + length)}) can take exponential time`, growing };
       }
-      if (counts && count > MAX_COUNT) return `a repeat count over ${MAX_COUNT} (${snippet(text, i + length)}) can take very long`;
-      if (counts && (lengths > 2 || count > MAX_FIXED) && ++growing > MAX_GROWING) return `more than ${MAX_GROWING} repeats of many lengths (*, +, {n,}, {n,m}) can take very long`;
-      if (counts && lengths === 2 && ++optional > MAX_OPTIONAL) return `more than ${MAX_OPTIONAL} optional parts (?) can take very long`;
+      if (counts && count > MAX_COUNT) return { why: `a repeat count over ${MAX_COUNT} (${snippet(text, i + length)}) can take very long`, growing };
+      if (counts && (lengths > 2 || count > MAX_FIXED) && ++growing > MAX_GROWING) return { why: `more than ${MAX_GROWING} repeats of many lengths (*, +, {n,}, {n,m}) can take very long`, growing };
+      if (counts && lengths === 2 && ++optional > MAX_OPTIONAL) return { why: `more than ${MAX_OPTIONAL} optional parts (?) can take very long`, growing };
       top.repeats = true;
       last = null;
       i += length + (text[i + length] === '?' ? 1 : 0); // a lazy repeat is still one
@@ -91,7 +98,7 @@ export function refusal(text, { counts = true } = {}) {
       i += 1;
     }
   }
-  return null;
+  return { why: null, growing };
 }
 
 /** The index just past the character class that opens at `i`. */
@@ -122,7 +129,8 @@ function snippet(text, end) {
 }
 
 /**
- * Compile a pattern that did not come from the page: {re}, or {error, refused} with the
+ * Compile a pattern that did not come from the page: {re, limit} (how much of a text to
+ * match: SUBJECT_LIMITS), or {error, refused} with the
  * browser's message for an invalid pattern (refused: false), or for a refused one
  * (refused: true) a message that names the pattern and says why. `options`: refusal's.
  */
@@ -133,9 +141,9 @@ export function safeRegExp(text, flags = '', options = {}) {
   } catch (err) {
     return { error: err.message, refused: false };
   }
-  const why = refusal(text, options);
+  const { why, growing } = analyze(text, options);
   if (why) return { error: `Refused pattern ${JSON.stringify(shorten(text))}: ${why}`, refused: true };
-  return { re };
+  return { re, limit: SUBJECT_LIMITS[growing] ?? SUBJECT_LIMITS[SUBJECT_LIMITS.length - 1] };
 }
 
 const shorten = (text) => (text.length > 80 ? `${text.slice(0, 77)}…` : text);
@@ -148,7 +156,7 @@ const shorten = (text) => (text.length > 80 ? `${text.slice(0, 77)}…` : text);
  */
 export function compileFilter(text) {
   if (!text) return { ok: true, error: null, test: () => true };
-  const { re, error, refused } = safeRegExp(text, 'i');
+  const { re, limit, error, refused } = safeRegExp(text, 'i');
   if (error) return { ok: false, error, refused, test: () => true };
   const filter = { ok: true, error: null, refused: false, onRefuse: null };
   let spent = 0;
@@ -160,7 +168,7 @@ export function compileFilter(text) {
       setTimeout(() => { counting = false; spent = 0; });
     }
     const start = performance.now();
-    const hit = re.test(bounded(name));
+    const hit = re.test(bounded(name, limit));
     spent += performance.now() - start;
     if (spent > FILTER_BUDGET_MS) {
       Object.assign(filter, { ok: false, refused: true, error: `Refused pattern ${JSON.stringify(shorten(text))}: matching took over ${FILTER_BUDGET_MS / 1000} s, so the filter is off` });
@@ -171,5 +179,5 @@ export function compileFilter(text) {
   return filter;
 }
 
-/** `text`, or its first MAX_SUBJECT characters: what the page's thread matches. */
-export const bounded = (text) => (text.length > MAX_SUBJECT ? text.slice(0, MAX_SUBJECT) : text);
+/** `text`, or its first `limit` characters (safeRegExp's): what the page's thread matches. */
+export const bounded = (text, limit) => (text.length > limit ? text.slice(0, limit) : text);

@@ -125,9 +125,9 @@ export function parseWhere(text) {
     if (raw === '') return { ok: false, error: `"${part}" has no value`, conditions: [], tags: [] };
     const cond = { name, op: op[0], raw, value: Number(raw) };
     if (op[0] === '~') {
-      const { re, error } = safeRegExp(raw, 'i'); // from the filter box or the URL
+      const { re, limit, error } = safeRegExp(raw, 'i'); // from the filter box or the URL
       if (error) return { ok: false, error: `"${part}": ${error}`, conditions: [], tags: [] };
-      cond.re = re;
+      Object.assign(cond, { re, limit });
     }
     conditions.push(cond);
     tags.push(name);
@@ -137,7 +137,7 @@ export function parseWhere(text) {
 
 function holds(cond, v) {
   if (v === null || v === undefined) return cond.op === '!=';
-  if (cond.op === '~') return cond.re.test(bounded(String(v)));
+  if (cond.op === '~') return cond.re.test(bounded(String(v), cond.limit));
   const numeric = typeof v === 'number' && rawIsNumber(cond.raw);
   if (typeof v === 'boolean') v = String(v);
   if (!numeric) {

@@ -14,8 +14,8 @@ const WEBGL_ABOVE = 3000; // 2D points beyond which scattergl is much faster tha
 /** A case-insensitive matcher for the search box: a regex, or plain text if it is not one. */
 export function matcher(text) {
   if (!text) return { test: () => false, error: false };
-  const { re } = safeRegExp(text, 'i'); // an invalid or refused one (shared/regex.js): text
-  if (re) return { test: (s) => re.test(bounded(s)), error: false };
+  const { re, limit } = safeRegExp(text, 'i'); // an invalid or refused one (shared/regex.js): text
+  if (re) return { test: (s) => re.test(bounded(s, limit)), error: false };
   const lower = text.toLowerCase();
   return { test: (s) => s.toLowerCase().includes(lower), error: true };
 }

@@ -120,8 +120,10 @@ export function compilePatterns(patterns, options = {}) {
 
 /** Match patterns here, at once (what linesOf does without a PatternMatcher's `match`). */
 function matchHere(pattern, tags) {
-  const { regexes, error } = compilePatterns([pattern]);
-  return error ? { refused: error } : { matched: tags.filter((t) => regexes[0].test(bounded(t))) };
+  const { error } = compilePatterns([pattern]);
+  if (error) return { refused: error };
+  const { re, limit } = safeRegExp(pattern);
+  return { matched: tags.filter((t) => re.test(bounded(t, limit))) };
 }
 
 /**
