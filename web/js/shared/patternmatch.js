@@ -9,6 +9,7 @@ import { safeRegExp } from './regex.js';
 /** How long one pattern may take over the tags it is sent with, in milliseconds. */
 export const MATCH_LIMIT_MS = 1000;
 
+const START_LIMIT_MS = 15000;
 const WORKER_URL = new URL('./matchworker.js', import.meta.url);
 
 export class PatternMatcher {
@@ -64,12 +65,15 @@ export class PatternMatcher {
       this.#worker.onerror = (event) => this.#fail(`could not be matched (${event.message || 'the worker failed'})`);
     }
     this.#worker.postMessage({ id: job.id, pattern, flags: '', texts });
+    // a worker that never starts (a busy machine, a blocked script) is no reason to wait on
+    job.timer = setTimeout(() => this.#fail('the matching worker did not start'), START_LIMIT_MS);
   }
 
   #answer(data) {
     const job = this.#job;
     if (!job || data.id !== job.id) return;
     if (data.started) {
+      clearTimeout(job.timer);
       job.timer = setTimeout(() => this.#fail(`matching took over ${this.limitMs / 1000} s, so it was stopped`), this.limitMs);
       return;
     }
