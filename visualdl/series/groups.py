@@ -29,11 +29,12 @@ How a group is computed, in order:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import numpy as np
+
+from visualdl.series.patterns import compile_pattern
 
 __all__ = ["smooth", "group_runs", "group_stats", "GroupSpec", "STATS", "BANDS"]
 
@@ -125,13 +126,16 @@ def _ema_blocks(matrix: np.ndarray, w: float) -> np.ndarray:
 class GroupSpec:
     """How runs are grouped: by a regex on the run name (the captured groups, joined by
     ``/``, or the whole match when the pattern captures nothing) or by hparam values. A run
-    the regex does not match, or without the hparams, is a group of its own (its name)."""
+    the regex does not match, or without the hparams, is a group of its own (its name). The
+    regex comes from a request: it is matched by RE2 (``patterns``), in linear time."""
 
     regex: str | None = None
     hparams: tuple[str, ...] = ()
 
-    def compiled(self) -> re.Pattern | None:
-        return re.compile(self.regex) if self.regex else None
+    def compiled(self) -> Any:
+        """The compiled regex (``patterns.compile_pattern``: a ``PatternError`` names it
+        ``regex``), or None when grouping by hparams."""
+        return compile_pattern(self.regex, "regex") if self.regex else None
 
 
 def group_runs(runs: Iterable[str], spec: GroupSpec,
@@ -142,16 +146,27 @@ def group_runs(runs: Iterable[str], spec: GroupSpec,
     for run in runs:
         name = run
         if pattern is not None:
-            found = pattern.search(run)
+            # RE2 matches UTF-8 bytes: handed bytes, its wrapper skips a slow per-call
+            # translation of offsets; surrogatepass keeps any name (an undecodable file name)
+            found = pattern.search(run.encode("utf-8", "surrogatepass"))
             if found is not None:
-                parts = [g for g in found.groups() if g is not None]
-                name = "/".join(parts) if found.groups() else found.group(0)
+                captured = found.groups() if pattern.groups else ()
+                parts = [_text(g) for g in captured if g is not None]
+                name = "/".join(parts) if captured else _text(found.group(0))
         elif spec.hparams:
             values = hparams_of(run) or {}
             if any(h in values for h in spec.hparams):
                 name = ", ".join(f"{h}={_fmt(values.get(h))}" for h in spec.hparams)
         groups.setdefault(name, []).append(run)
     return groups
+
+
+def _text(raw: bytes) -> str:
+    """A captured part of a name as text (RE2 may cut a surrogate's bytes: then a U+FFFD)."""
+    try:
+        return raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace")
 
 
 def _fmt(value: Any) -> str:

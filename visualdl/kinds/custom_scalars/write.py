@@ -56,10 +56,7 @@ def _chart_spec(where: str, spec: Any) -> list:
         if not tags:
             raise ValueError(f"{where}: a Multiline chart needs at least one tag regex")
         for pattern in tags:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"{where}: {pattern!r} is not a valid regex: {exc}") from None
+            _check_regex(where, pattern)
     elif len(tags) != 3:
         raise ValueError(f"{where}: a Margin chart takes [value_tag, lower_tag, upper_tag], "
                          f"got {len(tags)} tags")
@@ -67,6 +64,18 @@ def _chart_spec(where: str, spec: Any) -> list:
         for tag in tags:
             check_tag(tag)
     return [kind, tags]
+
+
+def _check_regex(where: str, pattern: str) -> None:
+    """A tag regex must compile. The browser matches it (and refuses one that could
+    backtrack); here a repeat count too large for ``re`` or nesting too deep for its parser
+    must be a ValueError naming the chart, not an OverflowError or RecursionError (the
+    reader checks logged layouts with this, and refuses only that layout)."""
+    try:
+        re.compile(pattern)
+    except (re.error, OverflowError, RecursionError) as exc:
+        shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+        raise ValueError(f"{where}: {shown!r} is not a valid regex: {exc}") from None
 
 
 def check(tag: str, layout: Any) -> tuple[tuple[str, str], int]:

@@ -23,9 +23,11 @@ export function createFilterInput({ label, placeholder = '', value = '', onChang
   const element = el('div', { class: 'filter' }, el('label', { for: id }, label), input, error);
   let compiled = compileFilter(value);
   const show = () => {
+    compiled.onRefuse = show; // a filter that runs too long turns off and says so
     input.setAttribute('aria-invalid', compiled.ok ? 'false' : 'true');
     error.hidden = compiled.ok;
-    error.textContent = compiled.ok ? '' : `Invalid regular expression: ${compiled.error}`;
+    if (compiled.ok) error.textContent = '';
+    else error.textContent = compiled.refused ? compiled.error : `Invalid regular expression: ${compiled.error}`;
   };
   const fire = debounce(() => onChange && onChange(input.value, compiled), 120);
   input.addEventListener('input', () => {

@@ -9,6 +9,7 @@
 // makes one of the /api/hparams answer. Column ids: 'run', 'hp:<name>', 'm:<tag>', 'start',
 // 'updated'.
 import { fmtValue } from './format.js';
+import { safeRegExp, bounded } from './regex.js';
 
 /** Columns of a table: run, each hparam, each metric, and the times when it has them. */
 export function columnsOf(table) {
@@ -124,11 +125,9 @@ export function parseWhere(text) {
     if (raw === '') return { ok: false, error: `"${part}" has no value`, conditions: [], tags: [] };
     const cond = { name, op: op[0], raw, value: Number(raw) };
     if (op[0] === '~') {
-      try {
-        cond.re = new RegExp(raw, 'i');
-      } catch (err) {
-        return { ok: false, error: `"${part}": ${err.message}`, conditions: [], tags: [] };
-      }
+      const { re, limit, error } = safeRegExp(raw, 'i'); // from the filter box or the URL
+      if (error) return { ok: false, error: `"${part}": ${error}`, conditions: [], tags: [] };
+      Object.assign(cond, { re, limit });
     }
     conditions.push(cond);
     tags.push(name);
@@ -138,7 +137,7 @@ export function parseWhere(text) {
 
 function holds(cond, v) {
   if (v === null || v === undefined) return cond.op === '!=';
-  if (cond.op === '~') return cond.re.test(String(v));
+  if (cond.op === '~') return cond.re.test(bounded(String(v), cond.limit));
   const numeric = typeof v === 'number' && rawIsNumber(cond.raw);
   if (typeof v === 'boolean') v = String(v);
   if (!numeric) {

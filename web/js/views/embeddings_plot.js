@@ -1,6 +1,7 @@
 // Pure functions turning a projection from /api/embeddings/projection into plotly traces:
 // coloring by a metadata column (categories or a numeric scale) and search highlighting.
 // No DOM, no fetching.
+import { safeRegExp, bounded } from '../shared/regex.js';
 
 const PALETTE = [
   '#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#17becf',
@@ -13,13 +14,10 @@ const WEBGL_ABOVE = 3000; // 2D points beyond which scattergl is much faster tha
 /** A case-insensitive matcher for the search box: a regex, or plain text if it is not one. */
 export function matcher(text) {
   if (!text) return { test: () => false, error: false };
-  try {
-    const re = new RegExp(text, 'i');
-    return { test: (s) => re.test(s), error: false };
-  } catch (_) {
-    const lower = text.toLowerCase();
-    return { test: (s) => s.toLowerCase().includes(lower), error: true };
-  }
+  const { re, limit } = safeRegExp(text, 'i'); // an invalid or refused one (shared/regex.js): text
+  if (re) return { test: (s) => re.test(bounded(s, limit)), error: false };
+  const lower = text.toLowerCase();
+  return { test: (s) => s.toLowerCase().includes(lower), error: true };
 }
 
 /** Groups of point indices by the value of column `col` (-1: one group). */

@@ -13,6 +13,7 @@ import { createFilterInput } from '../shared/filterinput.js';
 import { colorOf } from '../shared/colors.js';
 import { el, setChildren, fmtInt } from '../shared/dom.js';
 import { PLOT_CONFIG, plotlyReady, onThemeChange, onXZoom } from '../shared/plot.js';
+import { PatternMatcher } from '../shared/patternmatch.js';
 import { buildChart, xAxisOf } from './scalars/chart.js';
 import { grouping, groupRequest, buildGroupChart } from './scalars/groups.js';
 import {
@@ -41,6 +42,8 @@ class ScalarsView {
       onChange: (key) => this.ensure(key),
       onClear: (key) => this.store.dropWindow(key),
     });
+    // layout and URL regexes: matched in a worker with a time limit; redraw when known
+    this.matcher = new PatternMatcher(() => !this.destroyed && this.redrawVisible());
     this.unsubscribe = [onThemeChange(() => this.redrawVisible())];
     buildSettings(ctx.settings, () => this.redrawVisible());
     this.#buildMain();
@@ -201,7 +204,8 @@ class ScalarsView {
     const spec = this.specs.get(key);
     if (!spec) return { lines: [], bands: [] };
     const byRun = this.ctx.tagsOf('scalar');
-    return linesOf(spec, this.#chartRuns(key), (run, tag) => this.#has(run, tag), (run) => byRun[run] || []);
+    return linesOf(spec, this.#chartRuns(key), (run, tag) => this.#has(run, tag), (run) => byRun[run] || [],
+      (pattern, tags) => this.matcher.match(pattern, tags));
   }
 
   #points() {
@@ -224,7 +228,11 @@ class ScalarsView {
       this.#ensureGroups(key, version);
       return;
     }
-    const { lines, bands } = this.#linesOf(key);
+    const { lines, bands, pending } = this.#linesOf(key);
+    if (pending) { // the matcher's answer calls back (redrawVisible)
+      this.#markLoading(key);
+      return;
+    }
     const pairs = lines.map((l) => [l.run, l.tag]);
     for (const b of bands) pairs.push([b.run, b.tags.lower], [b.run, b.tags.upper]);
     const arriving = this.store.load(pairs, version);
@@ -293,6 +301,7 @@ class ScalarsView {
     const windowed = this.store.windowOf(key, this.zoom.get(key));
     const entry = (run, tag) => this.store.entry(windowed, run, tag);
     const found = this.#linesOf(key);
+    if (found.pending) return;
     const lines = found.lines
       .map((line) => ({ ...line, entry: entry(line.run, line.tag) }))
       .filter((l) => l.entry && l.entry.series)
@@ -373,6 +382,7 @@ class ScalarsView {
   destroy() {
     this.destroyed = true; // fetches still in flight draw nothing
     this.store.destroy();
+    this.matcher.destroy();
     this.unsubscribe.forEach((fn) => fn());
     for (const card of this.grid.cards.values()) {
       const plot = card.querySelector('.plot');

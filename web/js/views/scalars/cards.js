@@ -104,7 +104,7 @@ export function annotateCard(card, spec, lines, bands, nonFinite, error) {
   let note = lines.length
     ? `${runs.length} run${runs.length === 1 ? '' : 's'}${what} · ${fmtInt(shown)} of ${fmtInt(total)} points`
     : `No selected run has ${spec.kind === 'tag' ? 'this tag' : 'a tag of this chart'}.`;
-  if (error) note = error;
+  if (error) note = lines.length || bands.length ? `${error} · ${note}` : error;
   if (lines.some((r) => r.series.downsampled)) note += ' (min/max per bucket)';
   if (nonFinite.length) {
     note += ` · non-finite values: ${nonFinite.map((n) => `${n.run} (${n.count})`).join(', ')}`;
@@ -152,7 +152,7 @@ export function newChartForm(onAdd) {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const patterns = input.value.split(',').map((p) => p.trim()).filter(Boolean);
-    const compiled = compilePatterns(patterns);
+    const compiled = compilePatterns(patterns, { counts: false }); // drawn by the worker
     error.hidden = !compiled.error && patterns.length > 0;
     error.textContent = compiled.error || (patterns.length ? '' : 'Type at least one regex.');
     if (compiled.error || !patterns.length) return;

@@ -3,6 +3,7 @@
 // regexes, margin charts), charts made in the page from regexes, and pinned copies of any of
 // them. Pure functions over the tag index and /api/scalars/layouts: no DOM, no fetching.
 import { groupOf } from '../../shared/cards.js';
+import { safeRegExp, bounded } from '../../shared/regex.js';
 import { lineStyle } from './chart.js';
 
 /** A chart's key: JSON keeps any tag text intact. ['t', tag] | ['g', main_tag] |
@@ -102,21 +103,37 @@ function specFromKey(key) {
   return null;
 }
 
-/** Compile a chart's regexes (case-sensitive, searched anywhere, as TensorBoard does). */
-export function compilePatterns(patterns) {
-  try {
-    return { regexes: patterns.map((p) => new RegExp(p)) };
-  } catch (err) {
-    return { error: `Invalid regular expression: ${err.message}` };
+/** Compile a chart's regexes (case-sensitive, searched anywhere, as TensorBoard does):
+ *  {regexes, error}, the regexes of the patterns that may run, and an error naming each
+ *  invalid or refused one (it came from a log or the URL: shared/regex.js). `options`:
+ *  the check's (counts: false when a worker with a time limit will run them). */
+export function compilePatterns(patterns, options = {}) {
+  const regexes = [];
+  const errors = [];
+  for (const p of patterns) {
+    const { re, error, refused } = safeRegExp(p, '', options);
+    if (re) regexes.push(re);
+    else errors.push(refused ? error : `Invalid regular expression: ${error}`);
   }
+  return errors.length ? { regexes, error: errors.join(' · ') } : { regexes };
+}
+
+/** Match patterns here, at once (what linesOf does without a PatternMatcher's `match`). */
+function matchHere(pattern, tags) {
+  const { error } = compilePatterns([pattern]);
+  if (error) return { refused: error };
+  const { re, limit } = safeRegExp(pattern);
+  return { matched: tags.filter((t) => re.test(bounded(t, limit))) };
 }
 
 /**
  * The lines (and margin bands) of `spec` over `runs`: [{run, tag, name, style?}] and
  * [{run, tags: {lower, upper}}]. has(run, tag) says whether a run has a tag; tagsOf(run)
- * lists a run's tags (for regexes).
+ * lists a run's tags (for regexes); match(pattern, tags) says which tags a pattern matches
+ * ({matched} | {refused} | {pending}: shared/patternmatch.js). With a pattern pending, the
+ * answer says `pending: true`; a refused one is named in `error`.
  */
-export function linesOf(spec, runs, has, tagsOf) {
+export function linesOf(spec, runs, has, tagsOf, match = matchHere) {
   const lines = [];
   const bands = [];
   if (spec.kind === 'tag') {
@@ -140,17 +157,25 @@ export function linesOf(spec, runs, has, tagsOf) {
     }
     return { lines, bands };
   }
-  const { regexes, error } = compilePatterns(spec.patterns);
-  if (error) return { lines, bands, error };
+  const tags = [...new Set(runs.flatMap((run) => tagsOf(run)))];
   const matched = new Set();
-  for (const run of runs) for (const tag of tagsOf(run)) if (regexes.some((re) => re.test(tag))) matched.add(tag);
+  const errors = [];
+  let pending = false;
+  for (const pattern of spec.patterns) {
+    const found = match(pattern, tags);
+    if (found.refused) errors.push(found.refused);
+    pending ||= Boolean(found.pending);
+    (found.matched || []).forEach((t) => matched.add(t));
+  }
+  if (pending) return { lines, bands, pending };
+  const error = errors.join(' · ');
   const order = [...matched].sort();
   for (const run of runs) {
     order.forEach((tag, i) => {
       if (has(run, tag)) lines.push({ run, tag, name: `${run}/${tag}`, style: lineStyle(i) });
     });
   }
-  return { lines, bands };
+  return error ? { lines, bands, error } : { lines, bands };
 }
 
 // ---- what the URL keeps: charts made here ("chart") and per-chart run subsets ("cruns") --
