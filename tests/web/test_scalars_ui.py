@@ -356,3 +356,22 @@ def test_tooltip_order_follows_values(watched, server):
     page.reload()
     wait_ready(page, list(TAGS))
     assert page.input_value("select[name=tooltip-order]") == "value ascending"
+
+
+def test_a_series_of_one_point_is_a_dot(watched, tmp_path):
+    """An epoch metric after one epoch: one point draws no line, so it is drawn as a
+    marker (as TensorBoard does); a longer series stays a plain line."""
+    with LogWriter(logdir=str(tmp_path / "run")) as w:
+        w.add_scalar("epoch_loss", 0.5, step=0)
+        for step in range(3):
+            w.add_scalar("loss", 1.0 / (step + 1), step=step)
+    with serving(tmp_path) as server:
+        page = watched.page
+        page.goto(server.url)
+        wait_ready(page, ["epoch_loss", "loss"])
+        modes = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('.card')]
+            .map(c => [c.dataset.tag, c.querySelector('.plot').data.map(t => t.mode)]))""")
+        # the faint raw line, then the smoothed one (a dot for the single point)
+        assert modes == {"epoch_loss": ["lines", "markers"], "loss": ["lines", "lines"]}
+        dots = page.locator('.card[data-tag="epoch_loss"] .plot .scatterlayer .point')
+        assert dots.count() == 1

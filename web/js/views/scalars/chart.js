@@ -179,8 +179,10 @@ export function buildChart(lines, opts) {
     // "%{y}" must not be interpreted.
     const fmt = '%{fullData.name}: %{y:.6g}';
     const marker = markerOf(line, color);
-    // plotly reads `marker` whenever the key is there: leave it out for plain lines.
-    const markers = marker ? { mode: 'lines+markers', marker } : { mode: 'lines' };
+    // plotly reads `marker` whenever the key is there: leave it out for plain lines. A
+    // series of one point draws no line: it is a dot (an epoch metric after one epoch).
+    const markers = marker ? { mode: 'lines+markers', marker }
+      : x.length === 1 ? { mode: 'markers', marker: { color, size: 7 } } : { mode: 'lines' };
     const meta = { run, tag: line.tag, line: line.name ?? run };
     if (smoothing > 0) {
       traces.push({
