@@ -88,13 +88,15 @@ def _listed(root: Root, path: str) -> bool:
     name = path.replace(os.sep, "/").rsplit("/", 1)[-1]
     if not registry.tentative(name):
         return True
+    seen = root.peeked.get(path)
+    if seen is not None and seen[1]:
+        return True  # once taken, a file is its source's (which reads its changes)
     file = root.location.file(path)
     stat = file.stat()
     if stat is None:
         return False
-    seen = root.peeked.get(path)
     if seen is not None and seen[0] == stat.token:
-        return seen[1]
+        return False
     try:
         picked = registry.pick(name, file.head)
     except OSError:

@@ -119,8 +119,23 @@ def tentative(name: str) -> bool:
     """Whether every source that claims ``name`` claims it only tentatively (see
     :meth:`Source.tentative`): discovery then lists the file only once :func:`pick` takes
     it."""
+    if not any(s.claims(name) and s.tentative(name) for s in _tentative_sources()):
+        return False  # (what most names get, at the cost of a call or two)
     found = claimants(name)
-    return bool(found) and all(source.tentative(name) for source in found)
+    return all(source.tentative(name) for source in found)
+
+
+_tentatives: tuple[int, list[Source]] = (-1, [])
+
+
+def _tentative_sources() -> list[Source]:
+    """The sources that claim some names tentatively (that override ``tentative``)."""
+    global _tentatives
+    sources = _load()
+    if _tentatives[0] != len(sources):
+        _tentatives = (len(sources), [s for s in sources.values()
+                                      if type(s).tentative is not Source.tentative])
+    return _tentatives[1]
 
 
 def pick(name: str, head: Callable[[int], bytes]) -> Source | Refused | None:
