@@ -24,13 +24,33 @@ from visualdl.format.names import RECORD_MARK
 from visualdl.sources import registry
 from visualdl.storage.location import MAX_DEPTH, Location, open_location
 
-__all__ = ["Root", "make_roots", "run_name", "find_files", "is_log_file", "RECORD_MARK",
-           "MAX_DEPTH"]
+__all__ = ["Root", "make_roots", "run_name", "find_files", "is_log_file", "is_named_log",
+           "RECORD_MARK", "MAX_DEPTH"]
 
 
 def is_log_file(name: str) -> bool:
     """Whether some source claims a file called ``name`` (hidden files never)."""
     return not name.startswith(".") and registry.claims(name)
+
+
+def is_named_log(path: str) -> bool:
+    """Whether a local file the user named as a logdir is a log: claimed by its name and,
+    for a name claimed tentatively (``trace.json``), taken by its first bytes."""
+    name = os.path.basename(path)
+    if not is_log_file(name):
+        return False
+    if not registry.tentative(name):
+        return True
+
+    def head(n: int) -> bytes:
+        with open(path, "rb") as f:
+            return f.read(n)
+
+    try:
+        picked = registry.pick(name, head)
+    except OSError:
+        return False
+    return picked is not None and not isinstance(picked, registry.Refused)
 
 
 @dataclass(frozen=True)

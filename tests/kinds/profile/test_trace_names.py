@@ -99,3 +99,18 @@ def test_what_the_first_bytes_of_other_json_say():
     text = header.encode() + b',\n  "traceEvents": [\n' + b'{"ph": "X"},' * 20_000
     assert len(header) > 4096 and looks_like_trace(text[:PEEK]) is True
     assert looks_like_trace(gzip.compress(text)[:PEEK]) is True
+
+
+def test_a_json_file_named_as_the_logdir_must_be_a_trace(tmp_path):
+    import argparse
+
+    from visualdl.server.cli import check_logdirs
+
+    for name in ("trace.json", "rank-0.json.gz"):
+        shutil.copy(DATA / name, tmp_path / name)
+        check_logdirs(argparse.ArgumentParser(), [str(tmp_path / name)])  # no error
+    for name in NOT_TRACES:
+        shutil.copy(DATA / name, tmp_path / name)
+        with pytest.raises(SystemExit) as exc:
+            check_logdirs(argparse.ArgumentParser(), [str(tmp_path / name)])
+        assert exc.value.code == 2
