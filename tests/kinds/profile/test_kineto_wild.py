@@ -172,3 +172,25 @@ def test_the_gpu_span_of_a_step_is_drawn_on_its_stream(api):
         want = gpu[body["names"][str(ev["name"][k])]]
         assert abs(base + Decimal(repr(ev["ts"][k])) - want["ts"]) < NS
         assert abs(Decimal(repr(ev["dur"][k])) - want["dur"]) < NS
+
+
+@pytest.mark.parametrize("batch,piece", [(7, 0), (50_000, 5000)])
+def test_an_epoch_trace_parsed_in_two_halves_keeps_one_base(tmp_path, batch, piece):
+    """The second half of the events built by a forked child (the runner's way) is told the
+    base too: the very columns a single process builds (test_forked's comparison)."""
+    import subprocess
+    import sys
+
+    from tests.kinds.profile.test_forked import COMPARE, ROOT
+    from visualdl.kinds.profile import forked
+
+    if not forked.available():
+        pytest.skip("needs fork and two CPUs")
+    path = tmp_path / "trace.json"
+    shutil.copy(DATA / "trace.json", path)
+    done = subprocess.run([sys.executable, "-c", COMPARE, str(path), str(batch), str(piece)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert all(result["same"].values()), result["same"]
+    assert result["forked"] == [True]
