@@ -194,3 +194,32 @@ def test_an_epoch_trace_parsed_in_two_halves_keeps_one_base(tmp_path, batch, pie
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert all(result["same"].values()), result["same"]
     assert result["forked"] == [True]
+
+
+@pytest.mark.parametrize("path", ["msgspec", "json"])
+def test_every_way_of_the_parse_reads_epoch_times_exactly(monkeypatch, path):
+    """The batch decoder, the careful one-by-one path (a batch with an odd event; a B/E
+    pair) and the json module's whole parse (without msgspec) give the same exact times."""
+    import re
+
+    from visualdl.kinds.profile import parse
+
+    text = (DATA / "trace.json").read_text()
+    first = Decimal(re.search(r'"ts": ([\d.]+)', text).group(1))
+    extra = (f'{{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": {first + Decimal("0.001")}}},'
+             f'{{"ph": "E", "pid": 1, "tid": 1, "ts": {first + Decimal("12.346")}}},'
+             '{"ph": "X", "name": "odd", "pid": 1, "tid": 1, "ts": "soon", "dur": 1},')
+    raw = text.replace('"traceEvents": [', '"traceEvents": [' + extra, 1).encode()
+    if path == "json":
+        pytest.importorskip("msgspec")
+        monkeypatch.setattr(parse, "msgspec", None)
+    cols = parse.parse_trace(raw)
+    assert cols.base == int(first)
+    q = Decimal("0.001")
+    got = sorted((cols.names[int(n)], (cols.base + Decimal(float(t))).quantize(q),
+                  Decimal(float(d)).quantize(q))
+                 for n, t, d, ph in zip(cols.name, cols.ts, cols.dur, cols.ph) if ph == 0)
+    want = sorted([(e["name"], e["ts"], e["dur"]) for e in _load("trace.json")["traceEvents"]
+                   if e.get("ph") == "X"] + [("outer", first + q, Decimal("12.345"))])
+    assert got == want
+    assert any("1 events were malformed" in w for w in cols.warnings)
