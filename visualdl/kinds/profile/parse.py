@@ -37,6 +37,7 @@ import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
 from decimal import Decimal, InvalidOperation
+from itertools import islice
 from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Union
@@ -117,13 +118,14 @@ class Columns:
 
 
 def time_base(text: bytes | mmap.mmap) -> int:
-    """The whole microseconds to take off every ``ts`` of ``text``: the first ``ts``'s
-    integer part when it is :data:`WIDE_TS` or more away from zero, else 0."""
-    found = _FIRST_TS.search(text, 0, _BASE_WINDOW)
-    if found is None:
-        return 0
-    first = int(found.group(1))
-    return first if abs(first) >= WIDE_TS else 0
+    """The whole microseconds to take off every ``ts`` of ``text``: the integer part of the
+    first of its first few ``ts`` that is :data:`WIDE_TS` or more away from zero (a
+    metadata event may say 0), else 0."""
+    for found in islice(_FIRST_TS.finditer(text, 0, _BASE_WINDOW), 64):
+        first = int(found.group(1))
+        if abs(first) >= WIDE_TS:
+            return first
+    return 0
 
 
 if msgspec is not None:
