@@ -28,6 +28,8 @@ subprocess of its own, each measurement on a fresh server (the trace not yet par
 * stages (``--stages``): the server's cold path in a fresh interpreter, each stage timed:
   imports, read, parse (JSON decode into columns), model (sort, nesting, classification),
   the first timeline window, the overview; and whether Numba had to be imported.
+  With ``--epoch`` the trace's times are Unix-epoch microseconds (about 1.7e15, as newer
+  Kineto writes them), which the parse reads exactly (Decimals, less a base): its cost.
 
 ``--checkout DIR`` (repeatable) measures other checkouts' ``visualdl`` too (their server,
 their web app), on the same trace, interleaved, to compare versions on one (noisy) machine:
@@ -63,15 +65,16 @@ TARGETS = {"first_view_s": 2.0, "frame_ms": 50.0, "rss_mb": 600.0}
 OPS = 40  # operators per forward (and per backward) pass
 
 
-def write_trace(path: Path, events: int) -> int:
-    """Write a trace of about ``events`` complete events; returns the exact count."""
+def write_trace(path: Path, events: int, t0: float = 0.0) -> int:
+    """Write a trace of about ``events`` complete events, the first at ``t0`` us (``--epoch``:
+    Unix-epoch microseconds, as newer Kineto writes them); returns the exact count."""
     per_step = 1 + 1 + 1 + OPS * 2 + 1 + OPS + 1 + OPS  # step, data, fwd, ops+children, bwd, ops, opt, mem
     steps = max(1, events // (per_step - OPS))
     out = ['{"schemaVersion": 1, "env": {"framework": "visualdl bench", "threads": 1},\n'
            '"traceEvents": [\n{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, '
            '"args": {"name": "main"}}']
     count = 0
-    t = 0.0
+    t = t0
     allocated = 0
     for step in range(steps):
         start = t
@@ -368,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, default=None, help="write the trace here and keep it")
     parser.add_argument("--stages", type=int, default=0, metavar="N",
                         help="only time the cold path's stages, N fresh interpreters")
+    parser.add_argument("--epoch", action="store_true",
+                        help="times in Unix-epoch microseconds (about 1.7e15), read exactly")
     parser.add_argument("--checkout", type=Path, action="append", default=[],
                         help="also measure this checkout's visualdl, interleaved with this "
                              "one's on the same trace (a noisy machine: compare in one run)")
@@ -377,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     run.mkdir(parents=True, exist_ok=True)
     path = run / "bench.1700000000000.pt.trace.json"
     t = time.perf_counter()
-    count = write_trace(path, args.events)
+    count = write_trace(path, args.events, 1.7e15 if args.epoch else 0.0)
     print(f"trace: {count:,} events, {path.stat().st_size / 2**20:.0f} MB "
           f"(written in {time.perf_counter() - t:.1f} s)")
     if args.stages:

@@ -132,14 +132,15 @@ def _positive_float(text: str) -> float:
 def check_logdirs(parser: argparse.ArgumentParser, logdirs: Sequence[str]) -> None:
     """A regular file given as a logdir must be a record file: anything else (a script, a
     CSV, a model) would be served as an empty dashboard, without a word."""
-    from visualdl.reader.discovery import is_log_file
+    from visualdl.reader.discovery import is_named_log
 
     for logdir in logdirs:
         path = Path(logdir).expanduser()
-        if path.is_file() and not is_log_file(path.name):
+        if path.is_file() and not is_named_log(str(path)):
             parser.error(f"argument --logdir: {logdir} is a file, not a log directory "
                          "(give the folder that holds the runs, or a log file: ours, with "
-                         "'vdlrecords' in its name, or TensorBoard's events.out.tfevents.*)")
+                         "'vdlrecords' in its name, TensorBoard's events.out.tfevents.*, "
+                         "or a PyTorch trace)")
 
 
 def _start(argv: list[str]) -> int | tuple:

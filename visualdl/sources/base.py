@@ -81,6 +81,13 @@ class Source(ABC):
 
     #: Ask ``accepts`` even when no other source claims the name (a format told by content).
     sniffs: bool = False
+
+    def tentative(self, name: str) -> bool:
+        """Whether this source claims ``name`` only for files whose first bytes it
+        accepts: a name many other files share (``*.json``). Run discovery lists such a
+        file only once ``accepts`` says True (no refusal is reported for the others), and
+        ``accepts`` decides it even when no other source claims the name."""
+        return False
     #: How many first bytes ``accepts`` needs to decide (at most ``HEAD_BYTES``).
     head_bytes: int = HEAD_BYTES
 

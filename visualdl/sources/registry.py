@@ -22,7 +22,7 @@ from visualdl import plugins
 from visualdl.sources.base import HEAD_BYTES, Source
 
 __all__ = ["ENTRY_POINT_GROUP", "all_sources", "get", "claims", "claimants", "pick", "reset",
-           "Refused", "load_plugins", "plugins_loaded"]
+           "Refused", "load_plugins", "plugins_loaded", "tentative"]
 
 ENTRY_POINT_GROUP = "visualdl.sources"
 
@@ -115,6 +115,29 @@ def claimants(name: str) -> list[Source]:
     return [source for source in _load().values() if source.claims(name)]
 
 
+def tentative(name: str) -> bool:
+    """Whether every source that claims ``name`` claims it only tentatively (see
+    :meth:`Source.tentative`): discovery then lists the file only once :func:`pick` takes
+    it."""
+    if not any(s.claims(name) and s.tentative(name) for s in _tentative_sources()):
+        return False  # (what most names get, at the cost of a call or two)
+    found = claimants(name)
+    return all(source.tentative(name) for source in found)
+
+
+_tentatives: tuple[int, list[Source]] = (-1, [])
+
+
+def _tentative_sources() -> list[Source]:
+    """The sources that claim some names tentatively (that override ``tentative``)."""
+    global _tentatives
+    sources = _load()
+    if _tentatives[0] != len(sources):
+        _tentatives = (len(sources), [s for s in sources.values()
+                                      if type(s).tentative is not Source.tentative])
+    return _tentatives[1]
+
+
 def pick(name: str, head: Callable[[int], bytes]) -> Source | Refused | None:
     """The source of a file called ``name``; ``head(n)`` reads its first ``n`` bytes,
     called only when its first bytes must decide. None when they are too short to tell
@@ -122,7 +145,7 @@ def pick(name: str, head: Callable[[int], bytes]) -> Source | Refused | None:
     found = claimants(name)
     if not found:
         return Refused("no source reads files of this name")
-    if len(found) == 1 and not found[0].sniffs:
+    if len(found) == 1 and not found[0].sniffs and not found[0].tentative(name):
         return found[0]
     reasons = []
     for source in found:

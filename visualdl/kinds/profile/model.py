@@ -8,6 +8,12 @@ Both vocabularies are read through one small table: our recorder's categories
 ``cuda_driver``, ``cpu_instant_event``), where PyTorch marks phases by name instead
 (``ProfilerStep#N``, ``enumerate(DataLoader)...``, ``Optimizer.step#...``,
 ``autograd::engine::evaluate_function: ...``).
+
+Newer Kineto (ROCm's, and CUDA's since about 2023) marks each ``ProfilerStep#N`` twice: on
+the CPU thread that ran it, and as a ``gpu_user_annotation`` on each GPU stream the step
+used. A step is counted once, from its host span; its GPU span stays an event of its
+stream (drawn on the timeline, and the stream is a GPU one even when it holds nothing
+else yet).
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ KERNEL_CATS = frozenset({"kernel", "Kernel"})
 MEMCPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 GPU_CATS = KERNEL_CATS | MEMCPY_CATS
 STEP_CATS = frozenset({"ProfileStep"})
+#: Kineto's spans of user annotations (ProfilerStep#N among them) on a GPU stream.
+GPU_ANNOTATION_CATS = frozenset({"gpu_user_annotation"})
 MEMORY_NAMES = frozenset({"[memory]"})
 #: A step marker's number fits an int64 (more digits: an ordinary event's name).
 _STEP_NAME = re.compile(r"^ProfilerStep#(\d{1,18})$")
@@ -95,6 +103,8 @@ class TraceModel:
         self.meta = shallow(cols.meta)
         self.warnings = list(cols.warnings)
         self.source = source
+        #: whole microseconds that every time above is after (see parse.time_base)
+        self.base = int(cols.base)
         # per-track contiguous slices
         bounds = np.searchsorted(self.track, np.arange(len(cols.tracks) + 1))
         self.track_slices = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(cols.tracks))]
@@ -150,7 +160,10 @@ class TraceModel:
         self.is_gpu = is_gpu[self.cat] & self.complete
         own = np.where(name_phase[self.name] >= 0, name_phase[self.name], cat_phase[self.cat])
         own = np.where(self.complete, own, -1).astype(np.int8)
-        self.is_step = self.complete & ((name_step[self.name] >= 0) | step_cat[self.cat])
+        marked = self.complete & ((name_step[self.name] >= 0) | step_cat[self.cat])
+        on_gpu = np.array([c in GPU_ANNOTATION_CATS for c in cats] or [False])[self.cat]
+        # a step's GPU span is no step of its own, unless the trace marks no other
+        self.is_step = marked & ~on_gpu if (marked & ~on_gpu).any() else marked
         own[self.is_step] = -1  # a step's own time, in no phase: "other" below
         phase = _nesting.inherit(own, self.parent)
         # PyTorch marks no forward pass: there, ops outside any marked phase run forward;
@@ -172,7 +185,7 @@ class TraceModel:
         out = []
         for i, (pid, tid) in enumerate(cols.tracks):
             lo, hi = self.track_slices[i]
-            gpu = bool(self.is_gpu[lo:hi].any())
+            gpu = bool(self.is_gpu[lo:hi].any()) or bool(self._gpu_marks(lo, hi))
             thread = cols.thread_names.get((pid, tid))
             process = cols.process_names.get(pid)
             if gpu:
@@ -193,6 +206,11 @@ class TraceModel:
             out[i]["order"] = rank
         return out
 
+    def _gpu_marks(self, lo: int, hi: int) -> int:
+        """How many of the track's events are user annotations on a GPU stream."""
+        ids = [i for i, c in enumerate(self.cats) if c in GPU_ANNOTATION_CATS]
+        return int(np.isin(self.cat[lo:hi], ids).sum()) if ids else 0
+
     # -- saving (visualdl.kinds.profile.store) ---------------------------------------
     #: The per-event columns a saved model keeps; the rest is small (names, tracks, steps).
     SAVED = ("ts", "dur", "end", "name", "cat", "track", "ph", "args_start", "args_len",
@@ -205,7 +223,7 @@ class TraceModel:
         info = {"n": self.n, "names": self.names, "cats": self.cats, "meta": self.meta,
                 "warnings": self.warnings, "source": self.source,
                 "track_slices": self.track_slices, "tracks": self.tracks,
-                "t0": self.t0, "t1": self.t1,
+                "t0": self.t0, "t1": self.t1, "base": self.base,
                 "steps": [[s.number, s.ts, s.dur, s.track, s.index] for s in self.steps]}
         return {k: getattr(self, k) for k in self.SAVED}, self.args_blob, info
 
@@ -220,6 +238,7 @@ class TraceModel:
         self.args_blob = args_blob
         for key in ("n", "names", "cats", "meta", "warnings", "source", "t0", "t1"):
             setattr(self, key, info[key])
+        self.base = int(info.get("base", 0))
         self.track_slices = [(int(lo), int(hi)) for lo, hi in info["track_slices"]]
         self.tracks = info["tracks"]
         self.steps = [Step(int(a), float(b), float(c), int(d), int(e))

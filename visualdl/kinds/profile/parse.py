@@ -17,16 +17,27 @@ commas are repaired on a second try; a file cut short says so. What no profiler 
 refused or dropped, never raised as anything but :class:`TraceError`: values nested deeper
 than the decoders' recursion limit refuse the trace (the message says so); a timestamp too
 big for a float drops its event (counted as malformed), such a duration counts as missing.
+
+Times far from zero (Kineto's Unix-epoch microseconds, about 1.7e15, or its offsets from
+``baseTimeNanoseconds``, about 5e12) keep less than a nanosecond in a float64: at 1.7e15 a
+float holds quarters of a microsecond, and ``ts + dur`` there makes a leaf's self time
+exceed its total. So when the first ``ts`` is that far out, every ``ts`` is decoded exactly
+(a ``Decimal``) and kept as microseconds after a whole-microsecond ``base`` (the first
+``ts``'s integer part): :attr:`Columns.base`, which views report so that any time can be
+checked against the file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import re
 import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
+from decimal import Decimal, InvalidOperation
+from itertools import islice
 from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Union
@@ -40,7 +51,7 @@ except ImportError:  # pragma: no cover - exercised where msgspec is absent
 
 __all__ = ["TraceError", "Misaligned", "Columns", "Builder", "parse_trace", "halves_by",
            "add_events", "add_one_by_one", "PH_COMPLETE", "PH_INSTANT", "PH_COUNTER", "BATCH",
-           "CHUNKED_BYTES", "PIECE_BYTES", "TOO_DEEP"]
+           "CHUNKED_BYTES", "PIECE_BYTES", "TOO_DEEP", "WIDE_TS", "time_base"]
 
 PH_COMPLETE, PH_INSTANT, PH_COUNTER = 0, 1, 2
 #: Events decoded into columns at a time (the columns' temporaries stay small).
@@ -55,6 +66,12 @@ _NOT_SPACE = re.compile(rb"\S")
 #: Where one event ends and the next begins, or so it seems (see _parse_pieces).
 _BOUNDARY = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
 _OPEN = b'{"traceEvents":['
+#: From this many microseconds on, a float64 keeps less than a nanosecond: such times are
+#: kept relative to a base (see the module's docstring).
+WIDE_TS = 1 << 32
+_FIRST_TS = re.compile(rb'"ts"\s*:\s*(-?\d{1,30})')
+#: How far into the text the first ``ts`` is looked for (Kineto writes its header first).
+_BASE_WINDOW = 1 << 20
 #: Traces from this size are decoded in pieces of about PIECE_BYTES (see _parse_pieces).
 CHUNKED_BYTES = 1 << 20
 PIECE_BYTES = 8 << 20
@@ -81,7 +98,7 @@ class Columns:
     """Every timed event of a trace (complete ``X``, instant ``i``/``I``, counter ``C``),
     in file order; ``B``/``E`` pairs are joined into complete events."""
 
-    ts: np.ndarray            # float64, microseconds as written
+    ts: np.ndarray            # float64, microseconds as written, less ``base``
     dur: np.ndarray           # float64 (0 for instants and counters)
     name: np.ndarray          # int32 into names
     cat: np.ndarray           # int32 into cats
@@ -97,6 +114,18 @@ class Columns:
     thread_names: dict[tuple[Any, Any], str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)  # META_KEYS found, decoded
     warnings: list[str] = field(default_factory=list)
+    base: int = 0             # whole microseconds taken off every ts (0: none)
+
+
+def time_base(text: bytes | mmap.mmap) -> int:
+    """The whole microseconds to take off every ``ts`` of ``text``: the integer part of the
+    first of its first few ``ts`` that is :data:`WIDE_TS` or more away from zero (a
+    metadata event may say 0), else 0."""
+    for found in islice(_FIRST_TS.finditer(text, 0, _BASE_WINDOW), 64):
+        first = int(found.group(1))
+        if abs(first) >= WIDE_TS:
+            return first
+    return 0
 
 
 if msgspec is not None:
@@ -120,6 +149,16 @@ if msgspec is not None:
         dur: Any = None
         args: msgspec.Raw = msgspec.Raw(b"")
 
+    class _WideEvent(msgspec.Struct, gc=False):  # the same, ts exact (see time_base)
+        ph: str = ""
+        name: str = ""
+        cat: str = ""
+        pid: Union[int, str] = 0
+        tid: Union[int, str] = 0
+        ts: Decimal = Decimal("NaN")
+        dur: float = -1.0
+        args: msgspec.Raw = msgspec.Raw(b"")
+
     _Top = msgspec.defstruct("_Top", [("traceEvents", list[msgspec.Raw], [])] + [
         (key, msgspec.Raw, msgspec.Raw(b"")) for key in META_KEYS])
     #: the same, its events left as they are written (where the array starts and ends)
@@ -128,6 +167,8 @@ if msgspec is not None:
     _decode_top_raw = msgspec.json.Decoder(_TopRaw).decode
     _decode_events = msgspec.json.Decoder(list[_Event]).decode
     _decode_loose = msgspec.json.Decoder(list[_LooseEvent]).decode
+    _decode_wide = msgspec.json.Decoder(list[_WideEvent]).decode
+    _decode_loose_wide = msgspec.json.Decoder(list[_LooseEvent], float_hook=Decimal).decode
     _decode_top = msgspec.json.Decoder(_Top).decode
     _decode_list = msgspec.json.Decoder(list[msgspec.Raw]).decode
     _decode_any = msgspec.json.Decoder().decode
@@ -156,7 +197,8 @@ _get_ph, _get_ts, _get_dur, _get_name, _get_cat, _get_pid, _get_tid, _get_args =
 class Builder:
     """Accumulates columns batch by batch, interning names, categories and tracks."""
 
-    def __init__(self) -> None:
+    def __init__(self, base: int = 0) -> None:
+        self.set_base(base)
         self.names: dict[str, int] = _Interner()
         self.cats: dict[str, int] = _Interner()
         self.tracks: dict[tuple[Any, Any], int] = {}
@@ -176,6 +218,15 @@ class Builder:
         #: deferred events the first half's builder adds after its own.
         self.deferred: list[tuple] | None = None
 
+    def set_base(self, base: int) -> None:
+        """Keep every ts as microseconds after ``base`` (see :func:`time_base`), decoded
+        exactly when ``base`` is not 0."""
+        self.base = base
+        self._shift = Decimal(base).__rsub__  # (x - base, exact)
+        if msgspec is not None:
+            self.decode_events = _decode_wide if base else _decode_events
+            self.decode_loose = _decode_loose_wide if base else _decode_loose
+
     def take(self, *event: Any) -> None:
         """:meth:`add`, or keep the event for later when deferring."""
         if self.deferred is not None:
@@ -190,7 +241,7 @@ class Builder:
             return
         if ph not in ("X", "i", "I", "C", "B", "E", "R"):
             return  # flows, async and object events: not drawn
-        ts = _number(ts)
+        ts = _number(ts) if not self.base else _relative(ts, self.base)
         if ts is None or ts != ts:
             self.bad += 1
             return
@@ -248,7 +299,11 @@ class Builder:
         if not fast:
             return
         n = len(fast)
-        ts = np.fromiter(map(_get_ts, fast), np.float64, n)
+        if self.base:  # exact Decimals, less the base (map: no Python code per event)
+            ts = np.fromiter(map(float, map(self._shift, map(_get_ts, fast))), np.float64, n)
+            ts[np.isinf(ts)] = _NAN  # (past a float's range: malformed, as below)
+        else:
+            ts = np.fromiter(map(_get_ts, fast), np.float64, n)
         dur = np.fromiter(map(_get_dur, fast), np.float64, n)
         good = ~np.isnan(ts)
         complete = code == 0
@@ -321,19 +376,34 @@ class Builder:
             args_start=args_start, args_len=args_len, args_blob=b"".join(self.args),
             names=list(self.names), cats=list(self.cats), tracks=list(self.tracks),
             process_names=self.process_names, thread_names=self.thread_names,
-            meta=meta, warnings=warnings,
+            meta=meta, warnings=warnings, base=self.base,
         )
 
 
 def _number(value: Any) -> float | None:
     """A timestamp or duration as a float; None when it is not a number, or an integer too
     big for a float (JSON allows any number of digits)."""
-    if not isinstance(value, (int, float)):
+    if not isinstance(value, (int, float, Decimal)):
         return None
     try:
-        return float(value)
+        found = float(value)
     except OverflowError:
         return None
+    return None if math.isinf(found) and not isinstance(value, float) else found
+
+
+def _relative(value: Any, base: int) -> float | None:
+    """A timestamp less ``base``, exact before it is rounded to a float (see time_base);
+    None as :func:`_number` says."""
+    if isinstance(value, float):
+        return value - base if math.isfinite(value) else None
+    if not isinstance(value, (int, Decimal)) or isinstance(value, bool):
+        return None
+    try:
+        found = float(Decimal(value) - base)
+    except (InvalidOperation, OverflowError):
+        return None
+    return found if math.isfinite(found) else None
 
 
 def _key(value: Any) -> Any:
@@ -441,7 +511,8 @@ def _parse_msgspec(text: bytes | mmap.mmap) -> Columns:
         raise ValueError(str(exc)) from None
     mid = len(raws) // 2
     return _build(meta, lambda b: add_events(b, raws[:mid]),
-                  lambda b: add_events(b, raws[mid:]), len(text) if mid else 0)
+                  lambda b: add_events(b, raws[mid:]), len(text) if mid else 0,
+                  time_base(text))
 
 
 def _parse_pieces(text: bytes | mmap.mmap) -> Columns:
@@ -459,7 +530,7 @@ def _parse_pieces(text: bytes | mmap.mmap) -> Columns:
     mid = (len(pieces) + 1) // 2
     size = pieces[-1][1] - pieces[mid][0] if mid < len(pieces) else 0
     return _build(meta, lambda b: _add_pieces(b, text, pieces[:mid]),
-                  lambda b: _add_pieces(b, text, pieces[mid:]), size)
+                  lambda b: _add_pieces(b, text, pieces[mid:]), size, time_base(text))
 
 
 def _cut(text: bytes | mmap.mmap) -> tuple[dict[str, Any], list[tuple[int, int]]]:
@@ -542,7 +613,7 @@ def _add_pieces(builder: Builder, text: bytes | mmap.mmap, pieces: list) -> None
     for lo, hi in pieces:
         doc = b"[" + text[lo:hi] + b"]"
         try:
-            events = _decode_events(doc)
+            events = builder.decode_events(doc)
         except msgspec.ValidationError:  # odd values somewhere: this piece the slow way
             add_one_by_one(builder, _decode_piece(doc, _decode_list))
             continue
@@ -554,13 +625,18 @@ def _add_pieces(builder: Builder, text: bytes | mmap.mmap, pieces: list) -> None
 
 
 def _build(meta: dict[str, Any], first: Callable[[Builder], None],
-           second: Callable[[Builder], None], size: int) -> Columns:
+           second: Callable[[Builder], None], size: int, base: int = 0) -> Columns:
     """The columns of both halves of the events (each added by ``first``/``second``;
     ``size``: the second's JSON bytes, 0 when it has none), the second by the
-    :func:`halves_by` in force, if any."""
-    builder = Builder()
+    :func:`halves_by` in force, if any; every ts less ``base`` (see time_base)."""
+    builder = Builder(base)
     start = _second_half.get()
-    half = start(second, size) if start is not None and size else None
+
+    def second_half(b: Builder) -> None:  # (a builder made elsewhere: told the base)
+        b.set_base(base)
+        second(b)
+
+    half = start(second_half, size) if start is not None and size else None
     try:
         first(builder)
         if half is None:
@@ -579,7 +655,7 @@ def add_events(builder: Builder, raws: list) -> None:
         batch = raws[start:start + BATCH]
         text = b"[" + b",".join(batch) + b"]"
         try:
-            builder.add_batch(_decode_events(text))
+            builder.add_batch(builder.decode_events(text))
         except msgspec.ValidationError:  # odd values somewhere: this batch the slow way
             add_one_by_one(builder, batch)
         except msgspec.DecodeError as exc:
@@ -599,15 +675,16 @@ def _decode_one_by_one(batch: list, builder: Builder) -> list:
     out = []
     for raw in batch:
         try:
-            out.extend(_decode_loose(b"[" + bytes(raw) + b"]"))
+            out.extend(builder.decode_loose(b"[" + bytes(raw) + b"]"))
         except (msgspec.ValidationError, msgspec.DecodeError):
             builder.bad += 1
     return out
 
 
 def _parse_json(text: bytes) -> Columns:
-    try:
-        doc = json.loads(text)
+    base = time_base(text)
+    try:  # (far from zero: numbers as Decimals, exact, turned back into floats but ts)
+        doc = json.loads(text, parse_float=Decimal if base else None)
     except RecursionError:
         raise TraceError(TOO_DEEP.format(sys.getrecursionlimit())) from None
     except UnicodeDecodeError as exc:
@@ -616,12 +693,12 @@ def _parse_json(text: bytes) -> Columns:
         events, meta = doc, {}
     elif isinstance(doc, dict):
         events = doc.get("traceEvents", [])
-        meta = {k: doc[k] for k in META_KEYS if k in doc}
+        meta = {k: _floats(doc[k]) if base else doc[k] for k in META_KEYS if k in doc}
     else:
         raise TraceError("the trace's JSON is neither an object nor an array")
     if not isinstance(events, list):
         raise TraceError("traceEvents is not an array")
-    builder = Builder()
+    builder = Builder(base)
     for e in events:
         if not isinstance(e, dict):
             builder.bad += 1
@@ -629,5 +706,10 @@ def _parse_json(text: bytes) -> Columns:
         args = e.get("args")
         builder.add(e.get("ph", ""), e.get("name", ""), e.get("cat", ""), e.get("pid", 0),
                     e.get("tid", 0), e.get("ts"), e.get("dur"),
-                    json.dumps(args).encode() if args is not None else b"")
+                    json.dumps(args, default=float).encode() if args is not None else b"")
     return builder.finish(meta)
+
+
+def _floats(value: Any) -> Any:
+    """``value`` with its Decimals as floats (what json.loads gives by default)."""
+    return json.loads(json.dumps(value, default=float))

@@ -36,7 +36,7 @@ __all__ = ["identity", "folder_for", "read", "read_folder", "write", "write_fold
            "MIN_EVENTS", "FORMAT", "STALE_SECONDS"]
 
 #: Bumped whenever what a saved model holds, or how it is built, changes.
-FORMAT = 1
+FORMAT = 2  # 2: times far from zero kept after a base (TraceModel.base)
 #: Traces with fewer events than this are parsed again instead (cheaper than the files).
 MIN_EVENTS = 100_000
 #: A folder being written (``.tmp-*``) older than this was left by a process that died.

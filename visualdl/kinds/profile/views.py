@@ -1,7 +1,8 @@
 """What each dashboard view is sent, computed from a :class:`TraceModel` with numpy.
 
-Times are microseconds on the trace's own clock (``ts`` as written in the file), so a
-client can check any number against the trace; ``t0`` is the first event's start.
+Times are microseconds on the trace's own clock (``ts`` as written in the file, less the
+summary's ``base``: 0 but for times far from zero, see parse.time_base), so a client can
+check any number against the trace; ``t0`` is the first event's start.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def span_window(model: TraceModel, span: str | None) -> tuple[float | None, floa
 
 def summary(model: TraceModel) -> dict[str, Any]:
     return {"events": int(model.complete.sum()), "t0": model.t0, "t1": model.t1,
+            "base": model.base,
             "steps": [s.number for s in model.steps], "warnings": model.warnings,
             "source": model.source, "tracks": len(model.tracks),
             "has_gpu": bool(model.is_gpu.any()), "has_memory": bool(model.is_memory.any())}

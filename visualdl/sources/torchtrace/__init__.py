@@ -2,7 +2,10 @@
 
 ``torch.profiler.tensorboard_trace_handler`` writes ``<worker>.<timestamp>.pt.trace.json``
 under a run directory (``.gz`` with ``use_gzip=True``); ``export_chrome_trace`` writes any
-name the user gives, and we accept those ending in ``.pt.trace.json[.gz]``. Each file is one
+name the user gives, and we accept those ending in ``.pt.trace.json[.gz]``. Other tools
+name traces ``rank-0.json.gz`` or ``trace.json`` (Holistic Trace Analysis, kineto's
+samples): a ``*.json[.gz]`` file is one when its first bytes say so (see
+:mod:`~visualdl.sources.torchtrace.sniff`; the others are not listed at all). Each file is one
 profile of its run: kind ``profile``, tag = the worker name (the file name before the
 timestamp), step = the first ``ProfilerStep#N`` in it. The reader indexes a file once it is
 complete; its bytes are read again only when a view asks for it (:func:`load`).
@@ -24,13 +27,18 @@ import zlib
 from typing import Any, BinaryIO
 
 from visualdl.sources.base import Source, WholeFile
+from visualdl.sources.torchtrace.sniff import PEEK, looks_like_trace
 from visualdl.sources.values import BlobRef
 
 __all__ = ["SOURCE", "TraceSource", "TRACE_SUFFIXES", "worker_name", "load", "LoadedTrace",
-           "SETTLE_SECONDS", "MAX_RATIO", "MIN_LIMIT", "TooBig", "inflate_limit", "gunzip"]
+           "SETTLE_SECONDS", "MAX_RATIO", "MIN_LIMIT", "TooBig", "inflate_limit", "gunzip",
+           "CONTENT_SUFFIXES"]
 
 #: PyTorch's tensorboard_trace_handler names, and vf.profiler.export_chrome_tracing's.
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".vf.trace.json", ".vf.trace.json.gz")
+#: Names other tools give traces, shared with other JSON: traces only by their content.
+CONTENT_SUFFIXES = (".json", ".json.gz")
+_CLAIMED = TRACE_SUFFIXES + CONTENT_SUFFIXES
 #: A file that looks unfinished is indexed anyway once it has not changed for this long, so
 #: that a truncated trace shows up with its error instead of never showing up.
 SETTLE_SECONDS = 10.0
@@ -86,9 +94,10 @@ def gunzip(data: bytes) -> bytes:
 
 def worker_name(name: str) -> str:
     """``worker0.1796054067.pt.trace.json`` -> ``worker0``; a name without the handler's
-    timestamp is its own worker (``trace.pt.trace.json`` -> ``trace``)."""
+    timestamp is its own worker (``trace.pt.trace.json`` -> ``trace``, ``rank-0.json.gz``
+    -> ``rank-0``)."""
     base = os.path.basename(name)
-    for suffix in TRACE_SUFFIXES[::-1]:
+    for suffix in TRACE_SUFFIXES[::-1] + CONTENT_SUFFIXES[::-1]:
         if base.endswith(suffix):
             base = base[: -len(suffix)]
             break
@@ -100,9 +109,16 @@ class TraceSource(Source):
     name = "torchtrace"
     label = "PyTorch profiler trace"
     whole = True
+    head_bytes = PEEK
 
     def claims(self, name: str) -> bool:
-        return name.endswith(TRACE_SUFFIXES)
+        return name.endswith(_CLAIMED)
+
+    def tentative(self, name: str) -> bool:
+        return not name.endswith(TRACE_SUFFIXES)
+
+    def accepts(self, head: bytes) -> bool | str | None:
+        return looks_like_trace(head, self.head_bytes)
 
     def open(self, path: str) -> "TraceFile":
         return TraceFile(self, path)
