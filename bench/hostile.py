@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -35,8 +34,10 @@ import time
 import zlib
 from pathlib import Path
 
-import psutil
 import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server_load import Server  # noqa: E402  (bench/server_load.py)
 
 REPO = Path(__file__).resolve().parents[1]
 LONG_RUNS = ["a" * 40 + "_b", "lr0.1_seed" + "1" * 30, "lr0.01_seed" + "2" * 30]
@@ -118,51 +119,6 @@ def hostile_requests() -> list[tuple[str, str, str, dict]]:
         ("groups (.*)*X", "POST", "/api/scalars/groups", {"tag": "loss", "regex": "(.*)*X"}),
     ]
     return out
-
-
-class Server:
-    """``python -m visualdl --logdir ROOT --port 0`` from ``repo``, as a child."""
-
-    def __init__(self, repo: Path, root: Path) -> None:
-        env = dict(os.environ, PYTHONPATH=str(repo))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "visualdl", "--logdir", str(root), "--port", "0",
-             "--reload-interval", "600"],
-            cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.url = ""
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not self.url:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            found = re.search(r"serving at (http://[^/]+)/", line)
-            if found:
-                self.url = found.group(1).replace("localhost", "127.0.0.1")
-        if not self.url:
-            self.stop()
-            raise RuntimeError("the server did not start")
-        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if requests.get(self.url + "/api/info", timeout=30).json().get("loaded"):
-                return
-            time.sleep(0.2)
-        raise RuntimeError("the server did not load the logdir in 300 s")
-
-    def rss(self) -> int:
-        try:
-            return psutil.Process(self.proc.pid).memory_info().rss
-        except psutil.Error:
-            return 0
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
 
 
 class Poller:
@@ -276,7 +232,7 @@ def main() -> None:
                         NESTED_REGEX], env=dict(os.environ, PYTHONPATH=str(repo)), cwd=repo,
                        check=True, timeout=300)
         write_traces(root, outside, opts.bomb_mib)
-        server = Server(repo, root)
+        server = Server(root, repo)
         poller = Poller(server.url, opts.timeout)
         time.sleep(3)  # an idle baseline for /api/runs
         idle = [t for _, t in poller.samples]

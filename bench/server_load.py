@@ -76,13 +76,16 @@ def write_data(root: Path) -> float:
 
 
 class Server:
-    """``python -m visualdl --logdir ROOT --port 0`` as a child; ``stop()`` ends it."""
+    """``python -m visualdl --logdir ROOT --port 0`` as a child, from ``repo`` (this checkout
+    by default: bench/hostile.py runs another's); ``stop()`` ends it."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, repo: Path = REPO) -> None:
+        rest = os.environ.get("PYTHONPATH")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), *([rest] if rest else [])]))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "visualdl", "--logdir", str(root), "--port", "0",
              "--reload-interval", "600"],
-            cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.url = ""
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not self.url:
@@ -98,7 +101,7 @@ class Server:
         threading.Thread(target=self._drain, daemon=True).start()
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
-            if requests.get(self.url + "/api/info", timeout=10).json()["loaded"]:
+            if requests.get(self.url + "/api/info", timeout=30).json().get("loaded"):
                 return
             time.sleep(0.2)
         raise RuntimeError("the server did not load the logdir in 300 s")
@@ -108,7 +111,10 @@ class Server:
             pass
 
     def rss(self) -> int:
-        return psutil.Process(self.proc.pid).memory_info().rss
+        try:
+            return psutil.Process(self.proc.pid).memory_info().rss
+        except psutil.Error:
+            return 0
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -48,16 +48,21 @@ def _as_set(series: dict) -> dict:
     return {tag: sorted(zip(*cols)) for tag, cols in series.items()}
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_random_layouts_read_as_the_careful_path_does(tmp_path, seed):
-    w = _random_log(tmp_path, seed)
+def assert_reads_as_careful(logdir, w: EventWriter) -> dict:
+    """The reader (bulk path) reads ``w``'s file as the careful path does; returns that."""
     w.close()
-    got, errors = _read(tmp_path)
+    got, errors = _read(logdir)
     want, want_errors = _careful(w.path)
     assert errors == want_errors == 0
     assert got.keys() == want.keys()
     assert _as_set(got) == _as_set(want)
     assert sum(len(s) for s, _, _ in want.values()) > 3000
+    return got
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_layouts_read_as_the_careful_path_does(tmp_path, seed):
+    assert_reads_as_careful(tmp_path, _random_log(tmp_path, seed))
 
 
 @pytest.mark.parametrize("chunk", [97, 1000, 1 << 16])

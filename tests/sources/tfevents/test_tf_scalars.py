@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.sources.tfevents.tbwrite import EventWriter, pb
-from tests.sources.tfevents.test_bulk import _careful, _read
+from tests.sources.tfevents.test_bulk_layouts import assert_reads_as_careful
 from visualdl import LogReader
 from visualdl.sources.tfevents import bulk
 
@@ -116,18 +116,7 @@ def _random_tf_log(logdir: Path, seed: int, n: int = 3000) -> EventWriter:
     return w
 
 
-def _as_set(series: dict) -> dict:
-    return {tag: sorted(zip(*cols)) for tag, cols in series.items()}
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_tf_layouts_read_as_the_careful_path_does(tmp_path, seed):
-    w = _random_tf_log(tmp_path, seed)
-    w.close()
-    got, errors = _read(tmp_path)
-    want, want_errors = _careful(w.path)
-    assert errors == want_errors == 0
-    assert got.keys() == want.keys()
-    assert _as_set(got) == _as_set(want)
+    got = assert_reads_as_careful(tmp_path, _random_tf_log(tmp_path, seed))
     assert "notes" not in got  # a text tensor is no scalar, whatever its bytes
-    assert sum(len(s) for s, _, _ in want.values()) > 3000
