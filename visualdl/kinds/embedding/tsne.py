@@ -1,0 +1,71 @@
+"""t-SNE in frames: openTSNE (FFT-accelerated in 2-D) a few dozen iterations at a time, so
+the view can draw the layout while it forms; scikit-learn's t-SNE, in one piece, when
+openTSNE is not installed."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+import numpy as np
+
+__all__ = ["ITERATIONS", "available", "tsne_frames"]
+
+_EARLY, _LATE = 250, 500  # openTSNE's (and scikit-learn's) default schedule
+ITERATIONS = _EARLY + _LATE
+_CHUNK = 50  # iterations between two frames
+
+
+def available() -> bool:
+    """Whether either t-SNE library is installed."""
+    for module in ("openTSNE", "sklearn.manifold"):
+        try:
+            __import__(module)
+            return True
+        except ImportError:
+            continue
+    return False
+
+
+def tsne_frames(data: np.ndarray, dims: int) -> Iterator[tuple[np.ndarray, float]]:
+    """``(coords, progress)`` every few dozen iterations, the last with progress 1.0."""
+    perplexity = float(min(30, (data.shape[0] - 1) / 3))
+    try:
+        import openTSNE  # noqa: F401
+    except ImportError:
+        yield _sklearn(data, dims, perplexity), 1.0
+        return
+    yield from _opentsne(data, dims, perplexity)
+
+
+def _threads() -> int:
+    """All cores but one: the server's request threads keep answering meanwhile."""
+    return max(1, min(8, (os.cpu_count() or 2) - 1))
+
+
+def _opentsne(data: np.ndarray, dims: int, perplexity: float) -> Iterator[tuple[np.ndarray, float]]:
+    """The usual two phases (early exaggeration, then free), cut into chunks. Initialised
+    from PCA, as openTSNE recommends, so the first frames already resemble the last."""
+    from openTSNE import TSNEEmbedding, affinity, initialization
+
+    jobs = _threads()
+    affinities = affinity.PerplexityBasedNN(data, perplexity=perplexity, n_jobs=jobs,
+                                            random_state=0)
+    init = initialization.pca(data, n_components=dims, random_state=0)
+    # openTSNE's FFT interpolation works in 1-D and 2-D only; 3-D takes Barnes-Hut
+    embedding = TSNEEmbedding(init, affinities, n_jobs=jobs, random_state=0,
+                              negative_gradient_method="fft" if dims <= 2 else "bh")
+    done = 0
+    for phase, params in ((_EARLY, {"exaggeration": 12, "momentum": 0.5}),
+                          (_LATE, {"momentum": 0.8})):
+        for _ in range(phase // _CHUNK):
+            embedding.optimize(n_iter=_CHUNK, inplace=True, **params)
+            done += _CHUNK
+            yield np.array(embedding, dtype=np.float64), done / ITERATIONS
+
+
+def _sklearn(data: np.ndarray, dims: int, perplexity: float) -> np.ndarray:
+    from sklearn.manifold import TSNE
+
+    model = TSNE(n_components=dims, perplexity=perplexity, init="pca", random_state=0)
+    return model.fit_transform(data).astype(np.float64)
