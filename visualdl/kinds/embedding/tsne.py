@@ -1,6 +1,6 @@
-"""t-SNE in frames: openTSNE (FFT-accelerated in 2-D) a few dozen iterations at a time, so
-the view can draw the layout while it forms; scikit-learn's t-SNE, in one piece, when
-openTSNE is not installed."""
+"""t-SNE in frames: openTSNE (FFT-accelerated for large sets in 2-D) a few dozen iterations
+at a time, so the view can draw the layout while it forms; scikit-learn's t-SNE, in one
+piece, when openTSNE is not installed."""
 
 from __future__ import annotations
 
@@ -52,9 +52,10 @@ def _opentsne(data: np.ndarray, dims: int, perplexity: float) -> Iterator[tuple[
     affinities = affinity.PerplexityBasedNN(data, perplexity=perplexity, n_jobs=jobs,
                                             random_state=0)
     init = initialization.pca(data, n_components=dims, random_state=0)
-    # openTSNE's FFT interpolation works in 1-D and 2-D only; 3-D takes Barnes-Hut
+    # "auto": openTSNE's choice, Barnes-Hut below 10,000 points (faster there) and FFT
+    # interpolation from there on, which works in 1-D and 2-D only: 3-D takes Barnes-Hut
     embedding = TSNEEmbedding(init, affinities, n_jobs=jobs, random_state=0,
-                              negative_gradient_method="fft" if dims <= 2 else "bh")
+                              negative_gradient_method="auto" if dims <= 2 else "bh")
     done = 0
     for phase, params in ((_EARLY, {"exaggeration": 12, "momentum": 0.5}),
                           (_LATE, {"momentum": 0.8})):
