@@ -74,7 +74,8 @@ def test_tsne_draws_pca_at_once_then_refines_with_progress_keeping_the_zoom(
         # the final frame drawn is the server's final t-SNE, inside the user's zoom
         body = server_json(server.url)
         assert body["final"] is True and body["frame"] == "tsne"
-        drawn = page.evaluate(f"""() => {{ const p = document.querySelector('{CARD} .js-plotly-plot');
+        drawn = page.evaluate(f"""() => {{
+            const p = document.querySelector('{CARD} .js-plotly-plot');
             return {{ x: p.data.flatMap((t) => t.x), range: p.layout.xaxis.range }}; }}""")
         assert sorted(drawn["x"]) == pytest.approx(sorted(np.array(body["coords"][0], float)))
         assert drawn["range"] == zoom

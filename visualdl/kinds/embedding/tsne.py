@@ -43,7 +43,8 @@ def _threads() -> int:
     return max(1, min(8, (os.cpu_count() or 2) - 1))
 
 
-def _opentsne(data: np.ndarray, dims: int, perplexity: float) -> Iterator[tuple[np.ndarray, float]]:
+def _opentsne(data: np.ndarray, dims: int,
+              perplexity: float) -> Iterator[tuple[np.ndarray, float]]:
     """The usual two phases (early exaggeration, then free), cut into chunks. Initialised
     from PCA, as openTSNE recommends, so the first frames already resemble the last."""
     from openTSNE import TSNEEmbedding, affinity, initialization
