@@ -79,7 +79,7 @@ def frames(matrix: np.ndarray, method: str, dims: int) -> Iterator[tuple[np.ndar
         yield normalised(pca(matrix, dims)[0]), 1.0
         return
     if method == "tsne":
-        for coords, progress in tsne_frames(data, dims):
+        for coords, progress in tsne_frames(data, dims, pca(matrix, dims)[0]):
             yield normalised(coords), progress
         return
     import umap

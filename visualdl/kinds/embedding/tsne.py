@@ -27,15 +27,27 @@ def available() -> bool:
     return False
 
 
-def tsne_frames(data: np.ndarray, dims: int) -> Iterator[tuple[np.ndarray, float]]:
-    """``(coords, progress)`` every few dozen iterations, the last with progress 1.0."""
+def tsne_frames(data: np.ndarray, dims: int,
+                pca: np.ndarray) -> Iterator[tuple[np.ndarray, float]]:
+    """``(coords, progress)`` every few dozen iterations, the last with progress 1.0;
+    ``pca``: the data's top ``dims`` principal components (zero-padded), the start."""
     perplexity = float(min(30, (data.shape[0] - 1) / 3))
+    init = _initial(pca)
     try:
         import openTSNE  # noqa: F401
     except ImportError:
-        yield _sklearn(data, dims, perplexity), 1.0
+        yield _sklearn(data, dims, perplexity, init), 1.0
         return
-    yield from _opentsne(data, dims, perplexity)
+    yield from _opentsne(data, dims, perplexity, init)
+
+
+def _initial(pca: np.ndarray) -> np.ndarray:
+    """PCA scaled to a standard deviation of 1e-4 along its first axis, with a little jitter
+    (as openTSNE's own PCA start, which fails on constant data or on fewer columns than
+    dimensions; this one does not)."""
+    spread = float(pca[:, 0].std())
+    start = pca * (1e-4 / spread) if spread > 0 else np.zeros_like(pca)
+    return start + np.random.default_rng(0).normal(0, 1e-6, pca.shape)
 
 
 def _threads() -> int:
@@ -43,16 +55,15 @@ def _threads() -> int:
     return max(1, min(8, (os.cpu_count() or 2) - 1))
 
 
-def _opentsne(data: np.ndarray, dims: int,
-              perplexity: float) -> Iterator[tuple[np.ndarray, float]]:
+def _opentsne(data: np.ndarray, dims: int, perplexity: float,
+              init: np.ndarray) -> Iterator[tuple[np.ndarray, float]]:
     """The usual two phases (early exaggeration, then free), cut into chunks. Initialised
     from PCA, as openTSNE recommends, so the first frames already resemble the last."""
-    from openTSNE import TSNEEmbedding, affinity, initialization
+    from openTSNE import TSNEEmbedding, affinity
 
     jobs = _threads()
     affinities = affinity.PerplexityBasedNN(data, perplexity=perplexity, n_jobs=jobs,
                                             random_state=0)
-    init = initialization.pca(data, n_components=dims, random_state=0)
     # "auto": openTSNE's choice, Barnes-Hut below 10,000 points (faster there) and FFT
     # interpolation from there on, which works in 1-D and 2-D only: 3-D takes Barnes-Hut
     embedding = TSNEEmbedding(init, affinities, n_jobs=jobs, random_state=0,
@@ -66,8 +77,8 @@ def _opentsne(data: np.ndarray, dims: int,
             yield np.array(embedding, dtype=np.float64), done / ITERATIONS
 
 
-def _sklearn(data: np.ndarray, dims: int, perplexity: float) -> np.ndarray:
+def _sklearn(data: np.ndarray, dims: int, perplexity: float, init: np.ndarray) -> np.ndarray:
     from sklearn.manifold import TSNE
 
-    model = TSNE(n_components=dims, perplexity=perplexity, init="pca", random_state=0)
+    model = TSNE(n_components=dims, perplexity=perplexity, init=init, random_state=0)
     return model.fit_transform(data).astype(np.float64)
