@@ -1,16 +1,28 @@
-"""Projecting embeddings to 2-D or 3-D: PCA with numpy; t-SNE and UMAP from well-kept
-libraries (scikit-learn, umap-learn) when they are installed."""
+"""Projecting embeddings to 2-D or 3-D: PCA with numpy; t-SNE (openTSNE, else scikit-learn)
+and UMAP (umap-learn) from well-kept libraries when they are installed.
+
+t-SNE and UMAP take seconds, so they come as *frames* (:func:`frames`): the view draws PCA
+at once and each refinement as it arrives. Their coordinates are centred and scaled to unit
+standard deviation, frame after frame, so that one camera fits them all (t-SNE's and UMAP's
+units mean nothing anyway; PCA's own answer keeps its units).
+"""
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
-__all__ = ["METHODS", "MissingLibrary", "project", "sample_rows"]
+from visualdl.kinds.embedding.tsne import available as tsne_available
+from visualdl.kinds.embedding.tsne import tsne_frames
+
+__all__ = ["METHODS", "MissingLibrary", "frames", "normalised", "pca", "require",
+           "sample_rows"]
 
 METHODS = ("pca", "tsne", "umap")
 _HINTS = {
-    "tsne": ("sklearn.manifold", "t-SNE needs scikit-learn: pip install 'visualdl[embeddings]'"),
-    "umap": ("umap", "UMAP needs umap-learn: pip install 'visualdl[embeddings]'"),
+    "tsne": "t-SNE needs openTSNE or scikit-learn: pip install 'visualdl[embeddings]'",
+    "umap": "UMAP needs umap-learn: pip install 'visualdl[embeddings]'",
 }
 
 
@@ -38,23 +50,40 @@ def pca(matrix: np.ndarray, dims: int) -> tuple[np.ndarray, list[float]]:
     return coords, share
 
 
-def project(matrix: np.ndarray, method: str, dims: int) -> tuple[np.ndarray, dict]:
-    """``(coords, info)`` for ``method`` in ``METHODS``; raises MissingLibrary."""
-    if method == "pca":
-        coords, share = pca(matrix, dims)
-        return coords, {"explained_variance": share}
-    module, hint = _HINTS[method]
-    try:
-        lib = __import__(module, fromlist=["_"])
-    except ImportError:
-        raise MissingLibrary(hint) from None
+def normalised(coords: np.ndarray) -> np.ndarray:
+    """Centred, and scaled to unit standard deviation (a constant layout stays as it is)."""
+    centred = coords - coords.mean(axis=0)
+    spread = float(centred.std())
+    return centred / spread if spread > 0 else centred
+
+
+def require(method: str) -> None:
+    """Raise MissingLibrary when ``method``'s library is not installed."""
+    if method == "tsne" and not tsne_available():
+        raise MissingLibrary(_HINTS["tsne"])
+    if method == "umap":
+        try:
+            import umap  # noqa: F401
+        except ImportError:
+            raise MissingLibrary(_HINTS["umap"]) from None
+
+
+def frames(matrix: np.ndarray, method: str, dims: int) -> Iterator[tuple[np.ndarray, float]]:
+    """t-SNE's or UMAP's ``(normalised coords, progress)``, the last with progress 1.0.
+
+    umap-learn does not expose its epochs, so UMAP has a single frame, the final one."""
+    require(method)
     n = matrix.shape[0]
     data = matrix.astype(np.float32)
-    if n < 4:
-        return pca(matrix, dims)[0], {}
+    if n < 4:  # too few points for a neighbourhood: PCA says all there is
+        yield normalised(pca(matrix, dims)[0]), 1.0
+        return
     if method == "tsne":
-        model = lib.TSNE(n_components=dims, perplexity=float(min(30, (n - 1) / 3)),
-                         init="pca", random_state=0)
-        return model.fit_transform(data).astype(np.float64), {}
-    model = lib.UMAP(n_components=dims, n_neighbors=min(15, n - 1), random_state=0)
-    return np.asarray(model.fit_transform(data), dtype=np.float64), {}
+        for coords, progress in tsne_frames(data, dims, pca(matrix, dims)[0]):
+            yield normalised(coords), progress
+        return
+    import umap
+
+    model = umap.UMAP(n_components=dims, n_neighbors=min(15, n - 1), random_state=0, n_jobs=1)
+    yield normalised(np.asarray(model.fit_transform(data), dtype=np.float64)), 1.0
+

@@ -1,7 +1,9 @@
 // The embeddings dashboard: a wide card per run × tag with the matrix projected by the server
 // (PCA with numpy; t-SNE and UMAP when their libraries are installed), drawn as a 2D or 3D
 // plotly scatter, colored by a metadata column, with a label search that highlights points.
-// Large matrices are sampled by the server; the card says so.
+// Large matrices are sampled by the server; the card says so. t-SNE and UMAP answer PCA at
+// once and are refined on the server: the card draws each frame it polls (the camera stays,
+// since every frame has one scale) with a progress bar, until the answer says `final`.
 import { registerView } from '../shared/views.js';
 import * as state from '../shared/state.js';
 import { getJSON, getJSONWhenReady, ApiError } from '../shared/api.js';
@@ -16,6 +18,7 @@ state.declare('embMethod', 'pca');
 state.declare('embDims', 2);
 
 const METHODS = [['pca', 'PCA'], ['tsne', 't-SNE'], ['umap', 'UMAP']];
+const POLL_MS = 700; // between two asks for a refinement's next frame
 
 class EmbeddingsView {
   constructor(ctx) {
@@ -33,7 +36,7 @@ class EmbeddingsView {
       el('h2', {}, 'Embeddings'),
       stateSelect('embMethod', 'Projection', METHODS, project, { name: 'emb-method' }),
       stateRadios('embDims', 'Dimensions', [[2, '2D'], [3, '3D']], project, { name: 'emb-dims', inline: true }),
-      el('p', { class: 'muted small' }, 't-SNE and UMAP are computed on request and may take several seconds.'),
+      el('p', { class: 'muted small' }, 't-SNE and UMAP are computed on request: PCA is shown at once, then their refinement as it forms.'),
     );
   }
 
@@ -46,6 +49,7 @@ class EmbeddingsView {
     const search = el('input', { id: searchId, type: 'search', name: 'emb-search', placeholder: 'label text or regex', autocomplete: 'off' });
     const status = el('p', { class: 'emb-status', role: 'status', 'aria-live': 'polite' });
     const message = el('p', { class: 'emb-message', role: 'alert', hidden: true });
+    const progress = progressBar();
     const plot = createPlot(`Embedding ${tag} of run ${run}`, { className: 'plot emb-plot' });
     body.append(
       el(
@@ -56,6 +60,7 @@ class EmbeddingsView {
         el('div', { class: 'field emb-search' }, el('label', { for: searchId }, 'Search labels'), search),
       ),
       status,
+      progress.element,
       message,
       plot.element,
     );
@@ -81,25 +86,38 @@ class EmbeddingsView {
         status.textContent = `Computing ${label}…`;
         card.dataset.state = 'loading';
         message.hidden = true;
+        progress.show(null);
+        const wanted = () => token === seq && card.isConnected;
+        const ask = () => getJSONWhenReady('api/embeddings/projection',
+          { run, tag, step: stepSelect.value, method, dims }, {
+            // the server is busy preparing other projections
+            onWait: (wait) => {
+              status.textContent = `${label} is waiting for the server; trying again in ${wait} s…`;
+            },
+            wanted,
+            fallback: 5,
+          });
         try {
-          const body = await getJSONWhenReady('api/embeddings/projection',
-            { run, tag, step: stepSelect.value, method, dims }, {
-              // t-SNE/UMAP still running (or queued) on the server
-              onWait: (wait) => {
-                status.textContent = `${label} is still being computed; trying again in ${wait} s…`;
-              },
-              wanted: () => token === seq && card.isConnected,
-              fallback: 5,
-            });
-          if (token !== seq || body === null) return;
-          projection = body;
+          let body = await ask();
+          if (!wanted() || body === null) return;
           fillColorOptions(colorSelect, body.metadata_header);
-          controller.draw();
-          status.textContent = describe(body, label);
-          card.dataset.state = 'ready';
+          for (;;) {
+            projection = body;
+            controller.draw();
+            progress.show(body.final ? null : body.progress);
+            card.dataset.progress = String(body.progress);
+            card.dataset.state = body.final ? 'ready' : 'refining';
+            if (body.final) return;
+            await new Promise((resolve) => { setTimeout(resolve, POLL_MS); });
+            if (!wanted()) return;
+            const next = await ask();
+            if (!wanted() || next === null) return;
+            if (next.progress !== body.progress || next.final) body = next;
+          }
         } catch (err) {
           if (token !== seq) return;
           projection = null;
+          progress.show(null);
           plot.purge();
           status.textContent = '';
           message.hidden = false;
@@ -158,7 +176,32 @@ function describe(body, label) {
   const count = body.sampled
     ? `Sampled ${fmtInt(body.shown)} of ${fmtInt(body.total)} points`
     : `${fmtInt(body.total)} points`;
-  return `${label} ${body.dims}D · ${count}${extra}`;
+  return `${label} ${body.dims}D · ${count}${extra}${refining(body, label)}`;
+}
+
+function refining(body, label) {
+  if (body.final !== false) return '';
+  const done = `${Math.round((body.progress || 0) * 100)}%`;
+  return body.frame === 'pca' ? ` · computing ${label} (${done}), PCA shown meanwhile` : ` · refining (${done})`;
+}
+
+/** A progress bar for a refinement: hidden when done; `show(null)` hides it. */
+function progressBar() {
+  const fill = el('span', { class: 'emb-progress-fill' });
+  const element = el('div', {
+    class: 'emb-progress', role: 'progressbar', 'aria-label': 'Projection refinement',
+    'aria-valuemin': '0', 'aria-valuemax': '100', 'aria-valuenow': '0', hidden: true,
+  }, fill);
+  return {
+    element,
+    show(fraction) {
+      element.hidden = fraction === null;
+      const pct = Math.round(Math.min(Math.max(fraction || 0, 0), 1) * 100);
+      element.setAttribute('aria-valuenow', String(pct));
+      element.setAttribute('aria-valuetext', `${pct}% refined`);
+      fill.style.width = `${pct}%`;
+    },
+  };
 }
 
 registerView(runTagView({ id: 'embeddings', label: 'Embeddings', kind: 'embedding', order: 85, View: EmbeddingsView }));
