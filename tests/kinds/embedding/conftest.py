@@ -14,11 +14,11 @@ from visualdl import LogWriter
 CLUSTERS, PER_CLUSTER, WIDTH = 10, 30, 30
 
 
-def clusters(seed: int = 0) -> tuple[np.ndarray, list[str]]:
-    """``CLUSTERS`` blobs of ``PER_CLUSTER`` points, and their labels."""
+def clusters(seed: int = 0, per_cluster: int = PER_CLUSTER) -> tuple[np.ndarray, list[str]]:
+    """``CLUSTERS`` blobs of ``per_cluster`` points, and their labels."""
     rng = np.random.default_rng(seed)
     centres = rng.normal(size=(CLUSTERS, WIDTH)) * 2.5
-    labels = np.repeat(np.arange(CLUSTERS), PER_CLUSTER)
+    labels = np.repeat(np.arange(CLUSTERS), per_cluster)
     points = centres[labels] + rng.normal(size=(labels.size, WIDTH))
     return points.astype(np.float32), [f"c{k}" for k in labels]
 

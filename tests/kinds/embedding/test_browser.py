@@ -9,6 +9,8 @@ import pytest
 
 from tests.helpers.pages import PageWatch
 from tests.helpers.server import serving
+from tests.kinds.embedding.conftest import clusters
+from visualdl import LogWriter
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +32,20 @@ new MutationObserver(() => {
 """ % CARD
 
 
+# Enough points that the refinement lasts several of the view's polls on any machine.
+POINTS = 3000
+
+
+@pytest.fixture(scope="module")
+def big_logdir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("embeddings-view")
+    points, labels = clusters(per_cluster=POINTS // 10)
+    with LogWriter(logdir=str(root / "run")) as w:
+        w.add_embeddings("blobs", points, metadata=labels, step=0)
+        w.add_embeddings("blobs", points[::-1].copy(), metadata=labels[::-1], step=1)
+    return root
+
+
 @pytest.fixture()
 def watched(browser):
     page = browser.new_page(viewport={"width": 1200, "height": 900})
@@ -40,11 +56,11 @@ def watched(browser):
 
 
 def test_tsne_draws_pca_at_once_then_refines_with_progress_keeping_the_zoom(
-        watched, emb_logdir):
+        watched, big_logdir):
     pytest.importorskip("openTSNE")
     page = watched.page
     page.add_init_script(_RECORD)
-    with serving(emb_logdir) as server:
+    with serving(big_logdir) as server:
         page.goto(f"{server.url}?tab=embeddings&embMethod=tsne")
         page.wait_for_selector("#tab-embeddings[aria-selected=true]")
         if page.locator("select[name=emb-method]").input_value() != "tsne":
@@ -63,7 +79,7 @@ def test_tsne_draws_pca_at_once_then_refines_with_progress_keeping_the_zoom(
                                timeout=240_000)
         frames = page.evaluate("() => window.__frames")
         refining = [f for f in frames if f["state"] == "refining"]
-        assert refining and refining[0]["hidden"] is False and refining[0]["points"] == "300"
+        assert refining and refining[0]["hidden"] is False and refining[0]["points"] == str(POINTS)
         values = [int(f["value"]) for f in refining]
         assert values == sorted(values) and values[0] == 0 and max(values) > 0
         assert len({f["first"] for f in refining}) >= 2  # more than one frame drawn
