@@ -20,19 +20,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import requests
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server_load import Server  # noqa: E402  (bench/server_load.py)
+
 METHODS = {"tsne2": ("tsne", 2), "tsne3": ("tsne", 3), "umap2": ("umap", 2)}
 CLUSTERS = 10
 
@@ -49,45 +48,6 @@ def nn_accuracy(coords: np.ndarray, labels: np.ndarray) -> float:
 
     _, idx = NearestNeighbors(n_neighbors=2).fit(coords).kneighbors(coords)
     return float((labels[idx[:, 1]] == labels).mean())
-
-
-class Server:
-    """``python -m visualdl --logdir ROOT --port 0`` as a child; ``stop()`` ends it."""
-
-    def __init__(self, root: Path) -> None:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "visualdl", "--logdir", str(root), "--port", "0",
-             "--reload-interval", "600"],
-            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.url = ""
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not self.url:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            found = re.search(r"serving at (http://[^/]+)/", line)
-            if found:
-                self.url = found.group(1).replace("localhost", "127.0.0.1")
-        if not self.url:
-            self.stop()
-            raise RuntimeError("the server did not start")
-        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
-        deadline = time.monotonic() + 300
-        while not requests.get(self.url + "/api/info", timeout=10).json()["loaded"]:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the server did not load the logdir in 300 s")
-            time.sleep(0.2)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
 
 
 def ours(url: str, tag: str, method: str, dims: int, limit_s: float = 1800) -> dict:
