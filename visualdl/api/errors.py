@@ -14,7 +14,7 @@ from werkzeug.exceptions import HTTPException
 
 from visualdl.api.jsonio import json_response
 
-__all__ = ["ApiError", "error_response", "register_error_handlers"]
+__all__ = ["ApiError", "RETRY_AFTER", "busy", "error_response", "register_error_handlers"]
 
 _log = logging.getLogger(__name__)
 
@@ -27,6 +27,18 @@ class ApiError(Exception):
         self.status = status
         self.message = message
         self.headers = dict(headers or {})  # e.g. Retry-After on a 503
+
+
+#: Seconds a client waits before asking again after a 503 (``busy``).
+RETRY_AFTER = 2
+
+
+def busy(reason: str, retry_after: int = RETRY_AFTER) -> ApiError:
+    """A 503 with ``Retry-After``: work a request started is still going on (a trace being
+    parsed, a projection being prepared) and the same request, asked again, finds it. The
+    browser's ``getJSONWhenReady`` (web/js/shared/api.js) waits and asks again."""
+    return ApiError(503, f"{reason}; try again in a few seconds",
+                    headers={"Retry-After": str(retry_after)})
 
 
 def error_response(status: int, message: str) -> Response:

@@ -11,7 +11,7 @@ from contextlib import closing
 from time import monotonic
 from typing import Callable, Iterator
 
-from visualdl.api.errors import ApiError
+from visualdl.api.errors import busy
 
 __all__ = ["Refinements", "Start"]
 
@@ -24,7 +24,6 @@ _CACHE_SIZE = 32
 _MAX_PENDING = 4  # refinements queued or running per app; more wait for a poll to queue them
 _MAX_STARTING = 2  # request threads (of the server's 8) that may make first frames at once
 _WAIT_SECONDS = 5.0  # the longest a request waits (for a first frame), then a 503
-_RETRY_AFTER = 2  # seconds, in the 503's Retry-After
 _IDLE_SECONDS = 30.0  # the worker thread ends after this long without work
 _ABANDON_SECONDS = 30.0  # a refinement nobody asked about for this long is dropped
 
@@ -70,7 +69,7 @@ class Refinements:
         if mine:
             self._start(key, entry, start)
         elif not entry.ready.wait(_WAIT_SECONDS):
-            raise _busy("the projection is still being prepared")
+            raise busy("the projection is still being prepared")
         with self.lock:
             entry.seen = monotonic()
             if entry.error is not None:
@@ -89,7 +88,7 @@ class Refinements:
                 self.items.move_to_end(key)
                 return entry, False
         if not self._starting.acquire(timeout=_WAIT_SECONDS):
-            raise _busy("other projections are being prepared")
+            raise busy("other projections are being prepared")
         with self.lock:
             entry = self.items.get(key)
             if entry is not None:  # another request started it meanwhile
@@ -180,7 +179,3 @@ class Refinements:
             entry.version += 1
             entry.state = "final"
 
-
-def _busy(reason: str) -> ApiError:
-    return ApiError(503, f"{reason}; try again in a few seconds",
-                    headers={"Retry-After": str(_RETRY_AFTER)})

@@ -23,7 +23,7 @@ from visualdl.sources.values import BlobRef
 from visualdl.api import blobs
 from visualdl.api.common import app_cache, arg_choice, arg_float, arg_int, arg_str, \
     etag_for, etag_json, provider
-from visualdl.api.errors import ApiError
+from visualdl.api.errors import RETRY_AFTER, ApiError, busy
 from visualdl.kinds.profile import views, warm
 from visualdl.kinds.profile.build import build_model, give_back_memory, source
 from visualdl.kinds.profile.model import TraceModel
@@ -38,7 +38,6 @@ _MAX_WIDTH = 16384
 #: The longest a request waits for a model; then it is a 503 (the server's request threads
 #: are few: a big trace's parse must not hold them).
 WAIT_SECONDS = 8.0
-RETRY_AFTER = 2  # seconds, in the 503's Retry-After
 CAPACITY = 4  # models kept per app (each is column arrays of the trace's size)
 
 
@@ -72,8 +71,7 @@ class Models:
         try:
             return self.start(key, build).result(timeout=max(0.0, wait))
         except FutureTimeout:
-            raise ApiError(503, "the trace is still being parsed; try again in a few seconds",
-                           headers={"Retry-After": str(RETRY_AFTER)}) from None
+            raise busy("the trace is still being parsed") from None
 
     def failure(self, key: Any) -> TraceError | None:
         """Why the model of ``key`` could not be built, when it was tried and failed so."""
