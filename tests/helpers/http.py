@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable, TypeVar
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
 
 import pytest
 
 requests = pytest.importorskip("requests")  # the test extra's; a module that talks HTTP skips
 
-__all__ = ["Client", "wait_for"]
+__all__ = ["Client", "client_of", "wait_for"]
 
 T = TypeVar("T")
 
@@ -62,3 +63,18 @@ def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float 
         if time.monotonic() > deadline:
             pytest.fail(f"condition not met within {timeout} s")
         time.sleep(interval)
+
+
+@contextmanager
+def client_of(logdirs: Any, timeout: float = DEFAULT_TIMEOUT, **serving_options: Any
+              ) -> Iterator[Client]:
+    """A :class:`Client` of a server on ``logdirs`` (``tests.helpers.server.serving``, with
+    its options), closed with it."""
+    from tests.helpers.server import serving
+
+    with serving(logdirs, **serving_options) as handle:
+        client = Client(handle.url, timeout)
+        try:
+            yield client
+        finally:
+            client.close()

@@ -10,8 +10,7 @@ import os
 import numpy as np
 import pytest
 
-from tests.helpers.http import Client
-from tests.helpers.server import serving
+from tests.helpers.http import client_of
 from tests.kinds.profile import traces
 from visualdl import LogWriter
 
@@ -62,10 +61,8 @@ def layout(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def api(layout):
-    with serving(layout) as server:
-        client = Client(server.url)
+    with client_of(layout) as client:
         yield client
-        client.close()
 
 
 def test_links_out_of_the_logdir_are_not_listed(api):

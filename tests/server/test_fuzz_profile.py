@@ -20,8 +20,7 @@ import random
 
 import pytest
 
-from tests.helpers.http import Client
-from tests.helpers.server import serving
+from tests.helpers.http import client_of
 from tests.kinds.profile import hostile
 from visualdl.sources import torchtrace
 
@@ -145,10 +144,8 @@ def fuzzed(tmp_path_factory):
     for path in folder.iterdir():
         if not path.is_symlink():
             os.utime(path, (old, old))
-    with serving(logdir, load_timeout=120) as server:
-        client = Client(server.url, timeout=60)
+    with client_of(logdir, timeout=60, load_timeout=120) as client:
         yield client, names, rng
-        client.close()
 
 
 def _query(rng: random.Random, route: str) -> dict[str, str]:

@@ -13,9 +13,8 @@ import random
 
 import pytest
 
-from tests.helpers.http import Client
+from tests.helpers.http import Client, client_of
 from tests.helpers.patterns import random_regex
-from tests.helpers.server import serving
 from visualdl import LogWriter
 
 SEED = 29
@@ -36,10 +35,8 @@ def client(tmp_path_factory):
             for step in range(20):
                 w.add_scalar("loss", float(i * step), step, walltime=1e9 + step)
             w.add_hparams({"lr": 0.1 * (i + 1)}, ["loss"])
-    with serving(root, reload_interval=0.5) as handle:
-        c = Client(handle.url, timeout=60.0)
+    with client_of(root, timeout=60.0, reload_interval=0.5) as c:
         yield c
-        c.close()
 
 
 def _check(response, what: str) -> None:

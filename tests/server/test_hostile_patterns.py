@@ -19,8 +19,7 @@ import threading
 
 import pytest
 
-from tests.helpers.http import Client
-from tests.helpers.server import serving
+from tests.helpers.http import Client, client_of
 from visualdl import LogWriter
 from visualdl.format.record_pb2 import Entry, Record
 from visualdl.writer.record_file import RecordFileWriter
@@ -66,10 +65,8 @@ def logdir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(logdir):
-    with serving(logdir, reload_interval=0.2) as handle:
-        c = Client(handle.url, timeout=DEADLINE)
+    with client_of(logdir, timeout=DEADLINE, reload_interval=0.2) as c:
         yield c
-        c.close()
 
 
 def _refused(response, word: str) -> None:

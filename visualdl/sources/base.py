@@ -81,6 +81,8 @@ class Source(ABC):
 
     #: Ask ``accepts`` even when no other source claims the name (a format told by content).
     sniffs: bool = False
+    #: How many first bytes ``accepts`` needs to decide (at most ``HEAD_BYTES``).
+    head_bytes: int = HEAD_BYTES
 
     def tentative(self, name: str) -> bool:
         """Whether this source claims ``name`` only for files whose first bytes it
@@ -88,8 +90,6 @@ class Source(ABC):
         file only once ``accepts`` says True (no refusal is reported for the others), and
         ``accepts`` decides it even when no other source claims the name."""
         return False
-    #: How many first bytes ``accepts`` needs to decide (at most ``HEAD_BYTES``).
-    head_bytes: int = HEAD_BYTES
 
     @abstractmethod
     def open(self, path: str) -> "SourceFile":

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.helpers.http import Client
-from tests.helpers.server import serving
+from tests.helpers.http import client_of
 from visualdl import LogWriter
 
 CLUSTERS, PER_CLUSTER, WIDTH = 10, 30, 30
@@ -35,7 +34,5 @@ def emb_logdir(tmp_path_factory):
 
 @pytest.fixture(scope="package")
 def emb_api(emb_logdir):
-    with serving(emb_logdir) as server:
-        client = Client(server.url, timeout=30)
+    with client_of(emb_logdir, timeout=30) as client:
         yield client
-        client.close()

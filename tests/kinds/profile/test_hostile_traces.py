@@ -20,8 +20,7 @@ import sys
 
 import pytest
 
-from tests.helpers.http import Client
-from tests.helpers.server import serving
+from tests.helpers.http import client_of
 from tests.kinds.profile import hostile
 from visualdl import LogWriter
 from visualdl.kinds.profile.shallow import CUT
@@ -57,10 +56,8 @@ def logdir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def api(logdir):
-    with serving(logdir) as server:
-        client = Client(server.url)
+    with client_of(logdir) as client:
         yield client
-        client.close()
 
 
 def _views(api, run: str, tag: str) -> dict[str, tuple[int, dict]]:

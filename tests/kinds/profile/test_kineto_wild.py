@@ -26,8 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.http import Client
-from tests.helpers.server import serving
+from tests.helpers.http import Client, client_of
 
 DATA = Path(__file__).parent / "data" / "kineto"
 NS = Decimal("0.0005")  # half the traces' resolution (three decimals of a microsecond)
@@ -92,10 +91,8 @@ def api(tmp_path_factory):
             ("rank-0.json.gz", "gpu", "rank-0.pt.trace.json.gz")):
         (root / run).mkdir()
         shutil.copy(DATA / name, root / run / as_name)
-    with serving(root) as handle:
-        client = Client(handle.url)
+    with client_of(root) as client:
         yield client
-        client.close()
 
 
 def _rows(api: Client, run: str, tag: str, **query) -> dict[str, dict]:

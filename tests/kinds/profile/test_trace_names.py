@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.http import Client
-from tests.helpers.server import serving
+from tests.helpers.http import client_of
 
 DATA = Path(__file__).parent / "data" / "kineto"
 NOT_TRACES = ("config.json", "results.json.gz")
@@ -48,10 +47,8 @@ def api(tmp_path_factory):
     (root / "other" / "annotations.json").write_text(json.dumps(big))
     # a gzip bomb under a trace's name: peeked at, never inflated past the peek
     (root / "other" / "rank-1.json.gz").write_bytes(gzip.compress(b" " * (256 << 20)))
-    with serving(root) as handle:
-        client = Client(handle.url)
+    with client_of(root) as client:
         yield client
-        client.close()
 
 
 def test_traces_are_found_under_other_tools_names(api):

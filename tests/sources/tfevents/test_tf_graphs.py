@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.http import Client
-from tests.helpers.server import serving
+from tests.helpers.http import client_of
 
 DATA = Path(__file__).parent / "data" / "graphs"
 LIBRARY = "__function_library__"
@@ -66,10 +65,8 @@ def _library_names(graphs: list) -> set[str]:
 
 @pytest.fixture(scope="module")
 def server():
-    with serving(DATA) as handle:
-        client = Client(handle.url)
+    with client_of(DATA) as client:
         yield client
-        client.close()
 
 
 def _model(server, run: str, tag: str) -> str:
@@ -206,8 +203,7 @@ def test_a_bad_keras_config_is_a_422_and_the_rest_is_served(tmp_path):
     good.mkdir()
     for path in (DATA / "keras3").iterdir():
         (good / path.name).write_bytes(path.read_bytes())
-    with serving(tmp_path) as handle:
-        client = Client(handle.url)
+    with client_of(tmp_path) as client:
         models = {m["run"]: m["id"] for m in client.json("/api/graph/models")["models"]}
         for k, name in enumerate(BAD_CONFIGS):
             answer = client.get("/api/graph/summary", model=models[f"bad{k}"])
@@ -216,4 +212,3 @@ def test_a_bad_keras_config_is_a_422_and_the_rest_is_served(tmp_path):
                 assert "Keras" in answer.json()["error"], name
         assert client.get("/api/graph/summary", model=models["bad0"]).status_code == 422
         assert client.json("/api/graph/summary", model=models["good"])["counts"]["nodes"] == 10
-        client.close()
