@@ -101,9 +101,8 @@ class FileDecoder:
                 if not isinstance(entry, tuple) and entry.WhichOneof("kind") == kind:
                     msg = getattr(entry, kind)
                     if msg.tag == tag and msg.step == step:
-                        if kind == "graph":
-                            plugin = value.metadata.plugin_data.plugin_name or \
-                                self.plugins.get(value.tag or value.node_name, "")
+                        if kind == "graph":  # by the plugin _value made it for
+                            plugin = self.plugins.get(value.tag or value.node_name, "")
                             msg.onnx = GRAPH_PLUGINS[plugin](msg.onnx)
                         return msg
         return None
