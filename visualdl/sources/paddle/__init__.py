@@ -49,6 +49,8 @@ def looks_like_program(head: bytes) -> bool | str | None:
     if pos + 1 >= len(head):
         return None if len(head) < _HEAD else "its first block has no length"
     return True if head[pos + 1] == 0x08 else "its first block does not start with its index"
+
+
 PRODUCER = "PaddlePaddle program (.pdmodel)"
 
 
