@@ -20,13 +20,13 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.http import Client, client_of
+from tests.kinds.profile import traces
 
 DATA = Path(__file__).parent / "data" / "kineto"
 NS = Decimal("0.0005")  # half the traces' resolution (three decimals of a microsecond)
@@ -37,48 +37,6 @@ def _load(name: str) -> dict:
     if name.endswith(".gz"):
         raw = gzip.decompress(raw)
     return json.loads(raw, parse_float=Decimal)
-
-
-def reference(trace: dict, cats: tuple[str, ...] = ("cpu_op",)) -> dict[str, dict]:
-    """Per operator name: calls, total and self time, exact."""
-    threads: dict[tuple, list] = defaultdict(list)
-    for k, e in enumerate(trace["traceEvents"]):
-        if e.get("ph") == "X":
-            threads[(e["pid"], e["tid"])].append((Decimal(e["ts"]), -Decimal(e["dur"]), k, e))
-    table: dict[str, dict] = defaultdict(lambda: {"calls": 0, "total": Decimal(0),
-                                                  "self": Decimal(0)})
-    for events in threads.values():
-        events.sort(key=lambda x: x[:3])
-        selfs = _self_times([(ts, ts - neg) for ts, neg, _, _ in events])
-        for (ts, neg, _, e), own in zip(events, selfs):
-            if e.get("cat") in cats:
-                row = table[e["name"]]
-                row["calls"] += 1
-                row["total"] += -neg
-                row["self"] += own
-    return dict(table)
-
-
-def _self_times(spans: list[tuple[Decimal, Decimal]]) -> list[Decimal]:
-    """nesting._stack_nesting's self times, in Decimals."""
-    own = [Decimal(0)] * len(spans)
-    stack: list[list] = []  # [index, end, covered-until]
-    for i, (t, e) in enumerate(spans + [(Decimal("Infinity"), None)]):
-        while stack and stack[-1][1] <= t:
-            j, end, cur = stack.pop()
-            own[j] += max(end - cur, Decimal(0))
-            if stack and stack[-1][2] < end:
-                stack[-1][2] = end
-        if e is None:
-            break
-        if stack:
-            top = stack[-1]
-            if t > top[2]:
-                own[top[0]] += t - top[2]
-                top[2] = t
-            e = min(e, top[1])
-        stack.append([i, e, t])
-    return own
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +62,7 @@ def _rows(api: Client, run: str, tag: str, **query) -> dict[str, dict]:
                                           ("relative", "worker0",
                                            "worker0.1700000000.pt.trace.json")])
 def test_totals_and_self_times_are_exact_to_the_nanosecond(api, run, tag, name):
-    expected = reference(_load(name))
+    expected = traces.exact_op_table(_load(name))
     rows = _rows(api, run, tag)
     assert set(rows) == set(expected) and len(rows) > 20
     for op, want in expected.items():
