@@ -297,10 +297,13 @@ class LogWriter:
 
     def add_image(
         self, tag: str, img: Any, step: int, walltime: float | None = None,
-        dataformats: str = "HWC",
+        dataformats: str = "HWC", boxes: Any = None, labels: Any = None, scores: Any = None,
     ) -> None:
-        """Record an image (uint8, or float in [0, 1]); a batch (NCHW/NHWC) becomes a grid."""
-        self.add("image", tag, step, img, dataformats, walltime=walltime)
+        """Record an image (uint8, or float in [0, 1]); a batch (NCHW/NHWC) becomes a grid.
+
+        ``boxes`` (N x 4: xmin, ymin, xmax, ymax in pixels) are kept beside the pixels, with
+        optional ``labels`` and ``scores`` (N each): the image view draws and filters them."""
+        self.add("image", tag, step, img, dataformats, boxes, labels, scores, walltime=walltime)
 
     def add_figure(self, tag: str, figure: Any, step: int, walltime: float | None = None) -> None:
         """Record a plotly figure (kept interactive) or a matplotlib figure (as PNG).
