@@ -279,12 +279,16 @@ class SummaryWriter:
         self, mat: Any, metadata: Any = None, label_img: Any = None, global_step: Any = None,
         tag: str = "default", metadata_header: Any = None,
     ) -> None:
-        """Record an N x D matrix with per-row metadata. ``label_img`` (sprite images) is
-        not stored: our embeddings have no images."""
+        """Record an N x D matrix with per-row metadata and ``label_img`` (N x C x H x W,
+        one thumbnail a row, pixels converted as TensorBoard's), shown in the projector."""
         if label_img is not None:
-            warnings.warn(f"{tag!r}: add_embedding's label_img is not recorded by visualdl",
-                          UserWarning, stacklevel=2)
-        self._writer.add_embeddings(tag, mat, metadata, metadata_header, _step(global_step))
+            label_img = _image_uint8(tag, label_img, "label_img")
+            if label_img.ndim != 4:
+                raise ValueError(f"{tag!r}: label_img must have shape (N, C, H, W), got "
+                                 f"{label_img.shape}")
+            label_img = label_img.transpose(0, 2, 3, 1)
+        self._writer.add_embeddings(tag, mat, metadata, metadata_header, _step(global_step),
+                                    label_img=label_img)
 
     # -- the run -------------------------------------------------------------------
     def add_hparams(
@@ -431,14 +435,14 @@ def _image_format(tag: str, dataformats: Any) -> str:
     return dataformats.upper()
 
 
-def _image_uint8(tag: str, img: Any) -> np.ndarray:
+def _image_uint8(tag: str, img: Any, what: str = "img_tensor") -> np.ndarray:
     """TensorBoard's pixels: uint8 as they are, anything else scaled by 255, clipped to
     0..255 and truncated."""
-    array = to_array(tag, img, "img_tensor")
+    array = to_array(tag, img, what)
     if array.dtype == np.uint8:
         return array
     if not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
-        raise TypeError(f"{tag!r}: img_tensor must be numeric, got dtype {array.dtype}")
+        raise TypeError(f"{tag!r}: {what} must be numeric, got dtype {array.dtype}")
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = (array.astype(np.float32) * 255).clip(0, 255)
     return np.nan_to_num(scaled, nan=0.0).astype(np.uint8)

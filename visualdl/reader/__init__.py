@@ -19,7 +19,7 @@ _WHERE = {
     "HParamsEvent": "visualdl.kinds.hparams.read",
     "TextEvent": "visualdl.kinds.text.read",
     "load_embedding": "visualdl.kinds.embedding.read",
-    "load_sprite": "visualdl.kinds.embedding.read",
+    "load_sprite": "visualdl.kinds.embedding.sprite",
     "Boxes": "visualdl.kinds.image.boxes",
     "load_boxes": "visualdl.kinds.image.boxes",
 }

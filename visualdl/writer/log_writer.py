@@ -348,10 +348,12 @@ class LogWriter:
     def add_embeddings(
         self, tag: str, mat: Any, metadata: Iterable | None = None,
         metadata_header: Iterable[str] | None = None, step: int = 0,
-        walltime: float | None = None,
+        walltime: float | None = None, label_img: Any = None,
     ) -> None:
-        """Record an N x D matrix with optional per-row metadata (labels or rows of columns)."""
-        self.add("embedding", tag, step, mat, metadata, metadata_header, walltime=walltime)
+        """Record an N x D matrix with optional per-row metadata (labels or rows of columns)
+        and ``label_img``, one thumbnail a row (N x H x W x C, uint8 or float in [0, 1])."""
+        self.add("embedding", tag, step, mat, metadata, metadata_header, label_img,
+                 walltime=walltime)
 
     def add_hparams(
         self, hparams_dict: Mapping[str, Any], metrics_list: Iterable[str],
