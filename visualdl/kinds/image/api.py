@@ -18,7 +18,8 @@ blueprint = Blueprint("images", __name__)
 def index() -> Response:
     """``?run=&tag=``: every step (no sampling), with wall time, size, dimensions and the
     number of boxes recorded over the image (``box_count``, 0 for none)."""
-    return blobs.index_response(KIND, ("width", "height", "channels", "box_count"))
+    return blobs.index_response(KIND, ("width", "height", "channels"), lambda found: {
+        "box_count": [ref.meta.get("box_count", 0) for ref in found]})
 
 
 @blueprint.get("/api/images/data")
