@@ -355,7 +355,6 @@ class SummaryWriter:
         self._writer.add("pr_curve", tag, _step(global_step), None, None, walltime=walltime,
                          raw=raw)
 
-
     def add_video(self, tag: Any, vid_tensor: Any, global_step: Any = None, fps: int = 4,
                   walltime: Any = None) -> None:
         _unsupported("add_video", "record frames with add_images")
