@@ -78,6 +78,10 @@ def test_every_public_method_has_torchs_signature(torch):
             assert params == torch_sigs[name], name
             checked += 1
     assert checked == len(ours), sorted(set(ours) - set(torch_sigs))
+    # and the other way: every public method of torch's is ours too
+    theirs = {name for name in torch_sigs
+              if not name.startswith("_") or name in ("__init__", "__enter__", "__exit__")}
+    assert sorted(theirs - set(ours)) == []
     for name in ("add_scalar", "add_scalars", "add_histogram", "add_image", "add_images",
                  "add_figure", "add_text", "add_audio", "add_pr_curve", "add_embedding",
                  "add_hparams", "add_graph", "flush", "close", "__enter__", "__exit__"):

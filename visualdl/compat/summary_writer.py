@@ -23,8 +23,12 @@ TensorBoard or VisualDL?", lists them for users):
 - ``max_queue`` below ``LogWriter``'s buffer (4096 points of a tag) is raised to it: torch's
   10 bounds its event queue; ours would hand points to the writer thread every 30, far
   slower (``bench/summary_writer.py`` measures it).
-- ``add_video``, ``add_mesh``, ``add_image_with_boxes``, ``add_tensor`` and the ``*_raw``
-  methods raise ``NotImplementedError``: our format has no such kinds.
+- ``add_image_with_boxes`` keeps the boxes as data over the image (the view draws and
+  filters them), and refuses labels of another count than the boxes (torch drops them).
+- ``add_embedding``'s ``label_img`` is kept as a sprite of thumbnails, shown in the projector.
+- ``add_histogram_raw`` keeps the buckets between the first and last non-empty one, the
+  outer edges at ``min`` and ``max``, as TensorBoard reads them.
+- ``add_video``, ``add_mesh`` and ``add_tensor`` raise ``NotImplementedError``.
 
 Only ``add_graph`` imports torch, and only when it is given a model; matplotlib is imported
 only for a list of figures.
@@ -208,6 +212,26 @@ class SummaryWriter:
         """Record a batch of images as one grid (NCHW by default)."""
         self.add_image(tag, img_tensor, global_step, walltime, dataformats)
 
+    def add_image_with_boxes(
+        self, tag: str, img_tensor: Any, box_tensor: Any, global_step: Any = None,
+        walltime: Any = None, rescale: int = 1, dataformats: str = "CHW", labels: Any = None,
+    ) -> None:
+        """Record an image with boxes (N x 4: xmin, ymin, xmax, ymax in its pixels) and
+        optional ``labels``. The boxes are kept as data over the image, not drawn into it;
+        ``rescale`` resizes both as torch does. Unlike torch, labels of another count than
+        the boxes, or a box outside the image, are an error rather than ignored."""
+        fmt = _image_format(tag, dataformats)
+        if fmt not in ("CHW", "HWC", "HW"):
+            raise ValueError(f"{tag!r}: add_image_with_boxes takes one image (CHW, HWC or HW), "
+                             f"got dataformats={fmt}")
+        image = _image_uint8(tag, img_tensor)
+        boxes = to_array(tag, box_tensor, "box_tensor")
+        if rescale != 1:
+            image, fmt = _rescaled(tag, image, fmt, rescale), "HWC"
+            boxes = boxes.astype(np.float64) * rescale
+        self._writer.add_image(tag, image, _step(global_step), walltime, dataformats=fmt,
+                               boxes=boxes, labels=labels)
+
     def add_figure(
         self, tag: str, figure: Any, global_step: Any = None, close: bool = True,
         walltime: Any = None,
@@ -255,12 +279,16 @@ class SummaryWriter:
         self, mat: Any, metadata: Any = None, label_img: Any = None, global_step: Any = None,
         tag: str = "default", metadata_header: Any = None,
     ) -> None:
-        """Record an N x D matrix with per-row metadata. ``label_img`` (sprite images) is
-        not stored: our embeddings have no images."""
+        """Record an N x D matrix with per-row metadata and ``label_img`` (N x C x H x W,
+        one thumbnail a row, pixels converted as TensorBoard's), shown in the projector."""
         if label_img is not None:
-            warnings.warn(f"{tag!r}: add_embedding's label_img is not recorded by visualdl",
-                          UserWarning, stacklevel=2)
-        self._writer.add_embeddings(tag, mat, metadata, metadata_header, _step(global_step))
+            label_img = _image_uint8(tag, label_img, "label_img")
+            if label_img.ndim != 4:
+                raise ValueError(f"{tag!r}: label_img must have shape (N, C, H, W), got "
+                                 f"{label_img.shape}")
+            label_img = label_img.transpose(0, 2, 3, 1)
+        self._writer.add_embeddings(tag, mat, metadata, metadata_header, _step(global_step),
+                                    label_img=label_img)
 
     # -- the run -------------------------------------------------------------------
     def add_hparams(
@@ -296,7 +324,7 @@ class SummaryWriter:
         """Record the graph of an ONNX file (its path), as TensorBoard's method does."""
         self._writer.add_graph(prototxt)
 
-    # -- what our format has no kind for ----------------------------------------------
+    # -- raw values and kinds we do not have yet ---------------------------------------
     def add_tensor(self, tag: Any, tensor: Any, global_step: Any = None,
                    walltime: Any = None) -> None:
         _unsupported("add_tensor", "record it as a histogram, an image or text")
@@ -305,7 +333,11 @@ class SummaryWriter:
         self, tag: Any, min: Any, max: Any, num: Any, sum: Any, sum_squares: Any,
         bucket_limits: Any, bucket_counts: Any, global_step: Any = None, walltime: Any = None,
     ) -> None:
-        _unsupported("add_histogram_raw", "pass the values to add_histogram")
+        """Record a histogram bucketed by the caller: ``bucket_limits`` are the buckets'
+        right edges, as TensorBoard's; the empty buckets at either end are left out."""
+        raw = {"min": min, "max": max, "num": num, "sum": sum, "sum_squares": sum_squares,
+               "bucket_limits": bucket_limits, "bucket_counts": bucket_counts}
+        self._writer.add("histogram", tag, _step(global_step), None, walltime=walltime, raw=raw)
 
     def add_pr_curve_raw(
         self, tag: Any, true_positive_counts: Any, false_positive_counts: Any,
@@ -313,13 +345,15 @@ class SummaryWriter:
         global_step: Any = None, num_thresholds: int = 127, weights: Any = None,
         walltime: Any = None,
     ) -> None:
-        _unsupported("add_pr_curve_raw", "pass labels and predictions to add_pr_curve")
-
-    def add_image_with_boxes(
-        self, tag: Any, img_tensor: Any, box_tensor: Any, global_step: Any = None,
-        walltime: Any = None, rescale: int = 1, dataformats: str = "CHW", labels: Any = None,
-    ) -> None:
-        _unsupported("add_image_with_boxes", "draw the boxes into the image and use add_image")
+        """Record a PR curve from its columns (one value a threshold, thresholds evenly
+        spaced in [0, 1]). ``num_thresholds`` and ``weights`` are unused, as in torch."""
+        raw = {"true_positive_counts": true_positive_counts,
+               "false_positive_counts": false_positive_counts,
+               "true_negative_counts": true_negative_counts,
+               "false_negative_counts": false_negative_counts,
+               "precision": precision, "recall": recall}
+        self._writer.add("pr_curve", tag, _step(global_step), None, None, walltime=walltime,
+                         raw=raw)
 
     def add_video(self, tag: Any, vid_tensor: Any, global_step: Any = None, fps: int = 4,
                   walltime: Any = None) -> None:
@@ -400,17 +434,33 @@ def _image_format(tag: str, dataformats: Any) -> str:
     return dataformats.upper()
 
 
-def _image_uint8(tag: str, img: Any) -> np.ndarray:
+def _image_uint8(tag: str, img: Any, what: str = "img_tensor") -> np.ndarray:
     """TensorBoard's pixels: uint8 as they are, anything else scaled by 255, clipped to
     0..255 and truncated."""
-    array = to_array(tag, img, "img_tensor")
+    array = to_array(tag, img, what)
     if array.dtype == np.uint8:
         return array
     if not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
-        raise TypeError(f"{tag!r}: img_tensor must be numeric, got dtype {array.dtype}")
+        raise TypeError(f"{tag!r}: {what} must be numeric, got dtype {array.dtype}")
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = (array.astype(np.float32) * 255).clip(0, 255)
     return np.nan_to_num(scaled, nan=0.0).astype(np.uint8)
+
+
+def _rescaled(tag: str, image: np.ndarray, fmt: str, rescale: Any) -> np.ndarray:
+    """The image resized by ``rescale`` (Lanczos, as torch's ``make_image``), as HWC."""
+    from PIL import Image
+
+    if not isinstance(rescale, (int, float)) or isinstance(rescale, bool) or rescale <= 0:
+        raise ValueError(f"{tag!r}: rescale must be a positive number, got {rescale!r}")
+    hwc = image.transpose(1, 2, 0) if fmt == "CHW" else image if fmt == "HWC" else image[..., None]
+    if hwc.ndim != 3 or hwc.shape[2] not in (1, 3, 4):
+        raise ValueError(f"{tag!r}: img_tensor of shape {image.shape} is not one {fmt} image")
+    height, width = hwc.shape[:2]
+    size = (max(1, int(width * rescale)), max(1, int(height * rescale)))
+    pixels = Image.fromarray(hwc[..., 0] if hwc.shape[2] == 1 else hwc)
+    out = np.asarray(pixels.resize(size, Image.Resampling.LANCZOS))
+    return out[..., None] if out.ndim == 2 else out
 
 
 def _render(figure: Any) -> np.ndarray:

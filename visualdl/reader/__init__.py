@@ -19,6 +19,9 @@ _WHERE = {
     "HParamsEvent": "visualdl.kinds.hparams.read",
     "TextEvent": "visualdl.kinds.text.read",
     "load_embedding": "visualdl.kinds.embedding.read",
+    "load_sprite": "visualdl.kinds.embedding.sprite",
+    "Boxes": "visualdl.kinds.image.boxes",
+    "load_boxes": "visualdl.kinds.image.boxes",
 }
 __all__ = sorted([*_WHERE, "KINDS", "BLOB_KINDS"])
 

@@ -37,7 +37,10 @@ def _tag_lines(reader: LogReader, run: str) -> list[str]:
                 continue
             else:
                 steps = np.array([e.step for e in reader.events(run, kind, tag)], np.int64)
-            lines.append(f"    {kind:<10} {tag}  ({len(steps)} points, steps {_step_range(steps)})")
+            boxes = sum(e.meta.get("box_count", 0) for e in reader.events(run, kind, tag)) \
+                if kind == "image" else 0
+            lines.append(f"    {kind:<10} {tag}  ({len(steps)} points, steps {_step_range(steps)}"
+                         f"{f', {boxes} boxes' if boxes else ''})")
     return lines
 
 

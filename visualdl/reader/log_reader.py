@@ -451,6 +451,11 @@ class LogReader:
     def images(self, run: str, tag: str) -> list[BlobRef]:
         return self.events(run, "image", tag)
 
+    def boxes(self, ref: BlobRef) -> Any:
+        """The boxes recorded over an image (a ref of ``images``): a
+        ``visualdl.reader.Boxes`` of N x 4 pixels, labels and scores (N = 0 for none)."""
+        return kinds.get("image").part("read").load_boxes(self.load(ref))
+
     def audio(self, run: str, tag: str) -> list[BlobRef]:
         return self.events(run, "audio", tag)
 

@@ -297,10 +297,13 @@ class LogWriter:
 
     def add_image(
         self, tag: str, img: Any, step: int, walltime: float | None = None,
-        dataformats: str = "HWC",
+        dataformats: str = "HWC", boxes: Any = None, labels: Any = None, scores: Any = None,
     ) -> None:
-        """Record an image (uint8, or float in [0, 1]); a batch (NCHW/NHWC) becomes a grid."""
-        self.add("image", tag, step, img, dataformats, walltime=walltime)
+        """Record an image (uint8, or float in [0, 1]); a batch (NCHW/NHWC) becomes a grid.
+
+        ``boxes`` (N x 4: xmin, ymin, xmax, ymax in pixels) are kept beside the pixels, with
+        optional ``labels`` and ``scores`` (N each): the image view draws and filters them."""
+        self.add("image", tag, step, img, dataformats, boxes, labels, scores, walltime=walltime)
 
     def add_figure(self, tag: str, figure: Any, step: int, walltime: float | None = None) -> None:
         """Record a plotly figure (kept interactive) or a matplotlib figure (as PNG).
@@ -345,10 +348,12 @@ class LogWriter:
     def add_embeddings(
         self, tag: str, mat: Any, metadata: Iterable | None = None,
         metadata_header: Iterable[str] | None = None, step: int = 0,
-        walltime: float | None = None,
+        walltime: float | None = None, label_img: Any = None,
     ) -> None:
-        """Record an N x D matrix with optional per-row metadata (labels or rows of columns)."""
-        self.add("embedding", tag, step, mat, metadata, metadata_header, walltime=walltime)
+        """Record an N x D matrix with optional per-row metadata (labels or rows of columns)
+        and ``label_img``, one thumbnail a row (N x H x W x C, uint8 or float in [0, 1])."""
+        self.add("embedding", tag, step, mat, metadata, metadata_header, label_img,
+                 walltime=walltime)
 
     def add_hparams(
         self, hparams_dict: Mapping[str, Any], metrics_list: Iterable[str],

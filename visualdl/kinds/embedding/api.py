@@ -32,8 +32,20 @@ _LIMITS = {"pca": 20000, "tsne": 10000, "umap": 10000}
 
 @blueprint.get("/api/embeddings")
 def index() -> Response:
-    """``?run=&tag=``: every recorded step with the matrix shape and metadata columns."""
-    return blobs.index_response(KIND, ("shape", "metadata_header"))
+    """``?run=&tag=``: every recorded step with the matrix shape, metadata columns and
+    the [height, width] of its rows' thumbnails (null without)."""
+    return blobs.index_response(KIND, ("shape", "metadata_header", "thumbnail"))
+
+
+@blueprint.get("/api/embeddings/sprite")
+def sprite() -> Response:
+    """``?run=&tag=&step=``: the PNG sprite of the rows' thumbnails (``label_img``); row
+    ``i`` at cell ``(i // cols, i % cols)``, ``cols = ceil(sqrt(rows))``. 404 without."""
+    _, _, step, ref = blobs.requested_ref(KIND)
+    png = blobs.load(ref).sprite
+    if not png:
+        raise ApiError(404, f"the embedding at step {step} has no thumbnails (label_img)")
+    return blobs.bytes_response(ref, png, "image/png")
 
 
 @blueprint.get("/api/embeddings/projection")

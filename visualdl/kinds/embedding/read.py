@@ -11,7 +11,14 @@ import numpy as np
 
 def meta(msg: Any) -> tuple[int, dict[str, Any]]:
     shape = _checked(msg)
-    return len(msg.matrix), {"shape": shape, "metadata_header": tuple(msg.metadata_header)}
+    thumbnail = None
+    if msg.sprite:
+        if msg.thumb_height < 1 or msg.thumb_width < 1:
+            raise ValueError(f"embedding sprite has thumbnails of "
+                             f"{msg.thumb_width}x{msg.thumb_height} pixels")
+        thumbnail = (msg.thumb_height, msg.thumb_width)
+    return len(msg.matrix) + len(msg.sprite), {
+        "shape": shape, "metadata_header": tuple(msg.metadata_header), "thumbnail": thumbnail}
 
 
 def _checked(msg: Any) -> tuple[int, int]:

@@ -7,11 +7,14 @@ from typing import Any, Iterable
 import numpy as np
 
 from visualdl.kinds.checks import check_size, check_utf8, require_finite, require_real, to_array
+from visualdl.kinds.embedding.sprite import check_thumbnails, encode_sprite
 
 
 def check(tag: str, mat: Any, metadata: Iterable | None,
-          metadata_header: Iterable[str] | None) -> tuple[tuple, int]:
-    """The payload ``encode`` takes (matrix, header, rows), and its size in bytes."""
+          metadata_header: Iterable[str] | None, label_img: Any = None) -> tuple[tuple, int]:
+    """The payload ``encode`` takes (matrix, header, rows, thumbnails), and its size in
+    bytes. ``label_img`` (N x H x W x C or N x H x W, see :mod:`.sprite`) is one
+    thumbnail a row."""
     matrix = to_array(tag, mat, "mat")
     require_real(tag, matrix, "mat")
     if matrix.ndim != 2 or 0 in matrix.shape:
@@ -41,11 +44,15 @@ def check(tag: str, mat: Any, metadata: Iterable | None,
     text = sum(len(h) for h in header) + sum(len(v) + 2 for row in rows for v in row)
     check_size(tag, "mat with its metadata (UTF-8 at worst 4 bytes a character)",
                matrix.size * 4 + 4 * text)
-    return (matrix, header, rows), matrix.nbytes
+    thumbs = None if label_img is None else check_thumbnails(tag, label_img, matrix.shape[0])
+    extra = 0 if thumbs is None else thumbs.nbytes
+    return (matrix, header, rows, thumbs), matrix.nbytes + extra
 
 
 def encode(msg: Any, payload: tuple) -> None:
-    matrix, header, rows = payload
+    matrix, header, rows, thumbs = payload
+    if thumbs is not None:
+        encode_sprite(msg, thumbs)
     msg.matrix = np.ascontiguousarray(matrix, dtype="<f4").tobytes()
     msg.shape.extend(matrix.shape)
     msg.metadata_header.extend(header)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from visualdl.kinds.checks import require_real, to_array
+from visualdl.kinds.histogram.raw import check_raw, encode_raw
 
 
 def check_buckets(tag: str, buckets: Any) -> int:
@@ -18,8 +19,13 @@ def check_buckets(tag: str, buckets: Any) -> int:
     return int(buckets)
 
 
-def check(tag: str, values: Any, buckets: Any) -> tuple[tuple[np.ndarray, int], int]:
-    """The payload ``encode`` takes, and its size in bytes."""
+def check(tag: str, values: Any, buckets: Any = 30,
+          raw: dict | None = None) -> tuple[Any, int]:
+    """The payload ``encode`` takes, and its size in bytes. ``raw`` (the keyword arguments
+    of :func:`~visualdl.kinds.histogram.raw.check_raw`) records buckets made by the caller,
+    in place of ``values``."""
+    if raw is not None:
+        return check_raw(tag, **raw)
     buckets = check_buckets(tag, buckets)
     array = check_values(tag, values)
     return (array, buckets), array.nbytes
@@ -45,6 +51,9 @@ def encode(msg: Any, payload: tuple[np.ndarray, int]) -> None:
     Nothing here can overflow, whatever the finite values (see ``_bucket_index`` and
     ``_mean_std``); constant values get one bucket's width around them.
     """
+    if isinstance(payload, dict):
+        encode_raw(msg, payload)
+        return
     values, buckets = payload
     v = values.astype(np.float64, copy=False)
     lo, hi = float(v.min()), float(v.max())

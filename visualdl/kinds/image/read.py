@@ -1,11 +1,15 @@
-"""Images, reader side: the index keeps the PNG's size and dimensions (an entry without
-pixels or with impossible dimensions is refused: a bad record)."""
+"""Images, reader side: the index keeps the PNG's size and dimensions and the number of
+boxes over it (an entry without pixels, with impossible dimensions or with boxes whose
+fields disagree is refused: a bad record)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from visualdl.kinds.consistency import positive_int
+from visualdl.kinds.image.boxes import box_count, load_boxes
+
+__all__ = ["meta", "load_boxes"]
 
 
 def meta(msg: Any) -> tuple[int, dict[str, Any]]:
@@ -15,4 +19,8 @@ def meta(msg: Any) -> tuple[int, dict[str, Any]]:
     positive_int("image width", msg.width)
     if msg.channels not in (1, 3, 4):
         raise ValueError(f"image has {msg.channels} channels, not 1, 3 or 4")
-    return len(msg.png), {"height": msg.height, "width": msg.width, "channels": msg.channels}
+    meta = {"height": msg.height, "width": msg.width, "channels": msg.channels}
+    boxes = box_count(msg)
+    if boxes:  # kept only where there are boxes: most images have none
+        meta["box_count"] = boxes
+    return len(msg.png), meta

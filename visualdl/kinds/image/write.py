@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from visualdl.kinds.checks import check_size, require_real, to_array
+from visualdl.kinds.image.boxes import check_boxes, encode_boxes, image_size
 
 FORMATS = ("HWC", "CHW", "HW", "NCHW", "NHWC")
 _CHANNELS = (1, 3, 4)
@@ -124,14 +125,26 @@ def decode_png(data: bytes) -> np.ndarray:
     return pixels[:, :, None] if pixels.ndim == 2 else pixels
 
 
-def check(tag: str, img: Any, dataformats: str) -> tuple[tuple[np.ndarray, str], int]:
-    """The payload ``encode`` takes, and its size in bytes."""
+def check(tag: str, img: Any, dataformats: str, boxes: Any = None, labels: Any = None,
+          scores: Any = None) -> tuple[tuple, int]:
+    """The payload ``encode`` takes, and its size in bytes. ``boxes`` (N x 4 pixels, see
+    :mod:`visualdl.kinds.image.boxes`) belong to one image, not to a batch's grid."""
     array, fmt = check_image(tag, img, dataformats)
-    return (array, fmt), array.nbytes
+    checked = None
+    if boxes is not None:
+        if fmt not in ("HW", "HWC", "CHW"):
+            raise ValueError(f"{tag!r}: boxes belong to one image; got a batch "
+                             f"(dataformats={fmt})")
+        checked = check_boxes(tag, boxes, labels, scores, *image_size(array.shape, fmt))
+    elif labels is not None or scores is not None:
+        raise ValueError(f"{tag!r}: labels and scores describe boxes; no boxes were given")
+    return (array, fmt, checked), array.nbytes
 
 
-def encode(msg: Any, payload: tuple[np.ndarray, str]) -> None:
-    array, fmt = payload
+def encode(msg: Any, payload: tuple) -> None:
+    array, fmt, boxes = payload
     hwc = to_hwc_uint8(array, fmt)
     msg.png = encode_png(hwc)
     msg.height, msg.width, msg.channels = hwc.shape
+    if boxes is not None:
+        encode_boxes(msg, boxes)

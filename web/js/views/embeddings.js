@@ -13,6 +13,7 @@ import { baseLayout, axis, plotlyText, themeColors, onThemeChange } from '../sha
 import { el, setChildren, uid, fmtInt, debounce } from '../shared/dom.js';
 import { stateRadios, stateSelect } from '../shared/controls.js';
 import { embeddingFigure } from './embeddings_plot.js';
+import { createThumbs } from './embedding_thumbs.js';
 
 state.declare('embMethod', 'pca');
 state.declare('embDims', 2);
@@ -51,6 +52,7 @@ class EmbeddingsView {
     const message = el('p', { class: 'emb-message', role: 'alert', hidden: true });
     const progress = progressBar();
     const plot = createPlot(`Embedding ${tag} of run ${run}`, { className: 'plot emb-plot' });
+    const thumbs = createThumbs(); // the hovered point's label_img, when recorded
     body.append(
       el(
         'div',
@@ -62,7 +64,7 @@ class EmbeddingsView {
       status,
       progress.element,
       message,
-      plot.element,
+      el('div', { class: 'emb-plot-wrap' }, plot.element, thumbs.element),
     );
     let index = null;
     let projection = null;
@@ -101,6 +103,8 @@ class EmbeddingsView {
           let body = await ask();
           if (!wanted() || body === null) return;
           fillColorOptions(colorSelect, body.metadata_header);
+          const at = index.steps.map(String).indexOf(stepSelect.value);
+          thumbs.use(run, tag, stepSelect.value, body.total, at >= 0 && index.thumbnail ? index.thumbnail[at] : null);
           for (;;) {
             projection = body;
             controller.draw();
@@ -137,7 +141,7 @@ class EmbeddingsView {
           axis,
           text: plotlyText,
         });
-        plot.draw(fig.traces, fig.layout);
+        plot.draw(fig.traces, fig.layout).then(() => thumbs.bind(plot.element));
         card.dataset.points = String(fig.points);
         card.dataset.matches = String(fig.matches);
         search.setAttribute('aria-invalid', fig.searchError ? 'true' : 'false');

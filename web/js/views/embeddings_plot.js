@@ -66,6 +66,7 @@ export function embeddingFigure(p, opts) {
     const t = {
       type, mode: 'markers', name: opts.text(g.name), x: pick(g.idx, 0), y: pick(g.idx, 1),
       text: g.idx.map((i) => hover[i]), hovertemplate: '%{text}<extra></extra>',
+      customdata: g.idx.map((i) => p.indices[i]), // the matrix row, for its thumbnail
       marker: { size: dims === 3 ? 3 : 6, opacity: dim, color: g.other ? opts.theme.muted : PALETTE[gi % PALETTE.length] },
       meta: { role: 'points' },
     };
@@ -77,6 +78,7 @@ export function embeddingFigure(p, opts) {
     const t = {
       type, mode: 'markers', name: 'matches', x: pick(hits, 0), y: pick(hits, 1),
       text: hits.map((i) => hover[i]), hovertemplate: '%{text}<extra>match</extra>',
+      customdata: hits.map((i) => p.indices[i]),
       marker: { size: dims === 3 ? 6 : 11, color: 'rgba(0,0,0,0)', line: { color: opts.theme.fg, width: 2 } },
       meta: { role: 'matches' },
     };

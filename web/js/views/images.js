@@ -10,6 +10,7 @@ import { steppedCard } from '../shared/steppedcard.js';
 import { openLightbox } from '../shared/lightbox.js';
 import { el, setChildren, uid } from '../shared/dom.js';
 import { stateCheckbox } from '../shared/controls.js';
+import { createBoxLayer } from './image_boxes.js';
 
 state.declare('actual', false);
 state.declare('brightness', 100);
@@ -85,6 +86,7 @@ class ImagesView {
     const { run, tag, card } = cardCtx;
     const frame = el('button', { type: 'button', class: 'image-frame', 'aria-label': `Enlarge ${tag} (${run})` });
     const meta = el('p', { class: 'card-note image-meta' });
+    const boxes = createBoxLayer({ run, tag }); // boxes recorded over the image, if any
     let shown = null; // {url, step, alt, pixelated}
     let pending = null; // the newest [i, data] asked for while a load was in flight
     let busy = false;
@@ -120,10 +122,11 @@ class ImagesView {
       img.dataset.step = String(step);
       // small images are scaled up: keep their pixels sharp rather than blurred
       img.classList.toggle('pixelated', img.naturalWidth * 1.5 < (frame.clientWidth || 400));
-      frame.replaceChildren(img);
+      const count = (data.box_count && data.box_count[i]) || 0;
+      frame.replaceChildren(await boxes.present(img, step, count));
       frame.dataset.step = String(step);
       shown = { url, step, alt: img.alt, pixelated: img.classList.contains('pixelated') };
-      meta.textContent = `${data.width[i]}×${data.height[i]} · ${data.channels[i]} channel${data.channels[i] === 1 ? '' : 's'}`;
+      meta.textContent = `${data.width[i]}×${data.height[i]} · ${data.channels[i]} channel${data.channels[i] === 1 ? '' : 's'}${count ? ` · ${count} box${count === 1 ? '' : 'es'}` : ''}`;
     };
     const prefetch = (data, i) => {
       if (pending) return;
@@ -148,7 +151,7 @@ class ImagesView {
     return steppedCard(cardCtx, {
       fetch: () => getJSON('api/images', { run, tag }),
       show,
-      content: [frame, meta],
+      content: [frame, boxes.controls, meta],
     });
   }
 }
