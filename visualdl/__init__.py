@@ -32,6 +32,10 @@ def __getattr__(name: str) -> Any:
         from visualdl.compat.summary_writer import SummaryWriter
 
         return SummaryWriter
+    if name == "Audio":  # an audio cell of LogWriter.add_table
+        from visualdl.kinds.table.cells import Audio
+
+        return Audio
     if name == "convert":  # a callable module: visualdl.convert(src, dst)
         import visualdl.convert
 

@@ -296,10 +296,17 @@ class SummaryWriter:
         """Record the graph of an ONNX file (its path), as TensorBoard's method does."""
         self._writer.add_graph(prototxt)
 
-    # -- what our format has no kind for ----------------------------------------------
     def add_tensor(self, tag: Any, tensor: Any, global_step: Any = None,
                    walltime: Any = None) -> None:
-        _unsupported("add_tensor", "record it as a histogram, an image or text")
+        """Record a tensor as it is (dtype, shape, values); read back as a numpy array."""
+        self._writer.add_tensor(tag, tensor, _step(global_step), walltime)
+
+    def add_table(self, tag: Any, data: Any, global_step: Any = None, columns: Any = None,
+                  walltime: Any = None) -> None:
+        """An extension (torch has no tables): ``LogWriter.add_table``."""
+        self._writer.add_table(tag, data, _step(global_step), columns, walltime)
+
+    # -- what our format has no kind for ----------------------------------------------
 
     def add_histogram_raw(
         self, tag: Any, min: Any, max: Any, num: Any, sum: Any, sum_squares: Any,

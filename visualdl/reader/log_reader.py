@@ -463,6 +463,17 @@ class LogReader:
     def embeddings(self, run: str, tag: str) -> list[BlobRef]:
         return self.events(run, "embedding", tag)
 
+    def tables(self, run: str, tag: str) -> list:
+        """Every step's table, loaded (``visualdl.kinds.table.read.TableData``: columns,
+        cells, ``rows``, ``to_pandas()``)."""
+        decode = kinds.get("table").part("read").decode
+        return [decode(self.load(ref)) for ref in self.events(run, "table", tag)]
+
+    def tensors(self, run: str, tag: str) -> list:
+        """Every step's tensor, loaded (``TensorEvent``: step, wall_time, numpy ``value``)."""
+        decode = kinds.get("tensor").part("read").decode
+        return [decode(self.load(ref)) for ref in self.events(run, "tensor", tag)]
+
     def blobs(self, run: str, kind: str, tag: str) -> list[BlobRef]:
         """The index of one tag of a blob kind (image, audio, figure, graph, embedding, or a
         plugin's)."""
