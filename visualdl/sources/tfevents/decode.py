@@ -343,7 +343,28 @@ def _tensor_entries(plugin: str, tag: str, step: int, wall: float, t: Any) -> li
         clips = list(t.string_val[::2]) if len(t.tensor_shape.dim) == 2 else list(t.string_val)
         return [_audio_entry(tag if len(clips) == 1 else f"{tag}/audio/{k}", step, wall, wav, 0)
                 for k, wav in enumerate(clips)]
+    if plugin in ("tensor", "") and t.dtype in _DTYPES:  # add_tensor's; no plugin at all
+        return [_tensor_entry(tag, step, wall, t)]
     return []  # custom_scalars, projector, and plugins we do not show
+
+
+def _tensor_entry(tag: str, step: int, wall: float, t: Any) -> Any:
+    """A generic tensor summary as our ``Tensor``, in its own dtype (torch writes a half
+    tensor's values as the bits of ``half_val``)."""
+    dtype = np.dtype(_DTYPES[t.dtype])
+    shape = [d.size for d in t.tensor_shape.dim]
+    if t.tensor_content and len(t.tensor_content) == int(np.prod(shape)) * dtype.itemsize:
+        array = np.frombuffer(t.tensor_content, dtype).reshape(shape)
+    elif t.dtype == 19 and t.half_val:
+        array = np.array(t.half_val, np.uint16).view("<f2")
+        if array.size == 1 and int(np.prod(shape)) > 1:
+            array = np.repeat(array, int(np.prod(shape)))
+        array = array.reshape(shape)
+    else:
+        array = tensor_array(t).astype(dtype)
+    return record_pb2.Entry(tensor=record_pb2.Tensor(
+        tag=tag, step=step, wall_time=wall, dtype=dtype.str, shape=array.shape,
+        data=np.ascontiguousarray(array).tobytes()))
 
 
 # -- the fast path --------------------------------------------------------------------------
