@@ -83,6 +83,8 @@ export class TableGrid {
     if (this.sort) rows = this.model.order(this.sort.col, this.sort.dir, rows);
     this.view = rows;
     this.spacer.style.height = `${rows.length * this.rowHeight}px`;
+    // a short table takes only the room it needs (the scroll box is at most 480px tall)
+    this.scroller.style.height = `${Math.min(480, 40 + Math.max(rows.length, 3) * this.rowHeight)}px`;
     this.scroller.setAttribute('aria-rowcount', String(rows.length + 1));
     this.count.textContent = rows.length === this.model.rows
       ? `${fmtInt(rows.length)} rows` : `${fmtInt(rows.length)} of ${fmtInt(this.model.rows)} rows`;
