@@ -115,7 +115,8 @@ def _is_pil(value: Any) -> bool:
 
 def _pil_pixels(image: Any) -> np.ndarray:
     if image.mode not in ("L", "RGB", "RGBA"):
-        image = image.convert("RGBA" if "A" in image.mode or image.mode == "P" else "RGB")
+        alpha = "A" in image.mode or "transparency" in image.info
+        image = image.convert("RGBA" if alpha else "RGB")
     return np.asarray(image)
 
 

@@ -46,7 +46,7 @@ def _shape(tag: str, data: Any, columns: Sequence[Any] | None) -> tuple[list, li
         if columns is not None and list(columns) != list(data.columns):
             raise ValueError(f"{tag!r}: columns= {list(columns)} differ from the DataFrame's "
                              f"{list(data.columns)}")
-        return list(data.columns), [data.iloc[:, i].tolist() for i in range(data.shape[1])]
+        return list(data.columns), [_series_cells(data.iloc[:, i]) for i in range(data.shape[1])]
     if isinstance(data, Mapping):
         return _from_dict(tag, data, columns)
     if isinstance(data, (str, bytes)) or not isinstance(data, Sequence):
@@ -58,6 +58,17 @@ def _shape(tag: str, data: Any, columns: Sequence[Any] | None) -> tuple[list, li
         raise ValueError(f"{tag!r}: a table given as a list of rows needs columns=")
     names = list(columns)
     return names, _transpose(tag, data, names)
+
+
+def _series_cells(series: Any) -> list:
+    """A DataFrame column's cells; a missing value (NaN, None, pd.NA, NaT) is NaN in a float
+    column and None in any other, as pandas shows them."""
+    cells = series.tolist()
+    if getattr(series.dtype, "kind", "O") != "f":
+        missing = series.isna().tolist()
+        if any(missing):
+            cells = [None if gone else cell for cell, gone in zip(cells, missing)]
+    return cells
 
 
 def _from_dict(tag: str, data: Mapping, columns: Sequence[Any] | None) -> tuple[list, list]:
