@@ -108,3 +108,29 @@ def test_api_sends_values_or_a_histogram(tmp_path):
         cube = api.json("/api/tensors/data", run="r", tag="cube", step=0)
         assert "histogram" in cube and cube["shape"] == [2, 2, 2]
         assert api.get("/api/tensors/data", run="r", tag="small", step=9).status_code == 404
+
+
+def test_torch_summary_writer_and_ours_read_the_same(tmp_path):
+    """The same add_tensor calls through torch's SummaryWriter and ours (skipped without
+    torch): the same arrays, steps and dtypes read back from both logdirs."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("tensorboard")
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    values = {"f": torch.arange(6, dtype=torch.float32).reshape(2, 3),
+              "i": torch.tensor([1, -2, 3], dtype=torch.int64),
+              "h": torch.tensor([0.5, 2.0], dtype=torch.float16)}
+    for writer_class, run in ((TorchWriter, "torch"), (SummaryWriter, "ours")):
+        w = writer_class(log_dir=str(tmp_path / run))
+        for step in (1, 2):
+            for tag, value in values.items():
+                w.add_tensor(tag, value * step, global_step=step)
+        w.close()
+    reader = LogReader(str(tmp_path))
+    assert reader.tags("torch")["tensor"] == reader.tags("ours")["tensor"] == ["f", "h", "i"]
+    for tag in values:
+        theirs, ours = reader.tensors("torch", tag), reader.tensors("ours", tag)
+        assert [e.step for e in theirs] == [e.step for e in ours] == [1, 2]
+        for a, b in zip(theirs, ours):
+            assert a.value.dtype == b.value.dtype, tag
+            np.testing.assert_array_equal(a.value, b.value)
