@@ -110,10 +110,9 @@ def test_api_sends_values_or_a_histogram(tmp_path):
         assert api.get("/api/tensors/data", run="r", tag="small", step=9).status_code == 404
 
 
-def test_torch_summary_writer_and_ours_read_the_same(tmp_path):
+def test_torch_summary_writer_and_ours_read_the_same(tmp_path, torch):
     """The same add_tensor calls through torch's SummaryWriter and ours (skipped without
     torch): the same arrays, steps and dtypes read back from both logdirs."""
-    torch = pytest.importorskip("torch")
     pytest.importorskip("tensorboard")
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
 
