@@ -151,3 +151,34 @@ def test_100k_rows_keep_only_the_rows_in_view_and_reach_the_last(page):
     _sort(page, BIG, "value")  # sorting 100,000 rows returns to the top, smallest first
     page.wait_for_selector(f'{BIG} .table-row[aria-rowindex="2"]')
     assert _column(page, BIG, 1)[:3] == ["0", "0", "0"]
+
+
+def test_new_data_elsewhere_keeps_the_table_where_it_was(watched, tmp_path):
+    """A run that goes on logging (here a scalar) refreshes the page; the table shown, its
+    sort and its scroll position stay."""
+    from tests.helpers.server import serving
+    from visualdl import LogWriter
+
+    with LogWriter(logdir=str(tmp_path / "live")) as w:
+        w.add_table("t", {"n": list(range(1000))}, 0)
+    page = watched.page
+    card = '.card[data-tag="t"]'
+    with serving(tmp_path) as server:
+        try:
+            page.goto(f"{server.url}?tab=tables")
+            _shown(page, card)
+            _sort(page, card, "n")
+            _sort(page, card, "n")  # descending
+            page.locator(f"{card} .table-scroll").evaluate("(s) => { s.scrollTop = 14000; }")
+            row = f'{card} .table-row[aria-rowindex="502"]'
+            page.wait_for_selector(row)
+            assert page.locator(row).inner_text() == "499"
+            with LogWriter(logdir=str(tmp_path / "live")) as w:
+                w.add_scalar("loss", 1.0, 0)
+            page.wait_for_function("() => { document.getElementById('refresh').click();"
+                                   " return !!document.getElementById('tab-scalars'); }",
+                                   polling=500)
+            assert page.locator(f"{card} .table-scroll").evaluate("(s) => s.scrollTop") == 14000
+            assert page.locator(row).inner_text() == "499"
+        finally:
+            watched.finish()

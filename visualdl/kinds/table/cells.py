@@ -26,8 +26,13 @@ class Audio:
     sample_rate: int = 8000
 
 
-class CellError(ValueError):
-    """A cell that cannot be stored; the table's check adds the tag, row and column."""
+class CellError(Exception):
+    """A cell that cannot be stored; the table's check raises ``kind`` (TypeError or
+    ValueError, as the image and audio checks do) with the tag, row and column added."""
+
+    def __init__(self, message: str, kind: type = TypeError) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -84,12 +89,12 @@ def _image(array: np.ndarray) -> ImageCell:
 
     if array.ndim not in (2, 3):
         raise CellError(f"an array cell is an image, H x W or H x W x C; got shape "
-                        f"{array.shape}")
+                        f"{array.shape}", ValueError)
     fmt = "HW" if array.ndim == 2 else "HWC"
     try:
         pixels, fmt = check_image("", array, fmt)
     except (TypeError, ValueError) as err:
-        raise CellError(_unprefixed(err)) from None
+        raise CellError(_unprefixed(err), type(err)) from None
     return ImageCell(pixels, fmt)
 
 
@@ -99,7 +104,7 @@ def _audio(samples: Any, rate: Any) -> tuple[AudioCell, int]:
     try:
         array = check_audio("", samples, rate)
     except (TypeError, ValueError) as err:
-        raise CellError(_unprefixed(err)) from None
+        raise CellError(_unprefixed(err), type(err)) from None
     return AudioCell(array, int(rate)), array.size * 2
 
 

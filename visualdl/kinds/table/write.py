@@ -33,7 +33,7 @@ def check(tag: str, data: Any, columns: Sequence[Any] | None = None) -> tuple[Co
             try:
                 cell, size = check_cell(value)
             except CellError as err:
-                raise TypeError(f"{tag!r}: row {row}, column {name!r}: {err}") from None
+                raise err.kind(f"{tag!r}: row {row}, column {name!r}: {err}") from None
             out.append(cell)
             nbytes += size
         checked.append(out)

@@ -35,12 +35,16 @@ class TablesView {
       fileName: () => `${safe(`${run}_${tag}_${step}`) || 'table'}.csv`,
     });
     let asked = 0;
+    let shown = null; // the step and wall time drawn: a refresh that changes neither redraws nothing
     const show = async (i, data) => {
       const wanted = data.steps[i];
+      const key = `${wanted}@${data.wall_times[i]}`;
+      if (key === shown) return; // keeps the scroll position while a run logs other data
       const ticket = ++asked;
       const body = await getJSON('api/tables/data', { run, tag, step: wanted });
       if (ticket !== asked) return; // a newer step was asked for meanwhile
       step = body.step;
+      shown = key;
       table.setData(body);
       card.dataset.shownStep = String(step);
     };

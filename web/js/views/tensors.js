@@ -24,10 +24,14 @@ class TensorsView {
     const box = el('div', { class: 'tensor-box' });
     const note = el('p', { class: 'card-note' });
     let asked = 0;
+    let shown = null;
     const show = async (i, data) => {
+      const key = `${data.steps[i]}@${data.wall_times[i]}`;
+      if (key === shown) return;
       const ticket = ++asked;
       const body = await getJSON('api/tensors/data', { run, tag, step: data.steps[i] });
       if (ticket !== asked) return;
+      shown = key;
       box.dataset.step = String(body.step);
       const shape = body.shape.length ? body.shape.join('×') : 'scalar';
       note.textContent = `${shape} · ${body.dtype} · ${fmtInt(body.size)} values`;
