@@ -23,8 +23,9 @@ TensorBoard or VisualDL?", lists them for users):
 - ``max_queue`` below ``LogWriter``'s buffer (4096 points of a tag) is raised to it: torch's
   10 bounds its event queue; ours would hand points to the writer thread every 30, far
   slower (``bench/summary_writer.py`` measures it).
-- ``add_video``, ``add_mesh``, ``add_image_with_boxes``, ``add_tensor`` and the ``*_raw``
+- ``add_video``, ``add_mesh``, ``add_image_with_boxes`` and the ``*_raw``
   methods raise ``NotImplementedError``: our format has no such kinds.
+- ``add_table`` is ours (``LogWriter.add_table``; torch has no tables).
 
 Only ``add_graph`` imports torch, and only when it is given a model; matplotlib is imported
 only for a list of figures.
