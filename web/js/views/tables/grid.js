@@ -145,7 +145,8 @@ export class TableGrid {
   #media(i, c, r) {
     const blob = this.model.blobs[i];
     const src = this.blobURL(i);
-    if (!blob || blob.mime === 'audio/wav') {
+    if (!blob) return el('span', { class: 'muted' }, '(missing)'); // a damaged record
+    if (blob.mime === 'audio/wav') {
       const audio = el('audio', { controls: true, preload: 'none', src, class: 'table-audio' });
       audio.setAttribute('aria-label', `${this.model.columns[c]}, row ${r + 1}`);
       return audio;
