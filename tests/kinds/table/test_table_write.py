@@ -87,6 +87,7 @@ def test_summary_writer_add_table(tmp_path):
     ({"a": [np.zeros(3)]}, None, ValueError, "row 0, column 'a': an array cell is an image"),
     ({"a": [np.full((2, 2), 7.0)]}, None, ValueError, "row 0, column 'a': float images"),
     ({"a": [1, Audio(np.zeros(4), 0)]}, None, ValueError, "row 1, column 'a': sample_rate"),
+    ({"a": ["ok", "x\ud800"]}, None, ValueError, "row 1, column 'a': the text is not valid"),
     ({"a": [{"x": 1}]}, None, TypeError, "row 0, column 'a': a cell of type dict"),
     ([[1, 2]], ["a", "a"], ValueError, "column 'a' appears twice"),
     ([[1, 2]], None, ValueError, "needs columns="),

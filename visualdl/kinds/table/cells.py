@@ -56,6 +56,8 @@ def check_cell(value: Any) -> tuple[Any, int]:
     if value is None or isinstance(value, _NUMBERS):
         return value, 8
     if isinstance(value, str):
+        if not value.isascii():
+            _check_unicode(value)
         return value, len(value)
     if isinstance(value, np.generic):
         return _numpy_scalar(value), 8
@@ -76,11 +78,19 @@ def check_cell(value: Any) -> tuple[Any, int]:
         "images (numpy arrays or PIL images) or visualdl.Audio")
 
 
+def _check_unicode(text: str) -> None:
+    """Records hold UTF-8: a str with lone surrogates cannot be stored (nor read back)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CellError("the text is not valid Unicode (lone surrogates)", ValueError) from None
+
+
 def _numpy_scalar(value: Any) -> Any:
     if isinstance(value, (np.bool_, np.integer, np.floating)):
         return value.item()
     if isinstance(value, np.str_):
-        return str(value)
+        return check_cell(str(value))[0]
     raise CellError(f"a numpy {value.dtype} value cannot be a cell")
 
 

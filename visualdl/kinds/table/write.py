@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from visualdl.kinds.checks import check_size
+from visualdl.kinds.checks import check_size, check_utf8
 from visualdl.kinds.table.cells import AudioCell, CellError, ImageCell, check_cell, json_number
 
 Columns = tuple[list[str], list[list[Any]]]
@@ -118,6 +118,7 @@ def _check_names(tag: str, names: list) -> list[str]:
             raise ValueError(f"{tag!r}: column names must not be empty")
         if name in seen:
             raise ValueError(f"{tag!r}: column {name!r} appears twice")
+        check_utf8(tag, f"column name {name!r}", name)
         seen.add(name)
     return out
 
