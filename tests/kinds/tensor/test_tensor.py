@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.convert.test_convert import assert_same_logs
 from tests.helpers.http import client_of
 from tests.sources.tfevents.tbwrite import EventWriter
 from visualdl import LogReader, LogWriter, SummaryWriter
+from visualdl.convert import convert
 from visualdl.sources.tfevents import event_pb2 as pb
 
 ARRAYS = {
@@ -85,6 +87,10 @@ def test_tensorboard_tensor_summaries_read_as_tensors(tmp_path):
     p = reader.tensors("tb", "tf/packed")[0]
     assert p.step == 2 and np.array_equal(p.value, packed)
     assert reader.errors == 0, reader.error_messages
+    # visualdl convert copies them into our format, the same arrays
+    convert(tmp_path / "tb", tmp_path / "ours")
+    assert_same_logs(reader, LogReader(str(tmp_path / "ours")), {"tb": "ours"})
+    assert LogReader(str(tmp_path / "ours")).tensors("ours", "torch/h")[0].value.tolist() == [1.0, -2.0]
 
 
 def test_api_sends_values_or_a_histogram(tmp_path):
