@@ -57,9 +57,11 @@ def test_list_of_rows_rows_as_dicts_and_pil_images(tmp_path):
         w.add_table("rows", [[1, "a"], (2, "b")], 0, columns=["n", "s"])
         w.add_table("dicts", [{"n": 1, "s": "a"}, {"s": "b", "n": 2}], 0)
         w.add_table("pil", {"im": [pil]}, 0)
+        w.add_table("array", np.array([[1.5, 2.0], [3.0, 4.0]]), 0, columns=["x", "y"])
     reader = _log(tmp_path, log)
     assert reader.tables("r", "rows")[0].rows == [(1, "a"), (2, "b")]
     assert reader.tables("r", "dicts")[0].rows == [(1, "a"), (2, "b")]
+    assert reader.tables("r", "array")[0].rows == [(1.5, 2.0), (3.0, 4.0)]
     pixels = reader.tables("r", "pil")[0].column("im")[0].array()
     assert pixels.shape == (3, 4, 3) and tuple(pixels[0, 0]) == (10, 20, 30)
 

@@ -50,7 +50,8 @@ def test_sort_by_numbers_then_text_and_reverse(page):
     assert _column(page, SMALL, 1) == [f"{n}5" for n in NAMES]  # logged order
     _sort(page, SMALL, "score")
     assert _column(page, SMALL, 2) == ["-1", "0.5", "2.25", "10", "NaN"]  # NaN last
-    assert page.locator(f'{SMALL} .table-th[aria-sort="ascending"]').inner_text().startswith("score")
+    ascending = page.locator(f'{SMALL} .table-th[aria-sort="ascending"]')
+    assert ascending.inner_text().startswith("score")
     _sort(page, SMALL, "score")
     assert _column(page, SMALL, 2) == ["10", "2.25", "0.5", "-1", "NaN"]
     _sort(page, SMALL, "name")

@@ -46,9 +46,12 @@ def _shape(tag: str, data: Any, columns: Sequence[Any] | None) -> tuple[list, li
         if columns is not None and list(columns) != list(data.columns):
             raise ValueError(f"{tag!r}: columns= {list(columns)} differ from the DataFrame's "
                              f"{list(data.columns)}")
-        return list(data.columns), [_series_cells(data.iloc[:, i]) for i in range(data.shape[1])]
+        cols = [_series_cells(data.iloc[:, i]) for i in range(data.shape[1])]
+        return list(data.columns), cols
     if isinstance(data, Mapping):
         return _from_dict(tag, data, columns)
+    if getattr(data, "ndim", None) == 2 and hasattr(data, "tolist"):  # a numpy array of rows
+        data = data.tolist()
     if isinstance(data, (str, bytes)) or not isinstance(data, Sequence):
         raise TypeError(f"{tag!r}: a table is a pandas DataFrame, a dict of columns or a "
                         f"list of rows, got {type(data).__name__}")
