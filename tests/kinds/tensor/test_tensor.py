@@ -70,6 +70,14 @@ def test_tensorboard_tensor_summaries_read_as_tensors(tmp_path):
             dtype=9, tensor_shape=_shape(3), int64_val=[7, 8, 2**40]), "tensor")
         _tensor_summary(w, "torch/h", 1, pb.TensorProto(
             dtype=19, tensor_shape=_shape(2), half_val=[0x3C00, 0xC000]), "tensor")
+        _tensor_summary(w, "tf/bf", 1, pb.TensorProto(  # bfloat16 bits of 1.5 and -3
+            dtype=14, tensor_shape=_shape(2), half_val=[0x3FC0, 0xC040]), "")
+        # torch's half_val holds each value's float32 bits as an int32 (its half_to_int)
+        bits = np.array([0.5, -2.0, 1.5], "<f4").view("<i4").tolist()
+        _tensor_summary(w, "torch/h32", 1, pb.TensorProto(
+            dtype=19, tensor_shape=_shape(3), half_val=bits), "tensor")
+        _tensor_summary(w, "torch/bf", 1, pb.TensorProto(
+            dtype=14, tensor_shape=_shape(3), half_val=bits), "tensor")
         # TensorFlow's form: packed bytes, no plugin at all
         packed = np.arange(6, dtype="<f8").reshape(2, 3)
         _tensor_summary(w, "tf/packed", 2, pb.TensorProto(
@@ -77,7 +85,14 @@ def test_tensorboard_tensor_summaries_read_as_tensors(tmp_path):
         _tensor_summary(w, "tf/text", 2, pb.TensorProto(
             dtype=7, tensor_shape=_shape(1), string_val=[b"x"]), None)  # not numeric: skipped
     reader = LogReader(str(tmp_path))
-    assert reader.tags("tb")["tensor"] == ["tf/packed", "torch/f", "torch/h", "torch/i"]
+    assert reader.tags("tb")["tensor"] == ["tf/bf", "tf/packed", "torch/bf", "torch/f",
+                                           "torch/h", "torch/h32", "torch/i"]
+    bf = reader.tensors("tb", "tf/bf")[0].value
+    assert bf.dtype == np.float32 and bf.tolist() == [1.5, -3.0]
+    h32 = reader.tensors("tb", "torch/h32")[0].value
+    assert h32.dtype == np.float16 and h32.tolist() == [0.5, -2.0, 1.5]
+    bf = reader.tensors("tb", "torch/bf")[0].value
+    assert bf.dtype == np.float32 and bf.tolist() == [0.5, -2.0, 1.5]
     f = reader.tensors("tb", "torch/f")[0]
     assert f.value.dtype == np.float32 and f.value.tolist() == [[1.0, 2.0], [3.0, 4.5]]
     i = reader.tensors("tb", "torch/i")[0].value
@@ -126,7 +141,8 @@ def test_torch_summary_writer_and_ours_read_the_same(tmp_path, torch):
 
     values = {"f": torch.arange(6, dtype=torch.float32).reshape(2, 3),
               "i": torch.tensor([1, -2, 3], dtype=torch.int64),
-              "h": torch.tensor([0.5, 2.0], dtype=torch.float16)}
+              "h": torch.tensor([0.5, -2.0], dtype=torch.float16),
+              "bf": torch.tensor([1.5, -3.0], dtype=torch.bfloat16)}
     for writer_class, run in ((TorchWriter, "torch"), (SummaryWriter, "ours")):
         w = writer_class(log_dir=str(tmp_path / run))
         for step in (1, 2):
@@ -134,7 +150,8 @@ def test_torch_summary_writer_and_ours_read_the_same(tmp_path, torch):
                 w.add_tensor(tag, value * step, global_step=step)
         w.close()
     reader = LogReader(str(tmp_path))
-    assert reader.tags("torch")["tensor"] == reader.tags("ours")["tensor"] == ["f", "h", "i"]
+    assert reader.tags("torch")["tensor"] == reader.tags("ours")["tensor"] == [
+        "bf", "f", "h", "i"]
     for tag in values:
         theirs, ours = reader.tensors("torch", tag), reader.tensors("ours", tag)
         assert [e.step for e in theirs] == [e.step for e in ours] == [1, 2]

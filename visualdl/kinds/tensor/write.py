@@ -11,7 +11,10 @@ from visualdl.kinds.checks import check_size, require_real, to_array
 
 
 def check(tag: str, tensor: Any) -> tuple[np.ndarray, int]:
-    """A private copy of ``tensor`` (a torch tensor, numpy array or nested lists)."""
+    """A private copy of ``tensor`` (a torch tensor, numpy array or nested lists); a torch
+    bfloat16 tensor, which numpy cannot hold, is widened to float32 (exactly)."""
+    if str(getattr(tensor, "dtype", "")) == "torch.bfloat16":
+        tensor = tensor.float()
     array = to_array(tag, tensor, "tensor")
     require_real(tag, array, "tensor")
     check_size(tag, "the tensor", array.nbytes)
