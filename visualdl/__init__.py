@@ -1,7 +1,8 @@
 """visualdl: see your training.
 
 The public face of the package: ``LogWriter`` to record, ``LogReader`` to read back, and
-``SummaryWriter``, torch's TensorBoard writer interface over ``LogWriter``.
+``SummaryWriter``, torch's TensorBoard writer interface over ``LogWriter``; ``Audio`` wraps
+an audio cell of ``LogWriter.add_table``.
 They load on first use (PEP 562), so that ``visualdl --logdir`` does not import the
 writer and a training script does not import the reader.
 """
@@ -11,10 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from visualdl.format.version import __version__
-__all__ = ["LogWriter", "LogReader", "SummaryWriter", "__version__"]
+__all__ = ["LogWriter", "LogReader", "SummaryWriter", "Audio", "__version__"]
 
 if TYPE_CHECKING:
     from visualdl.compat.summary_writer import SummaryWriter
+    from visualdl.kinds.table.cells import Audio
     from visualdl.reader.log_reader import LogReader
     from visualdl.writer.log_writer import LogWriter
 
@@ -32,6 +34,10 @@ def __getattr__(name: str) -> Any:
         from visualdl.compat.summary_writer import SummaryWriter
 
         return SummaryWriter
+    if name == "Audio":  # an audio cell of LogWriter.add_table
+        from visualdl.kinds.table.cells import Audio
+
+        return Audio
     if name == "convert":  # a callable module: visualdl.convert(src, dst)
         import visualdl.convert
 

@@ -24,10 +24,10 @@ from visualdl import LogReader, SummaryWriter
 from visualdl.kinds.audio.write import decode_wav
 from visualdl.kinds.image.write import decode_png
 
-# Implemented in parallel branches (media3d: add_video, add_mesh; tables: add_tensor): here
+# Implemented in a parallel branch (media3d: add_video, add_mesh): here
 # they still raise NotImplementedError. Empty this set when those branches are merged, and
 # the tests below check them like every other method.
-PENDING = {"add_video", "add_mesh", "add_tensor"}
+PENDING = {"add_video", "add_mesh"}
 
 LIFETIME = {"__init__", "__enter__", "__exit__", "flush", "close", "get_logdir"}
 PUBLIC = sorted(name for name, value in vars(SummaryWriter).items()
@@ -79,6 +79,7 @@ def _smoke_calls(tmp_path) -> dict[str, Callable[[SummaryWriter], Any]]:
         "add_video": lambda w: w.add_video("v", np.zeros((1, 2, 3, 4, 4)), 1),
         "add_mesh": lambda w: w.add_mesh("mesh", np.zeros((1, 3, 3)), global_step=1),
         "add_tensor": lambda w: w.add_tensor("tensor", np.arange(3.0), 1),
+        "add_table": lambda w: w.add_table("table", {"a": [1, 2]}, 1),  # ours, not torch's
     }
 
 

@@ -133,4 +133,6 @@ def write_kinds(root: Path) -> Path:
             w.add_profile("worker0", {"traceEvents": [
                 {"ph": "X", "cat": "cpu_op", "name": "matmul", "pid": 1, "tid": 1, "ts": 0,
                  "dur": 40 if run == "a" else 80}]}, 0)
+            w.add_table("results", {"id": [1, 2], "name": ["x", run]}, 0)
+            w.add_tensor("weights", np.arange(6, dtype=np.float32).reshape(2, 3), 0)
     return root

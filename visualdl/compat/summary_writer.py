@@ -28,7 +28,8 @@ TensorBoard or VisualDL?", lists them for users):
 - ``add_embedding``'s ``label_img`` is kept as a sprite of thumbnails, shown in the projector.
 - ``add_histogram_raw`` keeps the buckets between the first and last non-empty one, the
   outer edges at ``min`` and ``max``, as TensorBoard reads them.
-- ``add_video``, ``add_mesh`` and ``add_tensor`` raise ``NotImplementedError``.
+- ``add_video`` and ``add_mesh`` raise ``NotImplementedError``.
+- ``add_table`` is ours (``LogWriter.add_table``; torch has no tables).
 
 Only ``add_graph`` imports torch, and only when it is given a model; matplotlib is imported
 only for a list of figures.
@@ -324,10 +325,17 @@ class SummaryWriter:
         """Record the graph of an ONNX file (its path), as TensorBoard's method does."""
         self._writer.add_graph(prototxt)
 
-    # -- raw values and kinds we do not have yet ---------------------------------------
     def add_tensor(self, tag: Any, tensor: Any, global_step: Any = None,
                    walltime: Any = None) -> None:
-        _unsupported("add_tensor", "record it as a histogram, an image or text")
+        """Record a tensor as it is (dtype, shape, values); read back as a numpy array."""
+        self._writer.add_tensor(tag, tensor, _step(global_step), walltime)
+
+    def add_table(self, tag: Any, data: Any, global_step: Any = None, columns: Any = None,
+                  walltime: Any = None) -> None:
+        """An extension (torch has no tables): ``LogWriter.add_table``."""
+        self._writer.add_table(tag, data, _step(global_step), columns, walltime)
+
+    # -- raw values and kinds we do not have yet -----------------------------------
 
     def add_histogram_raw(
         self, tag: Any, min: Any, max: Any, num: Any, sum: Any, sum_squares: Any,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -467,6 +468,25 @@ class LogReader:
 
     def embeddings(self, run: str, tag: str) -> list[BlobRef]:
         return self.events(run, "embedding", tag)
+
+    def tables(self, run: str, tag: str) -> list:
+        """Every step's table, loaded (``visualdl.kinds.table.read.TableData``: columns,
+        cells, ``rows``, ``to_pandas()``). A step whose cells do not add up (a damaged
+        record) is left out with a warning naming it, so the others stay readable."""
+        decode = kinds.get("table").part("read").decode
+        found = []
+        for ref in self.events(run, "table", tag):
+            try:
+                found.append(decode(self.load(ref)))
+            except ValueError as err:
+                warnings.warn(f"run {run!r}, table {tag!r} at step {ref.step} ({ref.path}) "
+                              f"cannot be read: {err}", RuntimeWarning, stacklevel=2)
+        return found
+
+    def tensors(self, run: str, tag: str) -> list:
+        """Every step's tensor, loaded (``TensorEvent``: step, wall_time, numpy ``value``)."""
+        decode = kinds.get("tensor").part("read").decode
+        return [decode(self.load(ref)) for ref in self.events(run, "tensor", tag)]
 
     def blobs(self, run: str, kind: str, tag: str) -> list[BlobRef]:
         """The index of one tag of a blob kind (image, audio, figure, graph, embedding, or a

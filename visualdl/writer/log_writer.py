@@ -377,6 +377,17 @@ class LogWriter:
         as ``vf.profiler`` and ``torch.profiler`` write them). ``tag`` names the worker."""
         self.add("profile", tag, step, trace, end_step, walltime=walltime)
 
+    def add_table(self, tag: str, data: Any, step: int, columns: Iterable[Any] | None = None,
+                  walltime: float | None = None) -> None:
+        """Record a table: a pandas DataFrame, a dict of columns or a list of rows (with
+        ``columns=``). Cells are numbers, text, images (arrays or PIL images) or audio
+        (``visualdl.Audio``); media are encoded in the writer thread (docs/tables.md)."""
+        self.add("table", tag, step, data, columns, walltime=walltime)
+
+    def add_tensor(self, tag: str, tensor: Any, step: int, walltime: float | None = None) -> None:
+        """Record an array of numbers as it is (dtype, shape, values)."""
+        self.add("tensor", tag, step, tensor, walltime=walltime)
+
     def add(self, kind: str, tag: str, step: int, *value: Any,
             walltime: float | None = None, **options: Any) -> None:
         """Record ``value`` of any registered kind (built in or from a plugin): the kind's

@@ -42,6 +42,7 @@ class NotAnEvent(str):
     value cannot be shown): a file whose first record is one is not an event file."""
 
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 4, 6: 4}  # PNG colour type -> channels shown
+_BFLOAT16 = 14  # DT_BFLOAT16: torch writes its bits in half_val
 _DTYPES = {1: "<f4", 2: "<f8", 3: "<i4", 4: "u1", 5: "<i2", 6: "i1", 9: "<i8", 10: "?",
            19: "<f2"}
 
@@ -343,7 +344,48 @@ def _tensor_entries(plugin: str, tag: str, step: int, wall: float, t: Any) -> li
         clips = list(t.string_val[::2]) if len(t.tensor_shape.dim) == 2 else list(t.string_val)
         return [_audio_entry(tag if len(clips) == 1 else f"{tag}/audio/{k}", step, wall, wav, 0)
                 for k, wav in enumerate(clips)]
+    if plugin in ("tensor", "") and (t.dtype in _DTYPES or t.dtype == _BFLOAT16):
+        return [_tensor_entry(tag, step, wall, t)]  # add_tensor's; no plugin at all
     return []  # custom_scalars, projector, and plugins we do not show
+
+
+def _tensor_entry(tag: str, step: int, wall: float, t: Any) -> Any:
+    """A generic tensor summary as our ``Tensor``, in its own dtype; bfloat16, which numpy
+    lacks, widened to float32 (exactly)."""
+    shape = [d.size for d in t.tensor_shape.dim]
+    size = int(np.prod(shape))
+    bfloat = t.dtype == _BFLOAT16
+    dtype = np.dtype("<f4" if bfloat else _DTYPES[t.dtype])
+    if t.tensor_content:
+        if bfloat:
+            bits = np.frombuffer(t.tensor_content, "<u2").astype(np.uint32) << 16
+            array = bits.view("<f4")
+        else:
+            array = np.frombuffer(t.tensor_content, dtype)
+    elif t.dtype in (19, _BFLOAT16):
+        array = _half_values(t.half_val, bfloat)
+    else:
+        array = tensor_array(t).reshape(-1)
+    if array.size == 1 and size > 1:
+        array = np.repeat(array, size)  # a constant tensor stores its value once
+    if array.size != size:
+        raise ValueError(f"tensor of shape {shape} holds {array.size} values")
+    array = array.astype(dtype).reshape(shape)
+    return record_pb2.Entry(tensor=record_pb2.Tensor(
+        tag=tag, step=step, wall_time=wall, dtype=dtype.str, shape=array.shape,
+        data=np.ascontiguousarray(array).tobytes()))
+
+
+def _half_values(half_val: Any, bfloat: bool) -> np.ndarray:
+    """The values of ``half_val``: TensorFlow's 16 bits of each value, or, as torch's
+    ``add_tensor`` writes them, each value's float32 bits read as an int32. A value outside
+    0..65535 can only be the latter; inside, float32 bits would be denormals under 1e-40,
+    which no half tensor holds, so the 16-bit reading is taken."""
+    raw = np.array(half_val, np.int64)
+    if raw.size and (raw.min() < 0 or raw.max() > 0xFFFF):
+        return raw.astype("<i4").view("<f4")
+    bits = raw.astype(np.uint16)
+    return (bits.astype(np.uint32) << 16).view("<f4") if bfloat else bits.view("<f2")
 
 
 # -- the fast path --------------------------------------------------------------------------
