@@ -27,23 +27,41 @@ class HostProbe:
         self._disk0 = _counters(psutil.disk_io_counters, "read_bytes", "write_bytes")
         self._net0 = _counters(psutil.net_io_counters, "bytes_sent", "bytes_recv")
 
-    def read(self) -> dict[str, float]:
-        psutil = self._psutil
-        out: dict[str, float] = {}
-        with self._process.oneshot():
-            out["process/cpu_percent"] = float(self._process.cpu_percent(None))
-            out["process/rss_bytes"] = float(self._process.memory_info().rss)
-        out["cpu/percent"] = float(psutil.cpu_percent(None))
-        memory = psutil.virtual_memory()
-        out["memory/percent"] = float(memory.percent)
-        out["memory/used_bytes"] = float(memory.total - memory.available)
-        out.update(_since(self._disk0, psutil.disk_io_counters,
-                          {"read_bytes": "disk/read_bytes", "write_bytes": "disk/write_bytes"}))
-        out.update(_since(self._net0, psutil.net_io_counters,
-                          {"bytes_sent": "network/sent_bytes", "bytes_recv": "network/recv_bytes"}))
+    def readers(self) -> list:
+        """The readings, each a callable answering ``{metric: value}``: the sampler
+        guards each on its own, so one that fails costs only its own metrics."""
+        out = [self.process, self.machine, self.disk_io, self.network]
         if self._disk_path is not None:
-            out["disk/free_bytes"] = float(psutil.disk_usage(self._disk_path).free)
+            out.append(self.free_space)
         return out
+
+    def read(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for reader in self.readers():
+            out.update(reader())
+        return out
+
+    def process(self) -> dict[str, float]:
+        with self._process.oneshot():
+            return {"process/cpu_percent": float(self._process.cpu_percent(None)),
+                    "process/rss_bytes": float(self._process.memory_info().rss)}
+
+    def machine(self) -> dict[str, float]:
+        memory = self._psutil.virtual_memory()
+        return {"cpu/percent": float(self._psutil.cpu_percent(None)),
+                "memory/percent": float(memory.percent),
+                "memory/used_bytes": float(memory.total - memory.available)}
+
+    def disk_io(self) -> dict[str, float]:
+        return _since(self._disk0, self._psutil.disk_io_counters,
+                      {"read_bytes": "disk/read_bytes", "write_bytes": "disk/write_bytes"})
+
+    def network(self) -> dict[str, float]:
+        return _since(self._net0, self._psutil.net_io_counters,
+                      {"bytes_sent": "network/sent_bytes", "bytes_recv": "network/recv_bytes"})
+
+    def free_space(self) -> dict[str, float]:
+        return {"disk/free_bytes": float(self._psutil.disk_usage(self._disk_path).free)}
 
 
 def _counters(read: Any, *fields: str) -> dict[str, int] | None:

@@ -23,7 +23,6 @@ __all__ = ["DEFAULT_INTERVAL", "Sampler", "interval_of", "start"]
 
 DEFAULT_INTERVAL = 10.0
 log = logging.getLogger("visualdl.system")
-_told: set[str] = set()  # what was already logged at debug level in this process
 
 Record = Callable[[str, float, int, float], Any]  # add_scalar(tag, value, step, walltime)
 
@@ -109,25 +108,23 @@ class Sampler:
             self._fail("GPUs are not sampled", exc)
             gpus = None
         if gpus is None:
-            _debug_once("gpu", "visualdl: no NVIDIA GPU or nvidia-ml-py (pynvml): GPUs are "
-                        "not sampled")
+            log.debug("visualdl: no NVIDIA GPU or nvidia-ml-py (pynvml): GPUs are not sampled")
         else:
             self.gpus = gpus.count
         return host, gpus
 
     def sample(self, host: Any, gpus: Any) -> None:
-        """Read everything and record it; a failure is logged once, never raised."""
+        """Read everything and record it; a reading that fails is logged once and costs
+        only its own metrics, never an exception in training."""
         began = time.thread_time()
-        try:
-            walltime = time.time()
-            values = host.read()
-            if gpus is not None:
-                values.update(gpus.read())
-            step = self.samples
-            for metric, value in values.items():
-                self._record(names.tag(self.host, metric), value, step, walltime)
-        except Exception as exc:  # never stop training: log once and keep sampling
-            self._fail("a system metrics sample failed", exc)
+        walltime = time.time()
+        readers = host.readers() + ([gpus.read] if gpus is not None else [])
+        for read in readers:
+            try:
+                for metric, value in read().items():
+                    self._record(names.tag(self.host, metric), value, self.samples, walltime)
+            except Exception as exc:  # never stop training: log once and keep sampling
+                self._fail("a system metrics reading failed", exc)
         self.samples += 1
         self.cpu_seconds += time.thread_time() - began
 
@@ -136,8 +133,3 @@ class Sampler:
             self._failed = True
             log.warning("visualdl: %s: %s", what, exc, exc_info=exc)
 
-
-def _debug_once(key: str, message: str) -> None:
-    if key not in _told:
-        _told.add(key)
-        log.debug(message)
