@@ -136,3 +136,21 @@ def test_gpu_memory_peak_in_the_run_table(watched, server):
     assert header.startswith("GPU mem peak")
     section = page.locator('.system-run[data-run="gpu"] .system-peak').text_content()
     assert "3.00 GiB" in section
+
+
+def test_zooming_one_chart_moves_the_run_s_other_charts(watched, server):
+    page = open_system(watched, server)
+    plot = '.system-run[data-run="train"] .system-train'
+    left, top, width, height = page.eval_on_selector(plot, """(p) => { const fl = p._fullLayout;
+        const r = p.getBoundingClientRect();
+        return [r.left + fl._size.l, r.top + fl._size.t, fl._size.w, fl._size.h]; }""")
+    page.mouse.move(left + width * 0.3, top + height * 0.5)
+    page.mouse.down()
+    page.mouse.move(left + width * 0.6, top + height * 0.5, steps=8)
+    page.mouse.up()
+    ranges = (".system-run[data-run=\"train\"] .system-plot",
+              "els => els.map((p) => p.layout.xaxis.range.map(String))")
+    zoomed = page.eval_on_selector(plot, "p => p.layout.xaxis.range.map(String)")
+    wait_for(lambda: all(r == zoomed for r in page.eval_on_selector_all(*ranges)), timeout=10)
+    before = page.eval_on_selector(plot, "p => p.data[0].x.length")
+    assert before > 0 and len(page.eval_on_selector_all(*ranges)) >= 5

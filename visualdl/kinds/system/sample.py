@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 import socket
 import threading
 import time
@@ -34,7 +35,7 @@ def interval_of(system_metrics: Any) -> float | None:
         return None
     if system_metrics is True:
         return DEFAULT_INTERVAL
-    if isinstance(system_metrics, (int, float)) and math.isfinite(system_metrics) \
+    if isinstance(system_metrics, numbers.Real) and math.isfinite(system_metrics) \
             and system_metrics > 0:
         return float(system_metrics)
     raise ValueError("system_metrics must be a positive number of seconds, True or False, "

@@ -66,8 +66,10 @@ function byteUnit(series) {
   return top >= 2 ** 30 ? ['GiB', 2 ** 30] : ['MiB', 2 ** 20];
 }
 
-function layoutFor(title, range) {
+function layoutFor(title, range, line) {
   return baseLayout({
+    uirevision: 'system', // a redraw with new data keeps the user's zoom
+    shapes: line ? [line] : [],
     height: 190,
     margin: { l: 64, r: 12, t: 24, b: 32 },
     title: { text: plotlyText(title), font: { size: 12 }, x: 0.01, y: 0.97 },
@@ -126,9 +128,33 @@ class SystemView {
       return;
     }
     if (seq !== this.seq || !plotlyReady()) return;
-    this.clear();
-    setChildren(this.ctx.main, ...loaded.map((data) => this.section(data)));
+    // new data for the same sections (a live run): redraw in place, keeping zoom and readout
+    const shape = JSON.stringify(loaded.map((d) => [d.run, Boolean(d.training), d.overview.gpu_memory_peak,
+      d.hosts.map((h) => [h.host, chartsOf(h.series).map((c) => c.id)])]));
+    if (shape !== this.shape) {
+      this.clear();
+      this.shape = shape;
+      setChildren(this.ctx.main, ...loaded.map((data) => this.section(data)));
+    }
     for (const data of loaded) await this.draw(data);
+  }
+
+  /** Zooming or panning one chart of a run moves the others with it (one time axis). */
+  syncZoom(run, div) {
+    if (div.vdlSynced) return;
+    div.vdlSynced = true;
+    div.on('plotly_relayout', (event) => {
+      const parts = this.sections.get(run);
+      if (!parts || parts.syncing || !event) return;
+      const r0 = event['xaxis.range[0]'] ?? (event['xaxis.range'] || [])[0];
+      const r1 = event['xaxis.range[1]'] ?? (event['xaxis.range'] || [])[1];
+      const update = r0 !== undefined && r1 !== undefined ? { 'xaxis.range': [r0, r1] }
+        : event['xaxis.autorange'] ? { 'xaxis.range': parts.range } : null;
+      if (!update) return;
+      parts.syncing = true;
+      Promise.all(parts.plots.filter((p) => p !== div && p.data).map((p) => Plotly.relayout(p, update)))
+        .finally(() => { parts.syncing = false; });
+    });
   }
 
   async load(run, tag) {
@@ -158,12 +184,13 @@ class SystemView {
       el('h3', {}, el('span', { class: 'swatch', style: { background: colorOf(run) } }), showName(run),
         peak === null ? null : el('span', { class: 'muted system-peak' }, ` · GPU memory peak ${fmtMetric('x_bytes', peak)}`)),
       data.training ? train : null, readout, ...hosts);
-    this.sections.set(run, { node, train, readout, plots: [...node.querySelectorAll('.system-plot')] });
+    this.sections.set(run, { node, train, readout, range: data.range, plots: [...node.querySelectorAll('.system-plot')] });
     return node;
   }
 
   async draw(data) {
     const parts = this.sections.get(data.run);
+    parts.range = data.range;
     if (data.training) await this.drawTraining(data, parts);
     for (const host of data.hosts) {
       for (const chart of chartsOf(host.series)) {
@@ -177,7 +204,8 @@ class SystemView {
           meta: { metric: s.metric },
         }));
         const title = unit ? `${chart.title} (${unit})` : chart.title;
-        await Plotly.react(div, traces, layoutFor(title, data.range), PLOT_CONFIG);
+        await Plotly.react(div, traces, layoutFor(title, data.range, parts.line), PLOT_CONFIG);
+        this.syncZoom(data.run, div);
       }
     }
   }
@@ -191,10 +219,11 @@ class SystemView {
       customdata: walls.map((w, i) => [w, t.steps[i]]),
       hovertemplate: `step %{customdata[1]}: %{y}<extra>${plotlyText(data.tag)}</extra>`,
     };
-    const layout = layoutFor(`${data.tag} (training)`, data.range);
+    const layout = layoutFor(`${data.tag} (training)`, data.range, null);
     layout.hovermode = 'closest';
     layout.height = 220;
     await Plotly.react(parts.train, [trace], layout, PLOT_CONFIG);
+    this.syncZoom(data.run, parts.train);
     if (!parts.train.vdlHooked) {
       parts.train.vdlHooked = true;
       parts.train.on('plotly_hover', (event) => {
@@ -224,6 +253,7 @@ class SystemView {
         }, el('dt', {}, metric), el('dd', {}, fmtMetric(metric, num(s.value))))))));
     const line = { type: 'line', xref: 'x', yref: 'paper', x0: new Date(wall * 1000), x1: new Date(wall * 1000),
       y0: 0, y1: 1, line: { width: 1, dash: 'dot', color: colorOf(run) } };
+    parts.line = line; // kept by redraws
     for (const div of parts.plots) if (div !== parts.train && div.data) Plotly.relayout(div, { shapes: [line] });
   }
 
@@ -232,6 +262,7 @@ class SystemView {
       for (const div of parts.plots) if (plotlyReady() && div.data) Plotly.purge(div);
     }
     this.sections.clear();
+    this.shape = null;
   }
 
   update(change) {
