@@ -13,6 +13,7 @@ list, the web app's views, the tests' lists) is derived from here.
 
 from __future__ import annotations
 
+import bisect
 import importlib
 import pkgutil
 import threading
@@ -117,14 +118,19 @@ def scalar_kind_of(tag: str) -> str:
 
 
 def split_scalar_tags(tags: list[str]) -> dict[str, list[str]]:
-    """``{kind: tags}`` of a run's scalar tags, ``scalar`` first (see scalar_kind_of)."""
-    prefixed = [k for k in all_kinds() if k.scalar_prefix]
-    if not prefixed:
-        return {"scalar": tags}
-    out: dict[str, list[str]] = {"scalar": []}
-    for tag in tags:
-        out.setdefault(scalar_kind_of(tag), []).append(tag)
-    return {kind: found for kind, found in out.items() if found}
+    """``{kind: tags}`` of a run's sorted scalar tags, ``scalar`` first (see
+    scalar_kind_of). A prefix's tags are one block of the sorted list, found by bisection:
+    this runs on every request that names a run."""
+    rest, found = tags, {}
+    for kind in all_kinds():
+        prefix = kind.scalar_prefix
+        if prefix:
+            start = bisect.bisect_left(rest, prefix)
+            end = bisect.bisect_left(rest, prefix[:-1] + chr(ord(prefix[-1]) + 1), start)
+            if end > start:
+                found[kind.name] = rest[start:end]
+                rest = rest[:start] + rest[end:]
+    return {"scalar": rest, **found} if rest else found
 
 
 def reset() -> None:

@@ -103,6 +103,8 @@ class Sampler:
         except Exception as exc:  # no psutil, or a platform it cannot read
             self._fail("system metrics are not sampled", exc)
             return None
+        if self._stop.is_set():  # closed already: NVML's start can take a while
+            return None
         try:
             gpus = gpu.open_gpus()
         except Exception as exc:
