@@ -129,7 +129,7 @@ class SystemView {
     }
     if (seq !== this.seq || !plotlyReady()) return;
     // new data for the same sections (a live run): redraw in place, keeping zoom and readout
-    const shape = JSON.stringify(loaded.map((d) => [d.run, Boolean(d.training), d.overview.gpu_memory_peak,
+    const shape = JSON.stringify(loaded.map((d) => [d.run, d.training ? d.tag : null,
       d.hosts.map((h) => [h.host, chartsOf(h.series).map((c) => c.id)])]));
     if (shape !== this.shape) {
       this.clear();
@@ -182,7 +182,7 @@ class SystemView {
       })))));
     const node = el('section', { class: 'system-run', dataset: { run } },
       el('h3', {}, el('span', { class: 'swatch', style: { background: colorOf(run) } }), showName(run),
-        peak === null ? null : el('span', { class: 'muted system-peak' }, ` · GPU memory peak ${fmtMetric('x_bytes', peak)}`)),
+        el('span', { class: 'muted system-peak', hidden: peak === null })),
       data.training ? train : null, readout, ...hosts);
     this.sections.set(run, { node, train, readout, range: data.range, plots: [...node.querySelectorAll('.system-plot')] });
     return node;
@@ -191,6 +191,10 @@ class SystemView {
   async draw(data) {
     const parts = this.sections.get(data.run);
     parts.range = data.range;
+    const peak = data.overview.gpu_memory_peak;
+    const peakNode = parts.node.querySelector('.system-peak');
+    peakNode.hidden = peak === null;
+    peakNode.textContent = peak === null ? '' : ` · GPU memory peak ${fmtMetric('x_bytes', peak)}`;
     if (data.training) await this.drawTraining(data, parts);
     for (const host of data.hosts) {
       for (const chart of chartsOf(host.series)) {
