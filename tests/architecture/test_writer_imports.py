@@ -32,6 +32,7 @@ logdir, path = sys.argv[1], sys.argv[2]
 onnx.save(model(), path)
 with LogWriter(logdir=logdir + "/run") as w:
     w.add_scalar("s", 1.0, 0)
+    w.add_scalar("system/host0/cpu/percent", 1.0, 0)
     w.add_scalars("m", {"a": 1.0, "b": 2.0}, 0)
     w.add_image("i", np.zeros((4, 4, 3), np.uint8), 0)
     w.add_audio("a", np.zeros(100, np.float32), 0)

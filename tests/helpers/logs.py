@@ -117,6 +117,7 @@ def write_kinds(root: Path) -> Path:
                 w.add_figure("fig", {"data": [{"type": "bar", "x": ["p", "q"], "y": [step, 1]}],
                                      "layout": {}}, step)
                 w.add_scalar("loss", 1.0 / (step + 1) * (1 if run == "a" else 2), step)
+                w.add_scalar("system/host0/cpu/percent", 10.0 * step, step)  # system metrics
             if run == "a" and HAVE_MATPLOTLIB:  # (the tests of "mpl" skip without it)
                 for step in range(MPL_STEPS):
                     w.add_figure("mpl", mpl_figure(step), step)

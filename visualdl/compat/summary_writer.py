@@ -90,11 +90,15 @@ class SummaryWriter:
     >>> from visualdl import SummaryWriter
     >>> with SummaryWriter("runs/exp1") as writer:
     ...     writer.add_scalar("train/loss", 0.25, global_step=1)
+
+    ``system_metrics`` goes to ``LogWriter`` (seconds between samples of the machine's
+    state, or False); only the main run samples, not add_scalars' runs.
     """
 
     def __init__(
         self, log_dir: Any = None, comment: str = "", purge_step: Any = None,
         max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = "",
+        system_metrics: float | bool = 10,
     ) -> None:
         if not log_dir:
             log_dir = default_log_dir(comment)
@@ -109,16 +113,17 @@ class SummaryWriter:
                 "(visualdl logs are append-only: start a new log_dir to restart a run)",
                 UserWarning, stacklevel=2,
             )
-        self._writer = self._new_writer(self.log_dir)
+        self._writer = self._new_writer(self.log_dir, system_metrics)
         self._runs: dict[str, LogWriter] = {}  # add_scalars' runs, by directory
         self._closed = False
 
-    def _new_writer(self, log_dir: str) -> LogWriter:
+    def _new_writer(self, log_dir: str, system_metrics: float | bool = False) -> LogWriter:
         queue = self.max_queue
         if isinstance(queue, int) and not isinstance(queue, bool) and queue > 0:
             queue = max(queue, _LOGWRITER_QUEUE)  # else LogWriter names the bad value
         return LogWriter(logdir=log_dir, max_queue=queue,
-                         flush_secs=self.flush_secs, filename_suffix=self.filename_suffix)
+                         flush_secs=self.flush_secs, filename_suffix=self.filename_suffix,
+                         system_metrics=system_metrics)
 
     def get_logdir(self) -> str:
         """The directory this writer writes to."""

@@ -13,6 +13,7 @@ list, the web app's views, the tests' lists) is derived from here.
 
 from __future__ import annotations
 
+import bisect
 import importlib
 import pkgutil
 import threading
@@ -22,7 +23,8 @@ from visualdl import plugins
 from visualdl.kinds.spec import Kind
 
 __all__ = ["ENTRY_POINT_GROUP", "all_kinds", "blob_names", "by_message", "get", "names",
-           "position", "reset"]
+           "position", "reset", "scalar_kind_of",
+           "split_scalar_tags"]
 
 ENTRY_POINT_GROUP = "visualdl.kinds"
 
@@ -65,7 +67,10 @@ def _load() -> dict[str, Kind]:
                                   "first one is kept", RuntimeWarning, stacklevel=2)
                     continue
                 kinds[kind.name] = kind
-            _by_message = {k.message: k for k in kinds.values() if not k.plugin_entry}
+            _by_message = {}
+            for k in kinds.values():  # the first kind of a message owns its entries
+                if not k.plugin_entry:  # (system metrics are stored as scalars)
+                    _by_message.setdefault(k.message, k)
             _kinds = kinds
         return _kinds
 
@@ -101,6 +106,31 @@ def by_message(field: str) -> Kind | None:
     """The kind carried in ``Entry.<field>`` (None for ``plugin``: look at its ``kind``)."""
     _load()
     return _by_message.get(field)
+
+
+def scalar_kind_of(tag: str) -> str:
+    """The kind a scalar tag is listed under: the kind whose ``scalar_prefix`` it starts
+    with (``system/...``: system metrics), else ``scalar``."""
+    for kind in all_kinds():
+        if kind.scalar_prefix and tag.startswith(kind.scalar_prefix):
+            return kind.name
+    return "scalar"
+
+
+def split_scalar_tags(tags: list[str]) -> dict[str, list[str]]:
+    """``{kind: tags}`` of a run's sorted scalar tags, ``scalar`` first (see
+    scalar_kind_of). A prefix's tags are one block of the sorted list, found by bisection:
+    this runs on every request that names a run."""
+    rest, found = tags, {}
+    for kind in all_kinds():
+        prefix = kind.scalar_prefix
+        if prefix:
+            start = bisect.bisect_left(rest, prefix)
+            end = bisect.bisect_left(rest, prefix[:-1] + chr(ord(prefix[-1]) + 1), start)
+            if end > start:
+                found[kind.name] = rest[start:end]
+                rest = rest[:start] + rest[end:]
+    return {"scalar": rest, **found} if rest else found
 
 
 def reset() -> None:

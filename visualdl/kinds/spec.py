@@ -35,6 +35,9 @@ class Kind:
     only its file offset (``BlobRef``), loading the bytes on demand.
     ``views``: web view modules: ids under ``web/js/views/`` for built-in kinds, or file
     names under ``web_dir`` (served at ``/kinds/<name>/``) for others.
+    ``scalar_prefix``: a kind whose data are plain scalars under a reserved tag prefix
+    (``system/``: the system metrics), so every scalar path stores and caches them; its
+    tags are listed under this kind, not among the run's scalars.
     """
 
     name: str
@@ -44,6 +47,7 @@ class Kind:
     parts: tuple[str, ...] = ("write", "read", "api")
     views: tuple[str, ...] = ()
     web_dir: str | None = None
+    scalar_prefix: str = ""
     _modules: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property

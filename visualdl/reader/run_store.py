@@ -252,8 +252,8 @@ class RunStore:
     def tags(self) -> dict[str, list[str]]:
         """``{kind: sorted tags}``, kinds in the registry's order."""
         out: dict[str, list[str]] = {}
-        if self.scalars:
-            out["scalar"] = sorted(self.scalars)
+        if self.scalars:  # system metrics are scalars listed as a kind of their own
+            out.update(registry.split_scalar_tags(sorted(self.scalars)))
         for kind in sorted(self.events, key=registry.position):
             tags = sorted(tag for tag, events in self.events[kind].items() if events.listed)
             if tags:

@@ -71,6 +71,10 @@ class LogWriter:
     entries, are buffered before they go to the writer thread; ``flush_secs`` is how
     often buffered data is written anyway.
 
+    ``system_metrics`` is how often (seconds) a background thread samples the machine's
+    state while the writer is open: CPU, memory, disk, network and NVIDIA GPUs, as
+    ``system/<host>/...`` series (docs/system_metrics.md); ``False`` turns it off.
+
     >>> with LogWriter(logdir="runs/exp1") as writer:
     ...     writer.add_scalar("train/loss", 0.25, step=1)
     """
@@ -85,7 +89,9 @@ class LogWriter:
         display_name: str = "",
         file_name: str = "",
         storage_options: Mapping[str, Any] | None = None,
+        system_metrics: float | bool = 10,
     ) -> None:
+        interval = _kind("system").part("sample").interval_of(system_metrics)
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
             raise ValueError(f"max_queue must be a positive integer, got {max_queue!r}")
         if not isinstance(flush_secs, (int, float)) or not flush_secs > 0:
@@ -121,6 +127,8 @@ class LogWriter:
         self._open_file()  # the file exists as soon as the writer does
         _LIVE.add(self)
         self._start_thread()
+        self._sampler = None if interval is None else _kind("system").part("sample").start(
+            self.add_scalar, interval, None if self._remote is not None else self._logdir)
 
     # -- state ------------------------------------------------------------------
     def _reset_state(self) -> None:
@@ -201,6 +209,7 @@ class LogWriter:
         """The child starts empty: the parent flushes its own buffers into its own file."""
         self._reset_state()
         self._file = None
+        self._sampler = None  # its thread stayed in the parent
         if self._remote is not None:  # fsspec's clients are not fork-safe: a new one
             self._remote = storage.open_fs(self._logdir, self._storage_options)
         self._path = self._join(self._default_file_name())
@@ -501,6 +510,9 @@ class LogWriter:
     def close(self) -> None:
         """Flush and close the file. Calling it again does nothing. Raises when a write
         failed and has not been reported yet, or when records could not be written."""
+        sampler, self._sampler = getattr(self, "_sampler", None), None
+        if sampler is not None:  # first: its last points are flushed below
+            sampler.stop()
         with self._cond:
             if self._closed:
                 return

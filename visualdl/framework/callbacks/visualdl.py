@@ -102,7 +102,8 @@ class VisualDL(Callback):
     Steps count train batches from 1 across epochs. ``log_graph``, ``log_images``,
     ``histogram_freq=0`` turn parts off. Only the process of rank 0 writes (ranks are read
     from RANK / PADDLE_TRAINER_ID / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID); the
-    others do nothing at all. ``writer_kwargs`` go to ``LogWriter``.
+    others do nothing at all. ``writer_kwargs`` go to ``LogWriter``: ``system_metrics=``
+    (seconds, default 10, or False) samples the machine's state while the run is open.
     """
 
     def __init__(self, log_dir: str, histogram_freq: int = 50, log_images: bool = True,

@@ -11,7 +11,7 @@ import { assignColors, colorOf } from './colors.js';
 import { createFilterInput } from './filterinput.js';
 import { showName } from './format.js';
 import {
-  columnsOf, indexTable, cellValue, cellText, sortRuns, parseWhere, whereTest,
+  columnsOf, indexTable, cellValue, cellText, sortRuns, parseWhere, whereTest, withGpuPeaks,
 } from './runtable.js';
 
 state.declare('off', []);
@@ -247,9 +247,11 @@ export function createRunList(container, onChange) {
     fetching += 1;
     const mine = fetching;
     const tags = [...new Set([...state.get('rcols'), ...(where.ok ? where.tags : [])])];
-    getJSON('api/runs/table', { tag: tags }).then(
-      (body) => {
+    const peaks = getJSON('api/system/peaks').catch(() => null); // the GPU column: an extra
+    Promise.all([getJSON('api/runs/table', { tag: tags }), peaks]).then(
+      ([answer, gpu]) => {
         if (mine !== fetching) return;
+        const body = withGpuPeaks(answer, gpu);
         table = body;
         rows = indexTable(body);
         // metrics asked for only by the value filter are not columns

@@ -19,6 +19,7 @@ export function columnsOf(table) {
   for (const tag of Object.keys(table.metrics || {})) cols.push({ id: `m:${tag}`, label: tag, kind: 'metric' });
   if (table.start_time) cols.push({ id: 'start', label: 'Started', kind: 'time' });
   if (table.last_update) cols.push({ id: 'updated', label: 'Updated', kind: 'time' });
+  if (hasGpuPeak(table)) cols.push({ id: 'gpu', label: 'GPU mem peak', kind: 'bytes' });
   return cols;
 }
 
@@ -57,6 +58,7 @@ export function cellValue(table, rows, run, id) {
   if (i === undefined || !table) return null;
   if (id === 'start') return table.start_time[i];
   if (id === 'updated') return table.last_update[i];
+  if (id === 'gpu') return table.gpu_memory_peak ? table.gpu_memory_peak[i] ?? null : null;
   if (id.startsWith('hp:')) {
     const column = table.hparams[id.slice(3)];
     return column ? column[i] ?? null : null;
@@ -72,6 +74,7 @@ export function cellValue(table, rows, run, id) {
 export function cellText(value, id) {
   if (value === null || value === undefined) return '–';
   if (id === 'start' || id === 'updated') return new Date(value * 1000).toLocaleString();
+  if (id === 'gpu') return `${(value / 2 ** 30).toFixed(2)} GiB`;
   return fmtValue(value);
 }
 
@@ -175,4 +178,17 @@ export function whereTest(parsed, table, rows) {
     }
     return holds(cond, v);
   });
+}
+
+// ---- the GPU memory peak column (system metrics) ----------------------------------------------
+
+function hasGpuPeak(table) {
+  return Boolean(table.gpu_memory_peak && table.gpu_memory_peak.some((v) => v !== null));
+}
+
+/** Add /api/system/peaks' answer to a table as its column `gpu_memory_peak` (bytes per run,
+ *  null for runs without GPU samples). */
+export function withGpuPeaks(table, peaks) {
+  const byRun = (peaks && peaks.runs) || {};
+  return { ...table, gpu_memory_peak: table.runs.map((run) => byRun[run] ?? null) };
 }
