@@ -42,6 +42,8 @@ with LogWriter(logdir=logdir + "/run") as w:
     w.add_embeddings("e", np.eye(3), step=0)
     w.add_hparams({"lr": 0.1}, ["s"])
     w.add_figure("f", {"data": [], "layout": {}}, 0)
+    w.add_video("v", np.zeros((2, 4, 4, 3), np.uint8), 0)
+    w.add_mesh("mesh", np.zeros((1, 3, 3)), 0, faces=[[[0, 1, 2]]])
     w.add_profile("worker0", {"traceEvents": [{"ph": "X", "name": "op", "ts": 0, "dur": 1}]}, 0)
     w.add_graph(model(), tag="proto")
     w.add_graph(model().SerializeToString(), tag="bytes")

@@ -133,4 +133,6 @@ def write_kinds(root: Path) -> Path:
             w.add_profile("worker0", {"traceEvents": [
                 {"ph": "X", "cat": "cpu_op", "name": "matmul", "pid": 1, "tid": 1, "ts": 0,
                  "dur": 40 if run == "a" else 80}]}, 0)
+            w.add_video("clip", np.full((2, 4, 4, 3), 100, np.uint8), 0)
+            w.add_mesh("cloud", np.eye(3), 0, faces=[[0, 1, 2]])
     return root
