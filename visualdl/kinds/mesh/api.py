@@ -75,5 +75,14 @@ def data() -> Response:
         "step": ref.step, "sample": sample, "batch": batch, "points": int(ref.meta["points"]),
         "shown": len(vertices), "triangles": 0 if faces is None else len(faces),
         "vertices": _b64(vertices), "colors": _b64(colors), "faces": _b64(faces),
-        "config": json.loads(mesh.config) if mesh.config else {},
+        "config": _config(mesh.config),
     }, etag)
+
+
+def _config(text: str) -> dict:
+    """The scene configuration as a dict; another writer's "null" or bad JSON is none."""
+    try:
+        config = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return config if isinstance(config, dict) else {}
