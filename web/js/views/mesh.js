@@ -9,7 +9,10 @@ import { RunTagGrid, runTagView } from '../shared/runtag.js';
 import { steppedCard } from '../shared/steppedcard.js';
 import { baseLayout, axis, PLOT_CONFIG, plotlyReady } from '../shared/plot.js';
 import { colorOf } from '../shared/colors.js';
-import { el, setChildren, ensureStylesheet, fmtInt } from '../shared/dom.js';
+import { el, setChildren, ensureStylesheet, fmtInt, uid } from '../shared/dom.js';
+import * as state from '../shared/state.js';
+
+state.declare('meshPoints', 100000); // points drawn of a larger point cloud
 
 /** The bytes of a base64 string as a typed array of `Type`. */
 function typed(b64, Type) {
@@ -61,9 +64,23 @@ class MeshView {
     this.camera = null; // the camera every plot shares once the user moved one
     ensureStylesheet('media-css', 'static/css/media.css');
     this.grid = new RunTagGrid(ctx, { id: 'mesh', kind: 'mesh', noun: 'meshes', makeCard: (c) => this.#makeCard(c) });
-    setChildren(ctx.settings, el('h2', {}, '3D'), this.grid.syncControl(),
+    setChildren(ctx.settings, el('h2', {}, '3D'), this.grid.syncControl(), this.#pointsField(),
       el('p', { class: 'muted' }, 'Drag to orbit, scroll to zoom: every plot follows the camera.'));
     this.grid.layout();
+  }
+
+  /** How many points of a large point cloud are drawn (the rest on "Load all points"). */
+  #pointsField() {
+    const id = uid('mesh-points');
+    const input = el('input', { id, type: 'number', min: '1000', step: '1000', name: 'mesh-points' });
+    input.value = String(state.get('meshPoints'));
+    input.addEventListener('change', () => {
+      const n = Math.round(Number(input.value));
+      if (!(n >= 1000)) return;
+      state.set({ meshPoints: n });
+      this.grid.layout();
+    });
+    return el('div', { class: 'field' }, el('label', { for: id }, 'Points drawn'), input);
   }
 
   /** Give every other plot the camera one of them moved to. */
@@ -97,7 +114,7 @@ class MeshView {
       const token = (seq += 1);
       const step = data.steps[i];
       const params = { run, tag, step, sample: Number(sample.value) || 0 };
-      if (maxPoints !== undefined) params.max_points = maxPoints;
+      params.max_points = maxPoints === undefined ? state.get('meshPoints') : maxPoints;
       const body = await getJSON('api/meshes/data', params);
       if (token !== seq) return;
       if (!plotlyReady()) throw new Error('plotly.js failed to load.');

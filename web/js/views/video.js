@@ -62,7 +62,7 @@ class VideoView {
     const stepFrame = (d) => {
       video.pause();
       const frames = Math.max(1, Math.round(video.duration * fps) || 1);
-      const at = Math.round(video.currentTime * fps) + d;
+      const at = Math.floor(video.currentTime * fps + 1e-6) + d;
       // land in the middle of the frame: a time on its edge may show either neighbour
       video.currentTime = (Math.min(Math.max(at, 0), frames - 1) + 0.5) / fps;
     };
