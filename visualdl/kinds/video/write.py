@@ -160,7 +160,7 @@ def encode_mp4(frames: np.ndarray, fps: float) -> bytes:
     odd height or width gets a black row or column."""
     import av
 
-    t, h, w, _ = frames.shape
+    _, h, w, _ = frames.shape
     if h % 2 or w % 2:
         frames = np.pad(frames, ((0, 0), (0, h % 2), (0, w % 2), (0, 0)))
     # faststart moves the index to the front in a second pass over a named file
@@ -176,7 +176,7 @@ def _write_mp4(av: Any, path: str, frames: np.ndarray, fps: float) -> None:
         stream = container.add_stream("libx264", rate=Fraction(fps).limit_denominator(1000))
         stream.width, stream.height = frames.shape[2], frames.shape[1]
         stream.pix_fmt = "yuv420p"
-        # crf 18: visually lossless; every frame can be a key frame at these sizes cheaply
+        # crf 18: visually lossless; zerolatency: no frame held back (no B-frames)
         stream.options = {"crf": "18", "preset": "veryfast", "tune": "zerolatency"}
         for pixels in frames:
             frame = av.VideoFrame.from_ndarray(pixels, format="rgb24")

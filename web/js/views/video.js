@@ -21,6 +21,22 @@ function button(text, label, onClick) {
   return b;
 }
 
+/** Settles when the video's first frame is there (or it failed); its listeners go then. */
+function firstFrame(video, step) {
+  return new Promise((resolve, reject) => {
+    const settle = (ok) => () => {
+      video.removeEventListener('loadeddata', onLoaded);
+      video.removeEventListener('error', onError);
+      if (ok) resolve();
+      else reject(new Error(`The video at step ${step} could not be played.`));
+    };
+    const onLoaded = settle(true);
+    const onError = settle(false);
+    video.addEventListener('loadeddata', onLoaded);
+    video.addEventListener('error', onError);
+  });
+}
+
 class VideoView {
   constructor(ctx) {
     this.ctx = ctx;
@@ -94,10 +110,7 @@ class VideoView {
         frame.replaceChildren(img);
         controls.hidden = true;
       } else {
-        const ready = new Promise((resolve, reject) => {
-          video.addEventListener('loadeddata', resolve, { once: true });
-          video.addEventListener('error', () => reject(new Error(`The video at step ${step} could not be played.`)), { once: true });
-        });
+        const ready = firstFrame(video, step);
         video.src = url;
         this.#playback(video);
         if (frame.firstChild !== video) frame.replaceChildren(video);
