@@ -117,3 +117,25 @@ def test_torch_summary_writer_meshes(tmp_path, torch):
     assert cloud.vertices.tolist() == VERTS.tolist() and cloud.colors.tolist() == COLORS.tolist()
     solid = arrays(reader.load(reader.meshes("pt", "solid")[0]))
     assert solid.faces.tolist() == FACES.tolist()
+
+
+def test_torch_and_ours_side_by_side_show_the_same_meshes(tmp_path, torch):
+    """The same add_mesh calls through torch's SummaryWriter and ours, both logdirs served
+    by one server: every mesh answer is the same."""
+    pytest.importorskip("tensorboard")
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    from visualdl import SummaryWriter as OurWriter
+
+    for name, writer_class in (("torch", TorchWriter), ("ours", OurWriter)):
+        with writer_class(str(tmp_path / name)) as w:
+            w.add_mesh("cloud", torch.from_numpy(VERTS), colors=torch.from_numpy(COLORS),
+                       global_step=1)
+            w.add_mesh("solid", torch.from_numpy(VERTS), faces=torch.from_numpy(FACES),
+                       config_dict={"camera": {"fov": 60}}, global_step=2)
+    with client_of(tmp_path) as api:
+        for tag, step in (("cloud", 1), ("solid", 2)):
+            bodies = [api.json("/api/meshes/data", run=run, tag=tag, step=step)
+                      for run in ("torch", "ours")]
+            assert bodies[0] == bodies[1]
+            assert bodies[0]["points"] == 30 and bodies[0]["step"] == step
