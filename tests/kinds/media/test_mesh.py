@@ -85,3 +85,22 @@ def test_served_subsampled_then_whole(tmp_path):
         assert api.get("/api/meshes/data", run="run", tag="tetra", step=5,
                        max_points=-1).status_code == 400
         assert api.get("/api/meshes/data", run="run", tag="nope", step=5).status_code == 404
+
+
+def test_hostile_parameters_are_4xx_never_5xx(tmp_path):
+    with LogWriter(logdir=str(tmp_path / "run")) as w:
+        w.add_mesh("m", TETRA, 0, faces=FACES)
+        w.add_video("v", np.zeros((2, 4, 4, 3), np.uint8), 0)
+    numbers = ["9" * 400, str(2 ** 63), "-1", "nan", "1e400", "", "0x10", "3.5"]
+    with client_of(tmp_path) as api:
+        for route, tag in (("/api/meshes/data", "m"), ("/api/videos/data", "v")):
+            for key in ("step", "sample", "max_points"):
+                for value in numbers:
+                    got = api.get(route, {"run": "run", "tag": tag, "step": 0, key: value})
+                    assert got.status_code in (200, 400, 404), (route, key, value, got.text)
+                    if got.status_code == 400:  # the error names the parameter
+                        assert key in got.text, (route, key, value, got.text)
+            for run, bad_tag in (("../run", tag), ("run", "\x00"), ("nope", tag)):
+                assert api.get(route, run=run, tag=bad_tag, step=0).status_code == 404
+        for route in ("/api/meshes", "/api/videos"):
+            assert api.get(route, run="run").status_code == 400
