@@ -126,7 +126,8 @@ def test_mesh_rotation_moves_every_camera_and_all_points_on_demand(watched, serv
     tetra = page.locator(f"{card('b', 'tetra')} .mesh-plot")
     tetra.scroll_into_view_if_needed()
     page.wait_for_selector(f'{card("b", "tetra")}[data-shown="0"]')
-    assert tetra.evaluate("(p) => p.data[0].type") == "mesh3d"
+    assert tetra.evaluate("(p) => [p.data[0].type, [...p.data[0].i], p.data[0].vertexcolor]") == \
+        ["mesh3d", [0, 0, 0, 1], ["#ff0000"] * 4]
     assert tetra.evaluate(CAMERA) == pytest.approx(rotated)
     # all the points, on request
     page.locator(f"{card('a', 'cloud')}").scroll_into_view_if_needed()

@@ -34,16 +34,19 @@ function columns(flat) {
   return cols;
 }
 
-function rgbStrings(colors) {
+const HEX = Array.from({ length: 256 }, (_, v) => v.toString(16).padStart(2, '0'));
+
+/** One '#rrggbb' per point: plotly parses hex colours about twice as fast as rgb(). */
+function hexColors(colors) {
   const out = new Array(colors.length / 3);
-  for (let i = 0, j = 0; i < out.length; i += 1, j += 3) out[i] = `rgb(${colors[j]},${colors[j + 1]},${colors[j + 2]})`;
+  for (let i = 0, j = 0; i < out.length; i += 1, j += 3) out[i] = `#${HEX[colors[j]]}${HEX[colors[j + 1]]}${HEX[colors[j + 2]]}`;
   return out;
 }
 
 /** The plotly trace of one mesh answer (/api/meshes/data). */
 export function meshTrace(body, run) {
   const [x, y, z] = columns(typed(body.vertices, Float32Array));
-  const colors = body.colors ? rgbStrings(typed(body.colors, Uint8Array)) : null;
+  const colors = body.colors ? hexColors(typed(body.colors, Uint8Array)) : null;
   if (body.faces) {
     const [i, j, k] = columns(typed(body.faces, Int32Array));
     const trace = { type: 'mesh3d', x, y, z, i, j, k, flatshading: true, hoverinfo: 'skip' };
