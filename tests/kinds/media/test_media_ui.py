@@ -135,3 +135,26 @@ def test_mesh_rotation_moves_every_camera_and_all_points_on_demand(watched, serv
     page.wait_for_selector(f'{card("a", "cloud")}[data-points="{CLOUD}"]')
     assert plot_a.evaluate("(p) => p.data[0].x.length") == CLOUD
     assert page.locator(f"{card('a', 'cloud')} .mesh-note").text_content() == "3,000 points"
+
+
+def test_tensorboard_gif_video_is_shown(watched, tmp_path):
+    """torch's / tensorboardX's add_video GIF (an image summary) shows in the Video tab as
+    the GIF it is, its first frame's colour on screen."""
+    from tests.kinds.media.test_event_files import GIF_REDS, write_tensorboardx
+
+    write_tensorboardx(str(tmp_path / "tbx"))
+    with serving(tmp_path) as handle:
+        page = watched.page
+        page.goto(f"{handle.url}?tab=video")
+        gif = card("tbx", "clip")
+        page.wait_for_selector(f'{gif}[data-shown="3"]')
+        img = page.locator(f"{gif} .video-frame img")
+        assert img.evaluate("(i) => [i.naturalWidth, i.naturalHeight, new URL(i.src).pathname]") \
+            == [10, 8, "/api/videos/data"]
+        red = img.evaluate("""(i) => { const c = document.createElement('canvas'); c.width = 10;
+          c.height = 8; const g = c.getContext('2d'); g.drawImage(i, 0, 0);
+          return g.getImageData(4, 4, 1, 1).data[0]; }""")
+        assert red in GIF_REDS  # a frame of the GIF (which one depends on when it was drawn)
+        assert page.locator(f"{gif} .video-controls").is_hidden()
+        assert page.locator(f"{gif} .image-meta").text_content() == "10×8 · 5 frames at 5 fps"
+        watched.finish()
