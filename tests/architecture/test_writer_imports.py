@@ -43,6 +43,8 @@ with LogWriter(logdir=logdir + "/run") as w:
     w.add_embeddings("e", np.eye(3), step=0)
     w.add_hparams({"lr": 0.1}, ["s"])
     w.add_figure("f", {"data": [], "layout": {}}, 0)
+    w.add_video("v", np.zeros((2, 4, 4, 3), np.uint8), 0)
+    w.add_mesh("mesh", np.zeros((1, 3, 3)), 0, faces=[[[0, 1, 2]]])
     w.add_profile("worker0", {"traceEvents": [{"ph": "X", "name": "op", "ts": 0, "dur": 1}]}, 0)
     w.add_table("tab", {"n": [1, 2], "img": [np.zeros((2, 2), np.uint8)] * 2}, 0)
     w.add_tensor("ten", np.arange(3), 0)

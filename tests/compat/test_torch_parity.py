@@ -1,7 +1,7 @@
 """Every public method of torch's ``SummaryWriter`` works in ours.
 
 * Without torch: each method is called once with small valid arguments and none raises
-  ``NotImplementedError`` (bar ``PENDING``, see below), and the calls cover every public
+  ``NotImplementedError``, and the calls cover every public
   method of our class (whose names and signatures ``test_summary_writer`` checks against
   torch's, in both directions).
 * With torch (and TensorBoard, which torch's writer needs): one script calling every
@@ -23,11 +23,6 @@ from tests.helpers.http import client_of
 from visualdl import LogReader, SummaryWriter
 from visualdl.kinds.audio.write import decode_wav
 from visualdl.kinds.image.write import decode_png
-
-# Implemented in a parallel branch (media3d: add_video, add_mesh): here
-# they still raise NotImplementedError. Empty this set when those branches are merged, and
-# the tests below check them like every other method.
-PENDING = {"add_video", "add_mesh"}
 
 LIFETIME = {"__init__", "__enter__", "__exit__", "flush", "close", "get_logdir"}
 PUBLIC = sorted(name for name, value in vars(SummaryWriter).items()
@@ -90,10 +85,6 @@ def test_every_method_is_called_and_none_is_unimplemented(tmp_path):
     assert writer.get_logdir() == str(tmp_path / "exp")
     with writer:
         for name, call in calls.items():
-            if name in PENDING:
-                with pytest.raises(NotImplementedError, match=name):
-                    call(writer)  # once it works, its branch is merged: empty PENDING
-                continue
             try:
                 call(writer)
             except NotImplementedError as exc:  # pragma: no cover - the failure itself
@@ -111,7 +102,7 @@ BOXES = [[1, 2, 10, 12], [5, 5, 30, 18]]
 
 
 def script(writer: Any, torch: Any) -> None:
-    """Every method of torch's ``SummaryWriter`` (``PENDING`` ones left out), with values
+    """Every method of torch's ``SummaryWriter`` with values
     a float32 holds exactly, so that TensorBoard's single precision changes nothing."""
     x = torch.arange(24, dtype=torch.float32)
     writer.add_scalar("loss", 0.5, 1)
@@ -153,12 +144,9 @@ def script(writer: Any, torch: Any) -> None:
         writer.add_figure("fig", fig, 1)
     except ImportError:
         pass
-    if "add_video" not in PENDING:
-        writer.add_video("video", torch.rand(1, 3, 3, 8, 8), 1)
-    if "add_mesh" not in PENDING:
-        writer.add_mesh("mesh", torch.rand(1, 5, 3), global_step=1)
-    if "add_tensor" not in PENDING:
-        writer.add_tensor("tensor", torch.arange(6.0).reshape(2, 3), 1)
+    writer.add_video("video", torch.rand(1, 3, 3, 8, 8), 1)
+    writer.add_mesh("mesh", torch.rand(1, 5, 3), global_step=1)
+    writer.add_tensor("tensor", torch.arange(6.0).reshape(2, 3), 1)
     writer.add_hparams({"lr": 0.5, "opt": "adam"}, {"hp/acc": 0.75}, run_name="trial")
 
 

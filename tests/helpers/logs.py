@@ -136,4 +136,6 @@ def write_kinds(root: Path) -> Path:
                  "dur": 40 if run == "a" else 80}]}, 0)
             w.add_table("results", {"id": [1, 2], "name": ["x", run]}, 0)
             w.add_tensor("weights", np.arange(6, dtype=np.float32).reshape(2, 3), 0)
+            w.add_video("clip", np.full((2, 4, 4, 3), 100, np.uint8), 0)
+            w.add_mesh("cloud", np.eye(3), 0, faces=[[0, 1, 2]])
     return root

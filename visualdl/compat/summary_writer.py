@@ -28,7 +28,8 @@ TensorBoard or VisualDL?", lists them for users):
 - ``add_embedding``'s ``label_img`` is kept as a sprite of thumbnails, shown in the projector.
 - ``add_histogram_raw`` keeps the buckets between the first and last non-empty one, the
   outer edges at ``min`` and ``max``, as TensorBoard reads them.
-- ``add_video`` and ``add_mesh`` raise ``NotImplementedError``.
+- ``add_video`` encodes once, to MP4 (an animated GIF without PyAV); ``add_mesh`` keeps
+  the arrays.
 - ``add_table`` is ours (``LogWriter.add_table``; torch has no tables).
 
 Only ``add_graph`` imports torch, and only when it is given a model; matplotlib is imported
@@ -370,13 +371,20 @@ class SummaryWriter:
 
     def add_video(self, tag: Any, vid_tensor: Any, global_step: Any = None, fps: int = 4,
                   walltime: Any = None) -> None:
-        _unsupported("add_video", "record frames with add_images")
+        """Record N videos of shape (N, T, C, H, W) as one grid video, laid out as torch
+        does; pixels are converted as ``add_image`` converts them (uint8 as is, anything
+        else times 255, clipped, truncated)."""
+        pixels = _image_uint8(tag, vid_tensor) if vid_tensor is not None else vid_tensor
+        self._writer.add_video(tag, pixels, _step(global_step), fps, "NTCHW", walltime)
 
     def add_mesh(
         self, tag: Any, vertices: Any, colors: Any = None, faces: Any = None,
         config_dict: Any = None, global_step: Any = None, walltime: Any = None,
     ) -> None:
-        _unsupported("add_mesh", "record a plotly 3-D figure with add_figure")
+        """Record a point cloud (``faces=None``) or a triangle mesh: vertices (B, N, 3),
+        colours (B, N, 3) in [0, 255], faces (B, F, 3) vertex indices."""
+        self._writer.add_mesh(tag, vertices, _step(global_step), colors, faces, config_dict,
+                              walltime)
 
     # -- lifetime ------------------------------------------------------------------
     def flush(self) -> None:

@@ -460,6 +460,14 @@ class LogReader:
     def audio(self, run: str, tag: str) -> list[BlobRef]:
         return self.events(run, "audio", tag)
 
+    def videos(self, run: str, tag: str) -> list[BlobRef]:
+        """Every video of one tag; ``load(ref)`` gives its ``Video`` (``data``, ``mime``)."""
+        return self.events(run, "video", tag)
+
+    def meshes(self, run: str, tag: str) -> list[BlobRef]:
+        """Every mesh of one tag; ``visualdl.kinds.mesh.read.arrays(load(ref))`` unpacks one."""
+        return self.events(run, "mesh", tag)
+
     def figures(self, run: str, tag: str) -> list[BlobRef]:
         return self.events(run, "figure", tag)
 

@@ -314,6 +314,23 @@ class LogWriter:
         optional ``labels`` and ``scores`` (N each): the image view draws and filters them."""
         self.add("image", tag, step, img, dataformats, boxes, labels, scores, walltime=walltime)
 
+    def add_video(
+        self, tag: str, frames: Any, step: int, fps: float = 4,
+        dataformats: str = "THWC", walltime: float | None = None,
+    ) -> None:
+        """Record a video (uint8, or float in [0, 1]): THWC, TCHW or THW frames, or a batch
+        (NTCHW/NTHWC) laid out as one grid; encoded (MP4, or GIF without PyAV) in the
+        writer thread."""
+        self.add("video", tag, step, frames, fps, dataformats, walltime=walltime)
+
+    def add_mesh(
+        self, tag: str, vertices: Any, step: int, colors: Any = None, faces: Any = None,
+        config_dict: Mapping[str, Any] | None = None, walltime: float | None = None,
+    ) -> None:
+        """Record a point cloud (no ``faces``) or a triangle mesh: vertices (B, N, 3) or
+        (N, 3), colours of the same shape in [0, 255], faces (B, F, 3) vertex indices."""
+        self.add("mesh", tag, step, vertices, colors, faces, config_dict, walltime=walltime)
+
     def add_figure(self, tag: str, figure: Any, step: int, walltime: float | None = None) -> None:
         """Record a plotly figure (kept interactive) or a matplotlib figure (as PNG).
 

@@ -22,7 +22,7 @@ from google.protobuf.message import DecodeError
 
 from visualdl.format import record_pb2
 from visualdl.format.scalar_codec import DecodedSeries, read_varint
-from visualdl.sources.tfevents import event_pb2, graphdef, keras_model
+from visualdl.sources.tfevents import event_pb2, graphdef, keras_model, media
 
 #: What one event decodes to: entries (``ScalarPoint`` or ``Entry``; possibly none),
 #: ``HEADER`` for the file-version event that opens every file, or the reason it cannot be
@@ -85,6 +85,11 @@ class FileDecoder:
             except (ValueError, TypeError, IndexError, ArithmeticError, struct.error,
                     DecodeError) as exc:
                 return f"tag {value.tag!r} at step {event.step}: {exc}"
+        if any(isinstance(e, media.MeshPart) for e in entries):
+            try:
+                entries = media.merge_meshes(entries, event.step, event.wall_time)
+            except ValueError as exc:
+                return f"mesh at step {event.step}: {exc}"
         return entries
 
     def entry_at(self, payload: bytes, kind: str, tag: str, step: int) -> Any:
@@ -97,6 +102,13 @@ class FileDecoder:
                 return None
             return record_pb2.Graph(tag=tag, step=step, wall_time=event.wall_time,
                                     onnx=graphdef.to_onnx(event.graph_def))
+        if kind == "mesh":  # a mesh is put together from several values
+            parts = [e for v in event.summary.value for e in self._value(event, v, False)]
+            for entry in media.merge_meshes(parts, event.step, event.wall_time):
+                if not isinstance(entry, tuple) and entry.WhichOneof("kind") == "mesh" and \
+                        entry.mesh.tag == tag and entry.mesh.step == step:
+                    return entry.mesh
+            return None
         for value in event.summary.value:
             for entry in self._value(event, value, remember=False):
                 if not isinstance(entry, tuple) and entry.WhichOneof("kind") == kind:
@@ -123,6 +135,8 @@ class FileDecoder:
         if which == "image":
             img = value.image
             png = img.encoded_image_string
+            if media.is_gif(png):  # torch's and tensorboardX's add_video
+                return [media.gif_video(tag, step, wall, png, img.height, img.width)]
             channels = img.colorspace or _png_channels(png)
             return [record_pb2.Entry(image=record_pb2.Image(
                 tag=tag, step=step, wall_time=wall, png=png, height=img.height,
@@ -137,6 +151,10 @@ class FileDecoder:
             return self._hparams(content, wall) if remember else []
         if which != "tensor":
             return []
+        if plugin == "mesh":  # one part of a mesh: decode() puts the event's parts together
+            content = value.metadata.plugin_data.content if value.HasField("metadata") \
+                else self.contents.get(tag, b"")
+            return [media.mesh_part(content, tensor_array(value.tensor))]
         return _tensor_entries(plugin, tag, step, wall, value.tensor)
 
     def _hparams(self, content: bytes, wall: float) -> list:
