@@ -13,7 +13,10 @@ TensorFlow 1's merged summaries instead (every tag's ``simple_value`` in one eve
   every step (ours: ``total`` 10,000; TensorBoard: its sample reaches the last 1% of steps),
   ``visualdl --logdir`` against ``tensorboard --load_fast=true``, interleaved, medians.
 
-TensorBoard is the ``tensorboard`` package of this interpreter (the ``test`` extra has it).
+The read runs TensorBoard's ``EventAccumulator`` of this interpreter (the ``test`` extra
+has it); the first chart runs each server in a venv of its own, as bench/server.py does
+(ours with only our dependencies, TensorBoard 2.21 alone), since a development venv's
+start-up costs both time a user's install does not.
 
 Usage: python bench/tf_scalars.py [--repeats 3] [--tf1] [--cache .bench]
 """
@@ -35,7 +38,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from server import Server, first_chart, stop  # noqa: E402  (bench/server.py)
+from server import (  # noqa: E402  (bench/server.py)
+    TENSORBOARD, Server, ensure_venv, first_chart, ours_interpreter, peer_env, stop,
+)
 
 TAGS, STEPS = 54, 10_000
 TARGETS = "read >= 10x EventAccumulator; first chart >= 2.5x TensorBoard --load_fast=true"
@@ -98,13 +103,23 @@ def timed(script: str, logdir: Path) -> tuple[float, int]:
     return float(out[-2]), int(out[-1])
 
 
-def servers(logdir: Path, workdir: Path) -> list[Server]:
-    tb = shutil.which("tensorboard", path=str(Path(sys.executable).parent))
-    ours = Server("visualdl", [sys.executable, "-m", "visualdl", "--logdir", str(logdir),
+def servers(logdir: Path, cache: Path, workdir: Path) -> list[Server]:
+    """The first-chart servers, each in a venv of its own as in bench/server.py (this
+    interpreter's development venv adds start-up time a user's install does not have):
+    ours with only our dependencies, TensorBoard 2.21 alone (this interpreter's when its
+    venv cannot be set up)."""
+    python = ours_interpreter(cache)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    ours = Server("visualdl", [python, "-m", "visualdl", "--logdir", str(logdir),
                                "--port", "{port}", "--no-cache"],
                   "http://127.0.0.1:{port}/api/scalars?run=train&tag=epoch_metric_0&points=1000",
-                  lambda b: (b.get("total") == STEPS, len(b.get("steps", []))),
-                  cwd=str(REPO))
+                  lambda b: (b.get("total") == STEPS, len(b.get("steps", []))), env)
+    venv, why = ensure_venv(TENSORBOARD, str(workdir))
+    tb = str(Path(venv).parent / "tensorboard") if venv else \
+        shutil.which("tensorboard", path=str(Path(sys.executable).parent))
+    if why:
+        print(f"  TensorBoard runs from this interpreter: {why}", flush=True)
     if tb is None:
         return [ours]
     near = STEPS - STEPS // 100
@@ -114,7 +129,7 @@ def servers(logdir: Path, workdir: Path) -> list[Server]:
          "--load_fast=true"],
         "http://127.0.0.1:{port}/data/plugin/scalars/scalars?run=train&tag=epoch_metric_0",
         lambda b: (bool(b) and max(p[1] for p in b) >= near, len(b)),
-        {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, str(workdir))]
+        {**(peer_env() if venv else os.environ), "TF_CPP_MIN_LOG_LEVEL": "3"}, str(workdir))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,8 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     workdir = cache / "peer-cwd"
     workdir.mkdir(parents=True, exist_ok=True)
     charts: dict[str, list[float]] = {}
+    both = servers(logdir, cache.resolve(), workdir)
     for _ in range(args.repeats):
-        for server in servers(logdir, workdir):
+        for server in both:
             seconds, _, proc, _ = first_chart(server, timeout=300)
             stop(proc)
             charts.setdefault(server.name, []).append(seconds)
