@@ -65,8 +65,13 @@ def _ast_params(args: ast.arguments) -> str:
 
 
 def _sig_params(sig: inspect.Signature) -> str:
+    """Torch's parameters only: ours may add keyword-only ones (``system_metrics``)."""
     return ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}"
-                     for p in sig.parameters.values())
+                     for p in sig.parameters.values() if p.kind is not p.KEYWORD_ONLY)
+
+
+# Methods of ours that torch's writer has not.
+EXTENSIONS = {"add_table"}
 
 
 def test_every_public_method_has_torchs_signature(torch):
@@ -77,7 +82,7 @@ def test_every_public_method_has_torchs_signature(torch):
         if name in torch_sigs:
             assert params == torch_sigs[name], name
             checked += 1
-    assert checked == len(ours), sorted(set(ours) - set(torch_sigs))
+    assert checked == len(ours) - len(EXTENSIONS), sorted(set(ours) - set(torch_sigs))
     # and the other way: every public method of torch's is ours too
     theirs = {name for name in torch_sigs
               if not name.startswith("_") or name in ("__init__", "__enter__", "__exit__")}

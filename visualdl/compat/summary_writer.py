@@ -99,7 +99,7 @@ class SummaryWriter:
     def __init__(
         self, log_dir: Any = None, comment: str = "", purge_step: Any = None,
         max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = "",
-        system_metrics: float | bool = 10,
+        *, system_metrics: float | bool = 10,
     ) -> None:
         if not log_dir:
             log_dir = default_log_dir(comment)
