@@ -41,6 +41,7 @@ with LogWriter(logdir=logdir + "/run") as w:
     w.add_roc_curve("roc", [0, 1], [0.2, 0.9], 0)
     w.add_embeddings("e", np.eye(3), step=0)
     w.add_hparams({"lr": 0.1}, ["s"])
+    w.add_config({"model": {"depth": 2}})
     w.add_figure("f", {"data": [], "layout": {}}, 0)
     w.add_profile("worker0", {"traceEvents": [{"ph": "X", "name": "op", "ts": 0, "dur": 1}]}, 0)
     w.add_graph(model(), tag="proto")

@@ -483,9 +483,7 @@ class LogReader:
         """The run's config view (a ``visualdl.kinds.config.merge.RunConfig``): its
         ``add_config`` configs merged (``.nested``), its hparams (``.hparams``), and both as
         dotted keys (``.flat``); KeyError for an unknown run."""
-        from visualdl.kinds.config.merge import run_config
-
-        return run_config(self, run)
+        return kinds.get("config").part("merge").run_config(self, run)
 
     def load(self, ref: BlobRef) -> Any:
         """Read one blob's message (``Image``, ``Audio``, ...) back, by the source that

@@ -121,3 +121,14 @@ def test_compare_bad_requests(cfg_client, params, status, words):
 def test_compare_bad_bodies(cfg_client, body, words):
     r = cfg_client.post("/api/compare", json=body)
     assert r.status_code == 400 and words in r.json()["error"]
+
+
+def test_group_runs_by_a_config_key(cfg_client):
+    r = cfg_client.post("/api/scalars/groups", json={
+        "tag": "loss", "runs": ["a", "b", "c", "hp"], "hparams": ["model.depth"],
+        "stat": "mean", "band": "minmax", "smoothing": 0})
+    assert r.status_code == 200, r.text
+    groups = {g["name"]: g for g in r.json()["groups"]}
+    assert groups["model.depth=12"]["members"] == ["a", "c"]
+    assert groups["model.depth=24"]["members"] == ["b"]
+    assert groups["model.depth=12"]["center"] == [4.5, 3.0, 2.25, 2.375]

@@ -5,4 +5,6 @@ beside the run's hyper-parameters (see :mod:`.merge`)."""
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind("config", __name__, message="config", views=("compare",))
+# ``merge`` (the run's config view) is a part too, so the reader reaches it by name
+KIND = Kind("config", __name__, message="config", views=("compare",),
+            parts=("write", "read", "api", "merge"))
