@@ -8,6 +8,8 @@ import { fmtValue, showName } from '../shared/format.js';
 import { plotlyText, baseLayout, axis, PLOT_CONFIG } from '../shared/plot.js';
 import { toNumbers } from '../shared/api.js';
 
+const KEY_WIDTH = 220; // px
+const RUN_WIDTH = 120;
 const text = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : fmtValue(v));
 const ident = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : `${typeof v}:${v}`);
 
@@ -32,8 +34,14 @@ export function configTable(body) {
       el('th', { scope: 'row', class: 'cmp-key' }, key), ...cells);
   });
   const head = el('tr', {}, el('th', { scope: 'col' }, 'Key'), ...body.runs.map(runHead));
+  // Fixed layout, column widths set here: the browser lays 100 x 300 cells out without
+  // measuring each one's text first.
+  const cols = el('colgroup', {}, el('col', { style: { width: `${KEY_WIDTH}px` } }),
+    ...body.runs.map(() => el('col', { style: { width: `${RUN_WIDTH}px` } })));
+  const width = KEY_WIDTH + RUN_WIDTH * body.runs.length;
   return el('div', { class: 'hp-table-wrap cmp-wrap' },
-    el('table', { class: 'hp-table cmp-config' }, el('thead', {}, head), el('tbody', {}, ...rows)));
+    el('table', { class: 'hp-table cmp-config', style: { width: `${width}px` } },
+      cols, el('thead', {}, head), el('tbody', {}, ...rows)));
 }
 
 const STATS = [['last', 'Last'], ['min', 'Min'], ['max', 'Max'], ['best', 'Best'], ['best_step', 'Best step']];
