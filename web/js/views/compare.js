@@ -18,8 +18,28 @@ state.declare('cmpdir', []); // directions set here: "tag:min" | "tag:max"
 
 const CHART_POINTS = 500;
 
+// The request of a comparison asked for from elsewhere is sent before the view opens, so the
+// server works on it while the page swaps views.
+let prefetched = null; // {key, promise}
+
+function compareBody(runs, tags) {
+  return { runs, all: state.get('cmpall'), directions: directions(), tags };
+}
+
+function fetchComparison(body) {
+  const early = prefetched;
+  prefetched = null; // used once, by the load that follows the request
+  if (early && early.key === JSON.stringify(body)) return early.promise;
+  return postJSON('api/compare', body);
+}
+
 window.addEventListener(COMPARE_EVENT, (event) => {
-  state.set({ compare: event.detail.runs.slice(0, MAX_COMPARE), tab: 'compare' });
+  const runs = event.detail.runs.slice(0, MAX_COMPARE);
+  state.set({ compare: runs, tab: 'compare' });
+  const body = compareBody(runs, []);
+  const promise = postJSON('api/compare', body);
+  promise.catch(() => {}); // the view reports a failure when it takes the answer
+  prefetched = { key: JSON.stringify(body), promise };
   window.dispatchEvent(new CustomEvent('vdl:open-view', { detail: { id: 'compare' } }));
 });
 
@@ -72,15 +92,16 @@ class CompareView {
     const tags = this.tags ? [...new Set([...this.tags, ...Object.keys(directions())])] : [];
     let body;
     try {
-      body = await postJSON('api/compare', { runs, all: state.get('cmpall'), directions: directions(), tags });
+      body = await fetchComparison(compareBody(runs, tags));
     } catch (err) {
       if (mine === this.token) setChildren(this.root, el('p', { class: 'empty', role: 'alert' }, `Comparison failed: ${err.message}`));
       return;
     }
     if (mine !== this.token) return;
     this.tags = body.tags;
-    this.render(body);
-    this.drawCharts(body, mine);
+    const table = this.render(body);
+    await table; // the curves after the whole table: they are below it
+    if (mine === this.token) this.drawCharts(body, mine);
   }
 
   render(body) {
@@ -96,7 +117,8 @@ class CompareView {
     const differing = total - same;
     const note = all ? `${differing} of ${total} keys differ (marked)` : `${differing} of ${total} keys differ; ${same} the same`;
     const close = el('button', { type: 'button', name: 'compare-close', onclick: () => this.close() }, 'Close');
-    const config = keys.length ? configTable(body)
+    const table = keys.length ? configTable(body) : null;
+    const config = table ? table.element
       : el('p', { class: 'muted', dataset: { empty: 'config' } }, total ? 'Every config key is the same in these runs.' : 'These runs have no config or hparams.');
     const onDirection = (tag, which) => {
       const rest = state.get('cmpdir').filter((d) => d.slice(0, d.lastIndexOf(':')) !== tag);
@@ -115,6 +137,7 @@ class CompareView {
         body.tags.length ? body.tags.map((tag) => summaryTable(body, tag, onDirection))
           : el('p', { class: 'muted' }, 'No scalar tag names a direction; none is summarised.')));
     this.root.dataset.runs = body.runs.join('\n');
+    return table ? table.done : Promise.resolve();
   }
 
   async drawCharts(body, mine) {

@@ -10,6 +10,7 @@ import { toNumbers } from '../shared/api.js';
 
 const KEY_WIDTH = 220; // px
 const RUN_WIDTH = 120;
+const FIRST_ROWS = 40; // more than the table's box shows
 const text = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : fmtValue(v));
 const ident = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : `${typeof v}:${v}`);
 
@@ -20,10 +21,13 @@ function runHead(run) {
 }
 
 /** The config table: the keys the answer holds (only the differing ones unless it was
- *  asked for all), a row each; in the full table, rows that differ are marked. */
+ *  asked for all), a row each; in the full table, rows that differ are marked. The first
+ *  FIRST_ROWS rows are drawn at once and the rest after the first paint (every key of 100
+ *  runs is 30,000 cells). Returns {element, done}: `done` resolves once every row is in
+ *  (then the table has `data-complete`). */
 export function configTable(body) {
   const { keys, values, missing } = body.config;
-  const rows = keys.map((key) => {
+  const rowOf = (key) => {
     const absent = new Set(missing[key] || []);
     const column = values[key];
     const idents = new Set(column.map((v, i) => (absent.has(i) ? '\u0000missing' : ident(v))));
@@ -32,16 +36,29 @@ export function configTable(body) {
       : el('td', {}, text(v))));
     return el('tr', { dataset: { key }, class: idents.size > 1 ? 'differs' : 'same' },
       el('th', { scope: 'row', class: 'cmp-key' }, key), ...cells);
-  });
+  };
   const head = el('tr', {}, el('th', { scope: 'col' }, 'Key'), ...body.runs.map(runHead));
   // Fixed layout, column widths set here: the browser lays 100 x 300 cells out without
   // measuring each one's text first.
   const cols = el('colgroup', {}, el('col', { style: { width: `${KEY_WIDTH}px` } }),
     ...body.runs.map(() => el('col', { style: { width: `${RUN_WIDTH}px` } })));
   const width = KEY_WIDTH + RUN_WIDTH * body.runs.length;
-  return el('div', { class: 'hp-table-wrap cmp-wrap' },
-    el('table', { class: 'hp-table cmp-config', style: { width: `${width}px` } },
-      cols, el('thead', {}, head), el('tbody', {}, ...rows)));
+  const tbody = el('tbody', {}, ...keys.slice(0, FIRST_ROWS).map(rowOf));
+  const table = el('table', { class: 'hp-table cmp-config', style: { width: `${width}px` } },
+    cols, el('thead', {}, head), tbody);
+  const element = el('div', { class: 'hp-table-wrap cmp-wrap' }, table);
+  const done = new Promise((resolve) => {
+    const rest = () => {
+      if (table.isConnected) { // else replaced meanwhile
+        tbody.append(...keys.slice(FIRST_ROWS).map(rowOf));
+        table.dataset.complete = 'true';
+      }
+      resolve();
+    };
+    if (keys.length > FIRST_ROWS) requestAnimationFrame(() => setTimeout(rest, 0)); // after a paint
+    else rest();
+  });
+  return { element, done };
 }
 
 const STATS = [['last', 'Last'], ['min', 'Min'], ['max', 'Max'], ['best', 'Best'], ['best_step', 'Best step']];
