@@ -4,6 +4,8 @@ summaries and overlaid curves; the run table filtered and narrowed by config val
 
 from __future__ import annotations
 
+import json
+
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -79,6 +81,12 @@ def test_compare_selected_runs(watched, server):
     page.wait_for_function("""() => document.querySelector(
         '.cmp-tag[data-tag="loss"] td[data-run="c"][data-stat="best"]').textContent === '5'""")
     assert parse_qs(urlparse(page.url).query)["cmpdir"] == ["loss:max"]
+
+    page.click('.cmp-config th.cmp-run[data-run="a"]')  # the run's details: whole config
+    page.wait_for_selector('.cmp-details[data-run="a"] pre[data-part=config]')
+    nested = json.loads(page.text_content('.cmp-details pre[data-part=config]'))
+    assert nested == {"model": {"depth": 12, "layers": [64, 32]},
+                      "optim": {"name": "adam", "lr": 0.001}, "seed": 1, "note": "first"}
 
     page.reload()  # the comparison is kept in the URL
     page.wait_for_selector(".cmp-config tbody tr")

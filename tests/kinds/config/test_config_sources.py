@@ -27,3 +27,20 @@ def test_visualdl2_hparams_are_the_config(tmp_path):
         assert body["flat"] == TRAIN["hparams"]["hparams"] == {"lr": 0.01, "layers": 3,
                                                                "opt": "adam"}
         assert body["config"] == {}
+
+
+def test_a_config_added_later_is_served(tmp_path):
+    from tests.helpers.http import wait_for
+    from visualdl import LogWriter
+
+    with LogWriter(logdir=str(tmp_path / "run")) as w:
+        w.add_config({"model": {"depth": 2}})
+    with client_of(tmp_path) as client:
+        assert client.json("/api/config", run="run")["flat"] == {"model.depth": 2}
+        with LogWriter(logdir=str(tmp_path / "run")) as w:  # a second file of the run
+            w.add_config({"model": {"width": 8}})
+            w.add_hparams({"lr": 0.5}, [])
+        wait_for(lambda: client.json("/api/config", run="run")["flat"] == {
+            "lr": 0.5, "model.depth": 2, "model.width": 8}, timeout=20)
+        assert client.json("/api/runs/config")["same"] == {"lr": 0.5, "model.depth": 2,
+                                                            "model.width": 8}

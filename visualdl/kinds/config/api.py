@@ -2,13 +2,12 @@
 (``/api/runs/config``) and the comparison of chosen runs (``/api/compare``).
 
 A run's config is its configs merged with its hyper-parameters (:mod:`.merge`). The views
-are built once per data version and kept in the app (``app_cache``): the run table asks
-for all of them on every refresh, the comparison for up to 100.
+are kept in the app (``app_cache``) and rebuilt when a run's configs or hparams change: the
+run table asks for all of them on every refresh, the comparison for up to 100.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -31,31 +30,14 @@ MAX_TAGS = 50  # summarised tags; each reads every point of the tag in every run
 DEFAULT_TAGS = 12
 
 
-class _Views:
-    """The runs' config views of one data version (a new version starts afresh)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.version: Any = None
-        self.views: dict[str, RunConfig] = {}
-
-
 def _view(run: str) -> RunConfig:
-    data = provider()
-    cache = app_cache("config-views", _Views)
-    with cache.lock:
-        if cache.version != data.version:
-            cache.version, cache.views = data.version, {}
-        found = cache.views.get(run)
-    if found is None:
-        try:
-            found = run_config(data, run)
-        except KeyError:
-            raise ApiError(404, f"unknown run: {run}") from None
-        with cache.lock:
-            if cache.version == data.version:
-                cache.views[run] = found
-    return found
+    """The run's config view; 404 for an unknown run. Views are kept in the app per run
+    (``run_config``'s memo) and rebuilt only when the run's configs or hparams change."""
+    memo = app_cache("config-views", dict)
+    try:
+        return run_config(provider(), run, memo)
+    except KeyError:
+        raise ApiError(404, f"unknown run: {run}") from None
 
 
 @blueprint.get("/api/config")

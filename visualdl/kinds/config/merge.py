@@ -33,19 +33,32 @@ class RunConfig:
     wall_time: float | None = None
 
 
-def run_config(data: Any, run: str) -> RunConfig:
-    """The run's config view (``KeyError`` for an unknown run)."""
-    out = RunConfig(run)
-    times = []
+def run_config(data: Any, run: str, memo: dict | None = None) -> RunConfig:
+    """The run's config view (``KeyError`` for an unknown run). With ``memo`` (a dict kept
+    by the caller), a run whose configs and hparams are the ones seen last time is answered
+    from it: the run table asks for every run's view whenever any run logs a point."""
     try:
         events = list(data.events(run, KIND, KIND))
     except KeyError:
         data.tags(run)  # KeyError when the run itself is unknown
         events = []
+    hp = data.hparams(run)
+    seen = (len(events), max((e.wall_time for e in events), default=None),
+            None if hp is None else (hp.wall_time, len(hp.hparams)))
+    if memo is not None and run in memo and memo[run][0] == seen:
+        return memo[run][1]
+    out = _build(run, events, hp)
+    if memo is not None:
+        memo[run] = (seen, out)
+    return out
+
+
+def _build(run: str, events: list, hp: Any) -> RunConfig:
+    out = RunConfig(run)
+    times = []
     for event in sorted(events, key=lambda e: e.wall_time):
         out.nested = deep_merge(out.nested, event.config)
         times.append(event.wall_time)
-    hp = data.hparams(run)
     if hp is not None and not getattr(hp, "declaration", False):
         out.hparams = {k: _number(v) for k, v in hp.hparams.items()}
         times.append(hp.wall_time)

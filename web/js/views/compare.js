@@ -11,6 +11,7 @@ import { el, setChildren, ensureStylesheet } from '../shared/dom.js';
 import { loadPlotly } from '../shared/plot.js';
 import { COMPARE_EVENT, MAX_COMPARE } from '../shared/comparelink.js';
 import { configTable, summaryTable, drawOverlay } from './compare_parts.js';
+import { showRunDetails } from './compare_details.js';
 
 state.declare('compare', []); // the runs compared
 state.declare('cmpall', false); // every config key, not only those that differ
@@ -59,6 +60,15 @@ class CompareView {
     this.plots = [];
     ensureStylesheet('compare-css', 'static/css/compare.css');
     this.root = el('section', { class: 'compare', 'aria-label': 'Run comparison' });
+    this.details = el('section', { class: 'hp-section cmp-details', 'aria-label': 'Run details', 'aria-live': 'polite' });
+    // a run's column header (config or summary table) opens its details
+    const pick = (event) => {
+      const th = event.target.closest('th.cmp-run');
+      if (!th || (event.type === 'keydown' && event.key !== 'Enter')) return;
+      showRunDetails(this.details, th.dataset.run);
+    };
+    this.root.addEventListener('click', pick);
+    this.root.addEventListener('keydown', pick);
     setChildren(ctx.main, this.root);
     this.load();
   }
@@ -131,7 +141,9 @@ class CompareView {
         el('label', { class: 'toggle' }, diffBox, ' Differences only'),
         el('span', { class: 'muted cmp-note' }, note),
         close),
-      el('section', { class: 'hp-section', 'aria-label': 'Config' }, el('h3', { class: 'hp-title' }, 'Config'), config),
+      el('section', { class: 'hp-section', 'aria-label': 'Config' }, el('h3', { class: 'hp-title' }, 'Config'),
+        el('p', { class: 'muted' }, 'Choose a run’s name for its whole config.'), config),
+      this.details,
       el('section', { class: 'hp-section', 'aria-label': 'Metrics' },
         el('h3', { class: 'hp-title' }, 'Metrics'),
         body.tags.length ? body.tags.map((tag) => summaryTable(body, tag, onDirection))

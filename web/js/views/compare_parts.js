@@ -15,7 +15,7 @@ const text = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : f
 const ident = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : `${typeof v}:${v}`);
 
 function runHead(run) {
-  return el('th', { class: 'cmp-run', scope: 'col', dataset: { run }, title: showName(run) },
+  return el('th', { class: 'cmp-run', scope: 'col', dataset: { run }, title: `${showName(run)}: show its config`, tabindex: '0' },
     el('span', { class: 'swatch', style: { background: colorOf(run) }, 'aria-hidden': 'true' }),
     showName(run));
 }
