@@ -142,3 +142,22 @@ def test_filter_on_any_field_of_the_runs_api(watched, server):
     for runs, nested in got:
         assert runs == ["a", "c"]
         assert nested == {"health.nan_step": [5, None, None]}
+
+
+def test_compare_from_a_charts_runs_menu(watched, server):
+    page = _open(watched, server.url)
+    menu = '.card[data-tag="loss"] details.card-runs'
+    page.wait_for_selector(menu)
+    page.click(f"{menu} > summary")
+    page.wait_for_selector(f'{menu} input[value="hp"]')
+    page.uncheck(f'{menu} input[value="c"]')
+    page.uncheck(f'{menu} input[value="hp"]')
+    page.click(f"{menu} button[name=compare-chart-runs]")
+    page.wait_for_selector("#tab-compare[aria-selected=true]")
+    page.wait_for_selector(".cmp-config tbody tr")
+    assert parse_qs(urlparse(page.url).query)["compare"] == ["a", "b"]
+    assert _keys(page) == ["model.depth", "note", "optim.name"]
+    page.click("button[name=compare-close]")
+    page.wait_for_selector("#tab-scalars[aria-selected=true]")
+    assert page.locator("#tab-compare").count() == 0
+    assert "compare" not in parse_qs(urlparse(page.url).query)
