@@ -132,3 +132,9 @@ def test_group_runs_by_a_config_key(cfg_client):
     assert groups["model.depth=12"]["members"] == ["a", "c"]
     assert groups["model.depth=24"]["members"] == ["b"]
     assert groups["model.depth=12"]["center"] == [4.5, 3.0, 2.25, 2.375]
+
+
+def test_runs_config_etag_follows_the_configs(cfg_client):
+    first = cfg_client.get("/api/runs/config")
+    again = cfg_client.get("/api/runs/config", headers={"If-None-Match": first.headers["ETag"]})
+    assert again.status_code == 304

@@ -61,19 +61,30 @@ def runs_config() -> Response:
     keys whose values differ between those runs; null where a run lacks the key) and
     ``same`` ({key: value}, the keys every one of them has with one value)."""
     data = provider()
+    views = [v for v in (_maybe_view(run) for run in data.runs()) if v and v.flat]
+    # The answer changes only with the runs' configs and hparams, not with every point
+    # logged: its ETag and the body kept in the app follow their signatures.
+    memo = app_cache("config-views", dict)
+    key = etag_for("runs-config", [(v.run, memo.get(v.run, (None,))[0]) for v in views])
+    kept = app_cache("runs-config-body", dict)
 
     def build() -> dict:
-        views = [v for v in (_maybe_view(run) for run in data.runs()) if v and v.flat]
-        columns, same = {}, {}
-        for key in sorted({key for v in views for key in v.flat}):
-            column = [v.flat.get(key, MISSING) for v in views]
-            if uniform(column):
-                same[key] = column[0]
-            else:
-                columns[key] = [None if x is MISSING else x for x in column]
-        return {"runs": [v.run for v in views], "columns": columns, "same": same}
+        if kept.get("key") != key:
+            kept["body"], kept["key"] = _columns(views), key
+        return kept["body"]
 
-    return etag_json(etag_for("runs-config", data.version, data.loaded), build)
+    return etag_json(key, build)
+
+
+def _columns(views: list[RunConfig]) -> dict:
+    columns, same = {}, {}
+    for key in sorted({key for v in views for key in v.flat}):
+        column = [v.flat.get(key, MISSING) for v in views]
+        if uniform(column):
+            same[key] = column[0]
+        else:
+            columns[key] = [None if x is MISSING else x for x in column]
+    return {"runs": [v.run for v in views], "columns": columns, "same": same}
 
 
 def _maybe_view(run: str) -> RunConfig | None:
