@@ -13,6 +13,8 @@ Measures, on a real ``python -m visualdl`` server process over a logdir of ``--r
   clicks, with when the answer had arrived ("answered") and when the whole table was in
   ("complete": the view adds the rows past the first 40 after a paint), all from the
   click; and the same with "differences only" off (every key: a 300 x 100 table);
+* the run table's config columns (``/api/runs/config``: only the keys that differ): time
+  and size;
 * baseline, same page: what a client-side diff costs instead: each run's ``/api/config``
   fetched (6 at a time, as a browser does) and the keys diffed in JavaScript, no render.
 
@@ -108,6 +110,17 @@ def server_times(url: str, runs: list[str], everything: bool, repeat: int) -> tu
         diffs.append(float(timing.split("diff;dur=")[1].split(",")[0]))
         keys = len(answer["config"]["keys"])
     return statistics.median(diffs[1:]), statistics.median(walls[1:]), keys
+
+
+def table_time(url: str, repeat: int) -> tuple[float, int]:
+    """(median ms, bytes) of the run table's config columns, ETag not sent."""
+    walls, size = [], 0
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(url + "/api/runs/config", timeout=60) as r:
+            size = len(r.read())
+        walls.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(walls), size
 
 
 CLICK = """async (everything) => {
@@ -207,6 +220,9 @@ def main() -> None:
             print(f"\n{'measure':<52} {'diff ms':>9} {'request ms':>11}")
             for label, diff, wall in rows:
                 print(f"{label:<52} {diff:>9.1f} {wall:>11.1f}")
+            wall, size = table_time(url, args.repeat)
+            print(f"{'server /api/runs/config (the run table columns)':<52} {'':>9} "
+                  f"{wall:>11.1f}  ({size / 1024:.0f} KiB)")
             missing = chromium_missing()
             if missing:
                 print(f"\nbrowser: skipped ({missing})")
