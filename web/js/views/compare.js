@@ -109,12 +109,17 @@ class CompareView {
     }
     if (mine !== this.token) return;
     this.tags = body.tags;
+    const text = JSON.stringify(body);
+    if (text === this.shown) return; // a refresh that changed nothing compared here
+    this.shown = text;
     const table = this.render(body);
     await table; // the curves after the whole table: they are below it
     if (mine === this.token) this.drawCharts(body, mine);
   }
 
   render(body) {
+    const old = this.root.querySelector('.cmp-wrap');
+    const scroll = old ? [old.scrollTop, old.scrollLeft] : null; // kept across refreshes
     this.purge();
     const all = state.get('cmpall');
     const diffBox = el('input', { type: 'checkbox', name: 'compare-diff-only' });
@@ -149,6 +154,8 @@ class CompareView {
         body.tags.length ? body.tags.map((tag) => summaryTable(body, tag, onDirection))
           : el('p', { class: 'muted' }, 'No scalar tag names a direction; none is summarised.')));
     this.root.dataset.runs = body.runs.join('\n');
+    const wrap = this.root.querySelector('.cmp-wrap');
+    if (wrap && scroll) [wrap.scrollTop, wrap.scrollLeft] = scroll;
     return table ? table.done : Promise.resolve();
   }
 
