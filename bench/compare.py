@@ -95,7 +95,8 @@ def start_server(logdir: Path) -> tuple[subprocess.Popen, str]:
     raise TimeoutError("the server did not finish loading in 120 s")
 
 
-def server_times(url: str, runs: list[str], everything: bool, repeat: int) -> tuple[float, float, int]:
+def server_times(url: str, runs: list[str], everything: bool,
+                 repeat: int) -> tuple[float, float, int]:
     """(median diff ms from Server-Timing, median request ms, keys answered)."""
     diffs, walls, keys = [], [], 0
     body = json.dumps({"runs": runs, "all": everything}).encode()
@@ -137,7 +138,8 @@ CLICK = """async (everything) => {
       && rows() > 0;
     if (ok && shown === null) {
       shown = performance.now() - t0;
-      const req = performance.getEntriesByType('resource').find((e) => e.name.includes('api/compare'));
+      const req = performance.getEntriesByType('resource')
+        .find((e) => e.name.includes('api/compare'));
       answered = req ? req.responseEnd - t0 : NaN;
     }
     if (ok && document.querySelector('.cmp-config[data-complete]')
@@ -159,7 +161,8 @@ BASELINE = """async (runs) => {
   };
   await Promise.all(Array.from({length: 6}, worker));
   const keys = new Set(flats.flatMap((f) => Object.keys(f)));
-  const differing = [...keys].filter((k) => new Set(flats.map((f) => JSON.stringify(f[k]))).size > 1);
+  const differing = [...keys]
+    .filter((k) => new Set(flats.map((f) => JSON.stringify(f[k]))).size > 1);
   return [performance.now() - t0, differing.length];
 }"""
 
@@ -235,7 +238,7 @@ def main() -> None:
                 verdict = "ok" if b[key] <= TARGET_MS else "MISSED"
                 print(f"{label:<44} {b[key]:>9.1f} {b[key + '_request']:>9.1f} "
                       f"{b[key + '_complete']:>9.1f} {f'<= {TARGET_MS:.0f} {verdict}':>11}")
-            print(f"{'baseline: 100 x /api/config, diff in JS':<44} {b['baseline']:>9.1f}"
+            print(f"{f'baseline: {args.runs} x /api/config, diff in JS':<44} {b['baseline']:>9.1f}"
                   f"  (no render; {b['baseline_keys']} keys differ)")
             print(f"\nload average while measuring: {os.getloadavg()[0]:.1f} "
                   f"on {os.cpu_count()} cores")

@@ -50,6 +50,7 @@ def test_compare_selected_runs(watched, server):
     page.wait_for_selector("#tab-compare[aria-selected=true]")
     page.wait_for_selector(".cmp-config tbody tr")
     assert parse_qs(urlparse(page.url).query)["compare"] == ["a", "b", "c"]
+    page.wait_for_selector(".cmp-config[data-complete]")
     assert _keys(page) == ["batch", "model.depth", "model.layers.2", "note", "optim.lr",
                            "optim.name"]  # differences only, by default
     assert _cells(page, "model.depth") == ["12", "24", "12"]
@@ -105,7 +106,8 @@ def test_config_filter_and_differences_only(watched, server):
     page.fill("input[name=run-where]", "")
     page.wait_for_function(f"({shown})().join() === 'a,b,c,hp'")
 
-    columns = "() => [...document.querySelectorAll('.run-head button[data-sort]')].map(b => b.dataset.sort)"
+    columns = ("() => [...document.querySelectorAll('.run-head button[data-sort]')]"
+               ".map(b => b.dataset.sort)")
     page.fill("input[name=run-filter]", "^[abc]$")
     page.wait_for_function(f"({shown})().join() === 'a,b,c'")
     assert "hp:seed" in page.evaluate(columns)
@@ -127,7 +129,8 @@ def test_filter_on_any_field_of_the_runs_api(watched, server):
         const rt = await import('./static/js/shared/runtable.js');
         const base = {runs: ['a', 'b', 'c'], hparams: {}, metrics: {}};
         const shapes = [
-          {runs: [{run: 'a', state: 'crashed'}, {run: 'b', state: 'running'}, {name: 'c', state: 'crashed'}]},
+          {runs: [{run: 'a', state: 'crashed'}, {run: 'b', state: 'running'},
+                  {name: 'c', state: 'crashed'}]},
           {runs: ['a', 'b', 'c'], state: ['crashed', 'running', 'crashed']},
           {runs: ['a', 'b', 'c'], state: {a: 'crashed', b: 'running', c: 'crashed'}},
         ];
@@ -161,3 +164,20 @@ def test_compare_from_a_charts_runs_menu(watched, server):
     page.wait_for_selector("#tab-scalars[aria-selected=true]")
     assert page.locator("#tab-compare").count() == 0
     assert "compare" not in parse_qs(urlparse(page.url).query)
+
+
+def test_a_long_config_table_fills_in_after_its_first_rows(watched, tmp_path):
+    from visualdl import LogWriter
+
+    for run, base in (("x", 0), ("y", 1)):
+        with LogWriter(logdir=str(tmp_path / run)) as w:
+            w.add_config({"k": {f"{i:03d}": base + i for i in range(90)}, "same": 1})
+            w.add_scalar("loss", 1.0, 0)
+    with serving(tmp_path) as handle:
+        page = watched.page
+        page.goto(handle.url + "?tab=compare&compare=x&compare=y")
+        page.wait_for_selector(".cmp-config[data-complete]")
+        keys = _keys(page)
+        assert keys == [f"k.{i:03d}" for i in range(90)]
+        assert _cells(page, "k.089") == ["89", "90"]
+        watched.finish()

@@ -9,7 +9,6 @@ run table asks for all of them on every refresh, the comparison for up to 100.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from flask import Blueprint, Response, request
 

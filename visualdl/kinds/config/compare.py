@@ -17,7 +17,8 @@ import numpy as np
 
 from visualdl.kinds.config.merge import RunConfig
 
-__all__ = ["MISSING", "config_diff", "uniform", "infer_direction", "summarize", "MINIMISE", "MAXIMISE"]
+__all__ = ["MISSING", "MINIMISE", "MAXIMISE", "config_diff", "default_tags", "infer_direction",
+           "summarize", "uniform"]
 
 MINIMISE = frozenset({
     "loss", "losses", "error", "err", "errors", "perplexity", "ppl", "mse", "mae", "rmse",

@@ -55,8 +55,12 @@ export function configTable(body) {
       }
       resolve();
     };
-    if (keys.length > FIRST_ROWS) requestAnimationFrame(() => setTimeout(rest, 0)); // after a paint
-    else rest();
+    if (keys.length > FIRST_ROWS) {
+      requestAnimationFrame(() => setTimeout(rest, 0)); // after a paint
+    } else {
+      table.dataset.complete = 'true';
+      resolve();
+    }
   });
   return { element, done };
 }
