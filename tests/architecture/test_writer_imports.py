@@ -42,6 +42,7 @@ with LogWriter(logdir=logdir + "/run") as w:
     w.add_roc_curve("roc", [0, 1], [0.2, 0.9], 0)
     w.add_embeddings("e", np.eye(3), step=0)
     w.add_hparams({"lr": 0.1}, ["s"])
+    w.add_config({"model": {"depth": 2}})
     w.add_figure("f", {"data": [], "layout": {}}, 0)
     w.add_video("v", np.zeros((2, 4, 4, 3), np.uint8), 0)
     w.add_mesh("mesh", np.zeros((1, 3, 3)), 0, faces=[[[0, 1, 2]]])

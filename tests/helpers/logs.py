@@ -129,6 +129,7 @@ def write_kinds(root: Path) -> Path:
                              metadata_header=["label", "index"], step=1)
             w.add_hparams({"lr": lr, "optimizer": "sgd" if run == "a" else "adam",
                            "bn": run == "a"}, ["loss", "missing_metric"])
+            w.add_config({"model": {"depth": 2 if run == "a" else 4}, "lr": lr})
             w.add_graph(onnx_models.residual_cnn(blocks=1), tag="model")
             w.add_custom_scalars({"Custom": {"loss": ["Multiline", ["^loss$"]]}})
             w.add_profile("worker0", {"traceEvents": [

@@ -316,6 +316,11 @@ class SummaryWriter:
             for name, value in metric_dict.items():
                 writer.add_scalar(name, _scalar(value), _step(global_step))
 
+    def add_config(self, config: Any) -> None:
+        """Record the run's whole configuration (see ``LogWriter.add_config``): in this
+        writer's own run, not a sub-run as ``add_hparams`` writes."""
+        self._writer.add_config(config)
+
     def add_graph(
         self, model: Any, input_to_model: Any = None, verbose: bool = False,
         use_strict_trace: bool = True,

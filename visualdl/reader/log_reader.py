@@ -512,6 +512,12 @@ class LogReader:
             found = [h for h in found if not h.declaration] or found
             return max(found, key=lambda h: h.wall_time) if found else None
 
+    def config(self, run: str) -> Any:
+        """The run's config view (a ``visualdl.kinds.config.merge.RunConfig``): its
+        ``add_config`` configs merged (``.nested``), its hparams (``.hparams``), and both as
+        dotted keys (``.flat``); KeyError for an unknown run."""
+        return kinds.get("config").part("merge").run_config(self, run)
+
     def load(self, ref: BlobRef) -> Any:
         """Read one blob's message (``Image``, ``Audio``, ...) back, by the source that
         read it (a trace's JSON, for a PyTorch trace)."""

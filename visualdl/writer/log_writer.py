@@ -389,6 +389,15 @@ class LogWriter:
         payload, nbytes = _kind("hparams").part("write").check(hparams_dict, metrics_list)
         self._add_item("hparams", "hparams", 0, walltime, payload, nbytes)
 
+    def add_config(self, config: Any, walltime: float | None = None) -> None:
+        """Record this run's whole configuration: a nested dict, an ``argparse.Namespace``,
+        a dataclass, an OmegaConf/Hydra config, or the path of a YAML/JSON file. It is
+        checked and copied now (a value that is not a number, string, bool, None, dict or
+        list raises naming its dotted key); a later call is merged over earlier ones, key by
+        key. The dashboard shows it nested and as dotted keys (``model.depth``)."""
+        payload, nbytes = _kind("config").part("write").check(config)
+        self._add_item("config", "config", 0, walltime, payload, nbytes)
+
     def add_graph(self, model: Any, step: int = 0, tag: str = "model",
                   walltime: float | None = None, input_spec: Any = None) -> None:
         """Record a model graph: an ``onnx.ModelProto``, ONNX bytes, the path of a ``.onnx``

@@ -34,11 +34,24 @@ const ctx = {
 };
 
 function availableViews() {
-  // a view may also say it has something to show without logs (graph: --model files)
+  // a view may also say it has something to show without logs (graph: --model files), or
+  // that it shows only while something holds (compare: while runs are chosen)
   return allViews().filter(
-    (v) => Object.keys(shell.tags[v.kind] || {}).length > 0 || (v.available && v.available()),
+    (v) => (Object.keys(shell.tags[v.kind] || {}).length > 0 || (v.available && v.available()))
+      && (!v.shown || v.shown()),
   );
 }
+
+// A view asks to be opened (the comparison, from the run list): `detail.id` names it.
+window.addEventListener('vdl:open-view', (event) => {
+  const view = allViews().find((v) => v.id === event.detail.id) || availableViews()[0] || null;
+  if (view === shell.view && view) {
+    renderTabs(availableViews(), view);
+    view.update({ data: true, runs: false });
+  } else {
+    activate(view);
+  }
+});
 
 function renderTabs(views, active) {
   const tabs = views.map((v) =>

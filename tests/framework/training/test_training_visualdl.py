@@ -52,6 +52,7 @@ def test_logdir_holds_exactly_the_documented_tags(tmp_path):
         "image": ["inputs/samples"],
         "graph": ["model"],
         "hparams": ["hparams"],
+        "config": ["config"],
     }
     steps = np.arange(1, 10)  # 3 epochs x 3 batches
     loss = reader.scalars("run", "train/loss")
@@ -98,11 +99,11 @@ def test_without_eval_or_images_and_with_parts_off(tmp_path):
               callbacks=[VisualDL(str(tmp_path / "b"), histogram_freq=0, log_graph=False)])
     reader = LogReader(str(tmp_path))
     a = reader.tags("a")
-    assert sorted(a) == ["graph", "histogram", "hparams", "scalar"]  # vectors: no image
+    assert sorted(a) == ["config", "graph", "histogram", "hparams", "scalar"]  # no image
     assert sorted(a["scalar"]) == ["train/loss", "train/lr"]
     assert list(reader.hparams("a").metric_tags) == ["train/loss"]
     assert [h.step for h in reader.histograms("a", "weights/0.bias")] == [1]
-    assert sorted(reader.tags("b")) == ["hparams", "scalar"]
+    assert sorted(reader.tags("b")) == ["config", "hparams", "scalar"]
 
 
 def test_standalone_evaluate_logs_eval_scalars(tmp_path):

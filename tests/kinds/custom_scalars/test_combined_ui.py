@@ -218,7 +218,7 @@ def test_a_chart_can_show_a_subset_of_runs(watched, server):
     assert {t["meta"]["run"] for t in wait_chart(page, "loss", 3)["traces"]} == {"r1"}
     card = page.locator('.card[data-chart="loss"]')
     card.locator("summary").click()
-    card.locator(".card-runs button").click()  # every run again
+    card.locator(".card-runs").get_by_role("button", name="Every run").click()  # every run again
     wait_chart(page, "loss", 6)
     assert "cruns" not in parse_qs(urlparse(page.url).query)
 

@@ -84,6 +84,12 @@ class VisualDL(Callback):
                                       are the ``eval/<m>`` tags (``train/<m>``
                                       without eval data), whose final values the
                                       hparams view shows
+    config     ``config``             once, at the start: ``fit.batch_size``,
+                                      ``fit.epochs``, ``optimizer.name``,
+                                      ``optimizer.lr``, ``model.name``,
+                                      ``model.params``, with ``config`` given here
+                                      merged over them (a dict, Namespace,
+                                      dataclass, OmegaConf config or YAML/JSON path)
     ========== ====================== ==============================================
 
     With ``activation_layers=[...]`` (dotted sub-layer names) it also writes, every
@@ -111,8 +117,14 @@ class VisualDL(Callback):
                  hparams: dict[str, Any] | None = None,
                  activation_layers: list[str] | None = None,
                  profile_steps: tuple[int, int] | None = None,
-                 profiler_options: dict[str, Any] | None = None, **writer_kwargs: Any) -> None:
+                 profiler_options: dict[str, Any] | None = None, config: Any = None,
+                 **writer_kwargs: Any) -> None:
         self.log_dir = log_dir
+        self.config = None
+        if config is not None:  # checked now, so a bad config fails here, not in fit()
+            from visualdl.kinds.config.normalize import to_nested
+
+            self.config = to_nested(config)
         self.histogram_freq = max(0, int(histogram_freq))
         self.log_images, self.max_images = log_images, int(max_images)
         self.log_graph = log_graph
@@ -175,6 +187,12 @@ class VisualDL(Callback):
         prefix = "eval" if self.params.get("eval") else "train"
         metrics = [f"{prefix}/{name}" for name in self.params.get("metrics", [])]
         writer.add_hparams(hparams, metrics)
+        writer.add_config({
+            "fit": {"batch_size": hparams["batch_size"], "epochs": hparams["epochs"]},
+            "optimizer": {"name": hparams["optimizer"], "lr": hparams["lr"]},
+            "model": {"name": type(net).__name__, "params": hparams["model_params"]}})
+        if self.config is not None:
+            writer.add_config(self.config)  # merged over the one above
         if self.profile_steps is not None:
             self._start_profiler(writer)
 

@@ -27,6 +27,7 @@ from visualdl.api.common import (
     provider,
     read_tag,
 )
+from visualdl.kinds import registry
 from visualdl.series import groups, patterns
 from visualdl.series.downsample import MIN_POINTS, smoothed_at
 from visualdl.api.errors import ApiError
@@ -325,12 +326,16 @@ def _body_choice(body: dict, name: str, default: str, choices: tuple[str, ...]) 
 
 
 def _hparams_lookup(data: Any):
+    """A run's values to group by: its config view (``add_config`` merged with its hparams,
+    as dotted keys: ``model.depth``), so that configs group runs as hparams do."""
+    run_config = registry.get("config").part("merge").run_config
+
     def lookup(run: str) -> dict[str, Any] | None:
         try:
-            found = data.hparams(run)
+            found = run_config(data, run)
         except KeyError:
             return None
-        return found.hparams if found is not None else None
+        return found.flat if found.wall_time is not None else None
     return lookup
 
 

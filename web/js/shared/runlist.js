@@ -1,7 +1,8 @@
 // The run list in the sidebar: a virtualized run table (only the rows in view are in the DOM,
 // so 10,000 runs scroll and filter like 10), a color per run, a regex filter on the name, a
 // value filter on hparams and last metric values ("lr<0.01 opt=adam loss<0.3"), sorting by
-// any column, and select all / none of the runs matching the filters.
+// any column, select all / none of the runs matching the filters, compare the selected ones,
+// and hide the config columns that are the same in every listed run ("differences only").
 // Selection is stored in the URL as the set of runs switched off ("off"), so runs that appear
 // later are shown by default and a shared link still reproduces the view.
 import { el, setChildren, uid, debounce } from './dom.js';
@@ -13,12 +14,15 @@ import { showName } from './format.js';
 import {
   columnsOf, indexTable, cellValue, cellText, sortRuns, parseWhere, whereTest, withGpuPeaks,
 } from './runtable.js';
+import { fetchRunExtras, withExtras, differingColumns } from './runconfig.js';
+import { requestComparison, MAX_COMPARE } from './comparelink.js';
 
 state.declare('off', []);
 state.declare('runFilter', '');
 state.declare('runWhere', '');
 state.declare('rsort', 'run');
 state.declare('rcols', []); // scalar tags whose last value is a column
+state.declare('rdiff', false); // hide config/hparam columns equal in every listed run
 
 const ROW = 26; // px: every row is this tall, so the visible slice is arithmetic
 const OVERSCAN = 6;
@@ -32,6 +36,7 @@ export function createRunList(container, onChange) {
   let table = null;
   let rows = new Map();
   let columns = columnsOf(null);
+  let allColumns = columns; // columns before the "differences only" switch
   let where = parseWhere(state.get('runWhere'));
   let matches = () => true;
   const tableListeners = [];
@@ -97,7 +102,17 @@ export function createRunList(container, onChange) {
     { class: 'button-row' },
     el('button', { type: 'button', name: 'select-all', title: 'Select every run matching the filters', onclick: bulk(true) }, 'Select all matching'),
     el('button', { type: 'button', name: 'select-none', title: 'Deselect every run matching the filters', onclick: bulk(false) }, 'Select none matching'),
+    el('button', {
+      type: 'button', name: 'compare-runs', title: `Compare the selected runs that match the filters (2 to ${MAX_COMPARE})`,
+      onclick: () => requestComparison(runs.filter((r) => !off.has(r) && matches(r))),
+    }, 'Compare selected'),
   );
+  const diffBox = el('input', { type: 'checkbox', name: 'run-diff-only' });
+  diffBox.checked = state.get('rdiff');
+  diffBox.addEventListener('change', () => {
+    state.set({ rdiff: diffBox.checked });
+    applyFilters();
+  });
   const head = el('div', { class: 'run-head', role: 'row' });
   const list = el('ul', { class: 'run-list', 'aria-labelledby': headingId });
   const spacer = el('div', { class: 'run-spacer' }, list);
@@ -111,9 +126,10 @@ export function createRunList(container, onChange) {
     container,
     el('h2', { id: headingId }, 'Runs ', count),
     filter.element,
-    el('div', { class: 'filter' }, el('label', { for: whereId }, 'Filter by values (hparam or metric)'), whereInput, whereError),
+    el('div', { class: 'filter' }, el('label', { for: whereId }, 'Filter by values (config, hparam, metric or run field)'), whereInput, whereError),
     el('details', { class: 'run-columns' }, el('summary', {}, 'Metric columns'), metricsInput),
     buttons,
+    el('label', { class: 'toggle', title: 'Hide config and hparam columns whose value is the same in every run listed' }, diffBox, ' Differences only'),
     scroller,
   );
   showWhereError();
@@ -125,7 +141,7 @@ export function createRunList(container, onChange) {
   }
 
   function hasColumn(tag) {
-    return Boolean(table && (tag in (table.hparams || {}) || tag in (table.metrics || {})));
+    return Boolean(table && (tag in (table.hparams || {}) || tag in (table.metrics || {}) || tag in (table.fields || {})));
   }
 
   function saveAndNotify() {
@@ -230,6 +246,11 @@ export function createRunList(container, onChange) {
       return (r) => f.test(r) && test(r);
     })();
     shown = order.filter((r) => matches(r));
+    const next = state.get('rdiff') ? differingColumns(allColumns, table, rows, shown) : allColumns;
+    if (next.length !== columns.length || next.some((c, i) => c !== columns[i])) {
+      columns = next;
+      renderHead();
+    }
     if (scroller.scrollTop > shown.length * ROW) scroller.scrollTop = 0;
     renderRows();
     syncChecks();
@@ -248,15 +269,16 @@ export function createRunList(container, onChange) {
     const mine = fetching;
     const tags = [...new Set([...state.get('rcols'), ...(where.ok ? where.tags : [])])];
     const peaks = getJSON('api/system/peaks').catch(() => null); // the GPU column: an extra
-    Promise.all([getJSON('api/runs/table', { tag: tags }), peaks]).then(
-      ([answer, gpu]) => {
+    Promise.all([getJSON('api/runs/table', { tag: tags }), fetchRunExtras(), peaks]).then(
+      ([answer, extras, gpu]) => {
         if (mine !== fetching) return;
-        const body = withGpuPeaks(answer, gpu);
+        const body = withExtras(withGpuPeaks(answer, gpu), extras);
         table = body;
         rows = indexTable(body);
         // metrics asked for only by the value filter are not columns
         const cols = new Set(state.get('rcols'));
-        columns = columnsOf(body).filter((c) => c.kind !== 'metric' || cols.has(c.id.slice(2)));
+        allColumns = columnsOf(body).filter((c) => c.kind !== 'metric' || cols.has(c.id.slice(2)));
+        columns = allColumns;
         resort();
         const before = shown.length;
         tableListeners.forEach((fn) => fn(body));

@@ -67,6 +67,10 @@ export function cellValue(table, rows, run, id) {
     const column = table.metrics[id.slice(2)];
     return column ? num(column[i] ?? null) : null;
   }
+  if (id.startsWith('f:')) { // a field of the runs API (runconfig.js: table.fields)
+    const column = (table.fields || {})[id.slice(2)];
+    return column ? column[i] ?? null : null;
+  }
   return null;
 }
 
@@ -168,13 +172,17 @@ function rawIsNumber(raw) {
   return raw.trim() !== '' && Number.isFinite(Number(raw));
 }
 
-/** A predicate run -> bool for parsed conditions (hparam first, else metric of that name). */
+/** A predicate run -> bool for parsed conditions (hparam or config key first, else metric of
+ *  that name, else a field of the runs API). */
 export function whereTest(parsed, table, rows) {
   if (!parsed.ok || !parsed.conditions.length) return () => true;
   return (run) => parsed.conditions.every((cond) => {
     let v = cellValue(table, rows, run, `hp:${cond.name}`);
     if ((v === null || v === undefined) && !(table && table.hparams && cond.name in table.hparams)) {
       v = cellValue(table, rows, run, `m:${cond.name}`);
+      if (v === null && !(table && table.metrics && cond.name in table.metrics)) {
+        v = cellValue(table, rows, run, `f:${cond.name}`); // any other run field (state=crashed)
+      }
     }
     return holds(cond, v);
   });

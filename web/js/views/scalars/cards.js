@@ -7,6 +7,7 @@ import { colorOf } from '../../shared/colors.js';
 import { showName } from '../../shared/format.js';
 import { el, setChildren, uid, fmtInt } from '../../shared/dom.js';
 import { compilePatterns } from './layouts.js';
+import { requestComparison } from '../../shared/comparelink.js';
 
 /**
  * The card of chart `spec`, empty until drawn. `pinned`: whether it is pinned (or a pinned
@@ -88,10 +89,13 @@ export function fillRunsMenu(menu, active, subset, onSubset) {
     });
     onSubset(null);
   });
+  const compare = el('button', { type: 'button', class: 'btn', name: 'compare-chart-runs', title: 'Compare the checked runs (2 to 100)' }, 'Compare');
+  compare.addEventListener('click', () => requestComparison(boxes.filter((b) => b.checked).map((b) => b.value)));
   setChildren(
     list,
     ...boxes.map((b) => el('label', { class: 'block' }, b, ' ', el('span', { class: 'swatch', style: { background: colorOf(b.value) } }), ` ${showName(b.value)}`)),
     all,
+    compare,
   );
 }
 
