@@ -90,9 +90,12 @@ def envelope_at(values: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.nda
     starts = np.empty(idx.shape[0], dtype=np.int64)
     starts[0] = 0
     starts[1:] = (idx[:-1] + idx[1:]) // 2 + 1 - first
-    finite = np.where(np.isfinite(raw), raw, np.nan)
-    with np.errstate(invalid="ignore"):
-        return np.fmin.reduceat(finite, starts), np.fmax.reduceat(finite, starts)
+    # fmin/fmax skip NaN; an infinity wins, so only then are the infinities masked
+    lower, upper = np.fmin.reduceat(raw, starts), np.fmax.reduceat(raw, starts)
+    if np.isinf(lower).any() or np.isinf(upper).any():
+        finite = np.where(np.isfinite(raw), raw, np.nan)
+        lower, upper = np.fmin.reduceat(finite, starts), np.fmax.reduceat(finite, starts)
+    return lower, upper
 
 
 # -- the time-weighted EMA ----------------------------------------------------------------
@@ -206,7 +209,8 @@ def _time_ema_at(data: Any, idx: np.ndarray, weight: float) -> np.ndarray:
     start = 0
     if weight < 1.0 and _ordered_steps(data):
         back = _NEGLIGIBLE * unit / -np.log(weight)
-        start = int(np.searchsorted(steps[:first + 1], float(steps[first]) - back, "left"))
+        edge = np.int64(max(float(steps[first]) - back, -2.0**62))  # (an int: no float copy)
+        start = int(np.searchsorted(steps[:first + 1], edge, "left"))
         start = max(0, start - 1)
         found = _time_ema_gathered(data, idx, weight, unit, back)
         if found is not None:
@@ -226,7 +230,8 @@ def _time_ema_gathered(data: Any, idx: np.ndarray, weight: float, unit: float,
     points a pass over the span would."""
     steps = data.steps
     at_steps = np.asarray(steps[idx], dtype=np.float64)
-    lows = np.searchsorted(steps, at_steps - back, "left")  # memory-mapped: a few pages
+    edges = np.maximum(at_steps - back, -2.0**62).astype(np.int64)  # ints: no float copy
+    lows = np.searchsorted(steps, edges, "left")  # memory-mapped: a few pages
     depth = int(np.max(idx - lows)) + 1
     if idx.shape[0] * depth > 2 * (int(idx[-1]) - int(lows[0]) + 1):
         return None
@@ -234,19 +239,28 @@ def _time_ema_gathered(data: Any, idx: np.ndarray, weight: float, unit: float,
     rate = -np.log(weight) / unit
     out = np.empty(idx.shape[0])
     rows = max(1, _GATHER // depth)
-    for a in range(0, idx.shape[0], rows):
-        at = idx[a:a + rows]
+    head = int(np.searchsorted(idx, depth - 1))  # rows that reach before the series' start
+    chunks = [(0, head)] if head else []
+    chunks += [(a, min(a + rows, idx.shape[0])) for a in range(head, idx.shape[0], rows)]
+    for a, b in chunks:
+        at = idx[a:b]
         pos = at[:, None] - ago[None, :]
-        flat = np.maximum(pos, 0).ravel()
+        clipped = a < head
+        flat = (np.maximum(pos, 0) if clipped else pos).ravel()
         got = np.asarray(data.values[flat], dtype=np.float64).reshape(pos.shape)
-        gap = at_steps[a:a + rows, None] - np.asarray(steps[flat], dtype=np.float64).reshape(pos.shape)
-        ok = (pos >= 0) & np.isfinite(got)
+        gap = steps[flat].reshape(pos.shape) - at_steps[a:b, None]
+        gap *= rate
         with np.errstate(under="ignore"):
-            wts = np.where(ok, np.exp(-np.minimum(gap * rate, 745.0)), 0.0)
+            wts = np.exp(gap, out=gap)  # steps in order: every exponent is <= 0
+        ok = np.isfinite(got)
+        if clipped or not ok.all():
+            ok &= pos >= 0
+            wts[~ok] = 0.0
+            got = np.where(ok, got, 0.0)
         with np.errstate(invalid="ignore"):
-            mean = (wts * np.where(ok, got, 0.0)).sum(axis=1) / wts.sum(axis=1)
-        own = got[:, 0]
-        out[a:a + rows] = np.where(np.isfinite(own), mean, own)
+            mean = np.einsum("ij,ij->i", wts, got) / wts.sum(axis=1)
+        own = np.asarray(data.values[at], dtype=np.float64)
+        out[a:b] = np.where(np.isfinite(own), mean, own)
     return out
 
 
