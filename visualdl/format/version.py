@@ -8,8 +8,9 @@ older readers skip.
 __version__ = "0.1.0"
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 6  # 1.1: HParamValue.integer; 1.2: PluginEntry; 1.3: Histogram.mean/std;
+FORMAT_MINOR = 7  # 1.1: HParamValue.integer; 1.2: PluginEntry; 1.3: Histogram.mean/std;
 #                  1.4: CustomScalars (add_scalars charts, custom layouts);
 #                  1.5: Profile (Chrome trace of profiled steps);
 #                  1.6: HParams.domains and .experiment (TensorBoard's hparams_config),
-#                  Histogram.single_precision
+#                  Histogram.single_precision;
+#                  1.7: Close (the close marker a closed writer ends its file with)
