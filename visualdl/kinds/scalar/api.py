@@ -27,6 +27,7 @@ from visualdl.api.common import (
     provider,
     read_tag,
 )
+from visualdl.kinds.scalar import order
 from visualdl.series import groups, patterns
 from visualdl.series.downsample import MIN_POINTS
 from visualdl.series.smoothing import MAX_RUNNING_POINTS, MODES, Smoothing, envelope_at, smooth_at
@@ -277,6 +278,17 @@ def _batch_item(item: Any, points: int, window: Window) -> dict[str, Any]:
         return series_json(item["run"], item["tag"], points, window_of(item, window))
     except ApiError as err:
         return {"run": item["run"], "tag": item["tag"], "error": err.message}
+
+
+@blueprint.get("/api/scalars/order")
+def first_screen() -> Response:
+    """The order the scalars page opens on (``?run=`` repeated: of those runs' tags; every
+    run's by default): sections and tags, losses and main metrics first, then the sections
+    most recently updated (see ``kinds.scalar.order``)."""
+    data = provider()
+    runs = [r for r in request.args.getlist("run") if r] or list(data.runs())
+    etag = etag_for("scalar-order", data.version, data.loaded, runs)
+    return etag_json(etag, lambda: order.order(order.last_updates(data, runs)))
 
 
 @blueprint.route("/api/scalars/groups", methods=["GET", "POST"])
