@@ -19,6 +19,7 @@ export function columnsOf(table) {
   for (const tag of Object.keys(table.metrics || {})) cols.push({ id: `m:${tag}`, label: tag, kind: 'metric' });
   if (table.start_time) cols.push({ id: 'start', label: 'Started', kind: 'time' });
   if (table.last_update) cols.push({ id: 'updated', label: 'Updated', kind: 'time' });
+  cols.push(...healthColumns(table));
   return cols;
 }
 
@@ -57,6 +58,7 @@ export function cellValue(table, rows, run, id) {
   if (i === undefined || !table) return null;
   if (id === 'start') return table.start_time[i];
   if (id === 'updated') return table.last_update[i];
+  if (id === 'state' || id === 'nan') return healthValue(table, i, id);
   if (id.startsWith('hp:')) {
     const column = table.hparams[id.slice(3)];
     return column ? column[i] ?? null : null;
@@ -72,6 +74,7 @@ export function cellValue(table, rows, run, id) {
 export function cellText(value, id) {
   if (value === null || value === undefined) return '–';
   if (id === 'start' || id === 'updated') return new Date(value * 1000).toLocaleString();
+  if (id === 'state') return `${STATE_BADGES[value] || ''} ${value}`.trim();
   return fmtValue(value);
 }
 
@@ -173,6 +176,25 @@ export function whereTest(parsed, table, rows) {
     if ((v === null || v === undefined) && !(table && table.hparams && cond.name in table.hparams)) {
       v = cellValue(table, rows, run, `m:${cond.name}`);
     }
+    if (v === null && cond.name === 'state') v = cellValue(table, rows, run, 'state'); // run health
     return holds(cond, v);
   });
+}
+
+// ---- run health (/api/runs/table's `state` and `nan` columns) ------------------------------
+const STATE_BADGES = { running: '●', finished: '✓', stalled: '⏸', crashed: '✗' };
+
+/** The State column, and the First NaN column when a run has a non-finite value. */
+function healthColumns(table) {
+  const cols = [];
+  if (table.state) cols.push({ id: 'state', label: 'State', kind: 'state' });
+  if (table.nan && table.nan.some(Boolean)) cols.push({ id: 'nan', label: 'First NaN', kind: 'nan' });
+  return cols;
+}
+
+/** A run's state ("running", ...), or its first non-finite value as "NaN at step S (tag)". */
+function healthValue(table, i, id) {
+  if (id === 'state') return (table.state && table.state[i]) || null;
+  const nan = table.nan && table.nan[i];
+  return nan ? `${nan.value} at step ${nan.step} (${nan.tag})` : null;
 }
