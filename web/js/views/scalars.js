@@ -250,7 +250,9 @@ class ScalarsView {
       drawNow();
       return;
     }
-    this.#markLoading(key);
+    // held, but smoothed with other settings: drawn now, smoothed here, until the server's
+    if (this.store.holds(pairs)) drawNow();
+    else this.#markLoading(key);
     arriving.then(() => {
       if (!this.destroyed) drawNow();
     });

@@ -66,6 +66,14 @@ export class SeriesStore {
     return this.cache.get(idOf(run, tag));
   }
 
+  /** Whether every (run, tag) of `pairs` has a series held (of any version or smoothing). */
+  holds(pairs) {
+    return pairs.every(([run, tag]) => {
+      const have = this.cache.get(idOf(run, tag));
+      return Boolean(have && have.series);
+    });
+  }
+
   // ---- full series ---------------------------------------------------------------------------
   /**
    * Fetch the (run, tag) `pairs` not held for `version`: a promise that they all arrived,
