@@ -97,6 +97,7 @@ class LogReader:
         self._lock = threading.RLock()  # guards the data below
         self._reload_lock = threading.Lock()  # one reload at a time
         self._files: dict[str, FileState] = {}
+        self._run_files: dict[str, list[FileState]] = {}  # run -> its files (run health)
         self._runs: dict[str, RunStore] = {}
         self._messages: list[str] = []
         self.errors = 0
@@ -171,6 +172,7 @@ class LogReader:
                                                     len(self._file_ids))
                 state = FileState(path, run, file_id, root.location.file(path))
                 self._files[path] = state
+                self._run_files.setdefault(run, []).append(state)
             return state
 
     def _read_file(self, state: FileState, keep: frozenset[str] | None = None) -> int:
@@ -527,8 +529,8 @@ class LogReader:
         scalar: see :mod:`visualdl.reader.run_health`. KeyError for an unknown run."""
         with self._lock:
             store = self._store(run)
-            files = [_file_facts(s, store) for s in self._files.values()
-                     if s.run == run and s.reader is not None and not s.refused]
+            files = [_file_facts(s, store) for s in self._run_files.get(run, ())
+                     if s.reader is not None and not s.refused]
             tags = list(store.scalars)
         ends = {}
         for tag in tags:
