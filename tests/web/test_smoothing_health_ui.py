@@ -94,7 +94,9 @@ def open_uneven(watched, server, query: str):
 ])
 def test_each_mode_draws_what_the_api_computes(watched, server, query, params):
     page = open_uneven(watched, server, query)
-    want = api(server, **params)["smoothed"]
+    body = api(server, **params)
+    assert body.get("smoothing_mode", "ema") == params.get("smoothing_mode", "ema")
+    want = body["smoothed"]
     page.wait_for_function(
         "(want) => { const p = document.querySelector('.card[data-tag=\"uneven\"] .plot');"
         " const t = (p.data || []).find((d) => d.meta.role === 'smoothed');"

@@ -7,7 +7,7 @@
 // A table is column by column, as /api/runs/table answers: {runs: [run], hparams: {name:
 // [value]}, metrics: {tag: [value]}, start_time?: [t], last_update?: [t]}; tableOfHParams
 // makes one of the /api/hparams answer. Column ids: 'run', 'hp:<name>', 'm:<tag>', 'start',
-// 'updated'.
+// 'updated', 'state' and 'nan' (run health).
 import { fmtValue } from './format.js';
 import { safeRegExp, bounded } from './regex.js';
 

@@ -383,7 +383,10 @@ class ScalarsView {
   // ---- view protocol ---------------------------------------------------------------------
   update(change) {
     if (change.data) this.#loadLayouts();
-    if (change.data || change.runs) this.#layoutCards(this.order.load(this.store.version()));
+    if (change.data || change.runs) {
+      this.order.load(this.store.version()); // (lays the cards out again if it changed)
+      this.#layoutCards();
+    }
     for (const key of this.grid.visibleKeys()) this.ensure(key);
   }
 
