@@ -157,6 +157,9 @@ class _RecordSink:
                 info.copied["scalar"] += len(entry.scalars.steps)
                 small.append(entry)
                 continue
+            if kind == "close":  # the source file's writer was closed: so is the copy's
+                records.append(Record(entries=[entry]).SerializeToString())
+                continue
             unit = registry.by_message(kind)
             name = unit.name if unit is not None else getattr(entry, kind).kind
             info.copied[name] += 1

@@ -75,6 +75,7 @@ def _smoke_calls(tmp_path) -> dict[str, Callable[[SummaryWriter], Any]]:
         "add_mesh": lambda w: w.add_mesh("mesh", np.zeros((1, 3, 3)), global_step=1),
         "add_tensor": lambda w: w.add_tensor("tensor", np.arange(3.0), 1),
         "add_table": lambda w: w.add_table("table", {"a": [1, 2]}, 1),  # ours, not torch's
+        "add_config": lambda w: w.add_config({"model": {"depth": 2}}),  # ours, not torch's
     }
 
 

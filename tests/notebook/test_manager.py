@@ -20,7 +20,7 @@ def test_start_reuse_list_stop(registry, workdir, monkeypatch):
     monkeypatch.chdir(workdir)
     info = notebook.start("--logdir runs")
     assert not info.reused and info.args == ("--logdir", "runs")
-    assert Client(info.url).json("/api/runs") == {"runs": ["train"]}
+    assert Client(info.url).json("/api/runs")["runs"] == ["train"]
     assert registered_pids(registry) == [info.pid]
 
     # the same arguments, however written (a list, a path, an absolute path): reused
@@ -51,7 +51,7 @@ def test_a_dead_server_is_not_reused(registry, workdir):
     assert notebook.list() == []  # its entry is dropped
     fresh = notebook.start(logdir=workdir / "runs")
     assert not fresh.reused and fresh.pid != info.pid
-    assert Client(fresh.url).json("/api/runs") == {"runs": ["train"]}
+    assert Client(fresh.url).json("/api/runs")["runs"] == ["train"]
 
 
 def test_an_entry_whose_port_does_not_answer_is_not_reused(registry, workdir):
@@ -76,7 +76,7 @@ def test_explicit_port_and_path_prefix(registry, workdir):
                           port=port)
     assert (info.port, info.path_prefix) == (port, "/tb/x")
     assert info.url == f"http://127.0.0.1:{port}/tb/x/"
-    assert Client(info.url).json("/api/runs") == {"runs": ["train"]}
+    assert Client(info.url).json("/api/runs")["runs"] == ["train"]
 
 
 def test_bad_arguments_name_the_problem(registry, workdir):

@@ -136,7 +136,7 @@ def test_a_manifest_for_other_bytes_of_the_record_file_is_not_trusted(tmp_path, 
     target = next(cache.glob("persist/*/manifest.json"))
     target.write_text(json.dumps(m))
     reader, read = restart(logdir)
-    assert read == 1 + 60_000 // CHUNK + 1
+    assert read == 1 + 60_000 // CHUNK + 2  # (+ the close marker)
     check(reader, "run", 60_000)
     assert any("scalar cache ignored" in msg for msg in reader.error_messages)
 

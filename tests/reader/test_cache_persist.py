@@ -102,7 +102,7 @@ def test_restart_reuses_the_cache_and_reads_nothing(tmp_path, cache):
     path = make_run(logdir / "run", 60_000)
     first = LogReader(logdir, load=False)
     records = first.reload()
-    assert records == 1 + 60_000 // CHUNK + 1  # header record, scalar records, the text
+    assert records == 1 + 60_000 // CHUNK + 2  # header record, scalar records, the text, close
     check(first, "run", 60_000)
     (m,) = manifests(cache)
     assert m["offset"] == path.stat().st_size
@@ -209,7 +209,7 @@ def test_a_damaged_cache_is_ignored_and_rebuilt(tmp_path, cache, damage):
     scalar_cache.wait_writes()
     damage(cache)
     reader, read = restart(logdir)
-    assert read == 1 + 60_000 // CHUNK + 1  # read again from the records
+    assert read == 1 + 60_000 // CHUNK + 2  # read again from the records (+ the close marker)
     check(reader, "run", 60_000)
     assert any("scalar cache ignored" in m for m in reader.error_messages)
     # and rebuilt: the next start uses it again
@@ -230,7 +230,7 @@ def test_a_replaced_shrunk_or_rewritten_record_file_invalidates(tmp_path, cache)
     raw = bytearray(tmp.read_bytes())
     os.replace(tmp, path)
     reader, read = restart(logdir)
-    assert read == 1 + 60_000 // CHUNK + 1
+    assert read == 1 + 60_000 // CHUNK + 2  # (+ the close marker)
     check(reader, "run", 60_000)
     # shrunk: cut to its first 30,000 steps (the header and text records come first)
     del reader
@@ -238,7 +238,7 @@ def test_a_replaced_shrunk_or_rewritten_record_file_invalidates(tmp_path, cache)
     keep = len(raw) - sum(_record_size(lo) for lo in range(30_000, 60_000, CHUNK))
     os.truncate(path, keep)
     reader, read = restart(logdir)
-    assert read == 1 + 30_000 // CHUNK + 1
+    assert read == 1 + 30_000 // CHUNK + 2  # (+ the close marker)
     check(reader, "run", 30_000)
     # rewritten in place, same size: the last record's values changed
     del reader
@@ -251,7 +251,7 @@ def test_a_replaced_shrunk_or_rewritten_record_file_invalidates(tmp_path, cache)
         f.write(frame(b"".join(entries)))
     assert path.stat().st_size == keep
     reader, read = restart(logdir)
-    assert read == 1 + 30_000 // CHUNK + 1
+    assert read == 1 + 30_000 // CHUNK + 2  # (+ the close marker)
     assert np.all(reader.scalars("run", "a").values[25_000:] == 5.0)
 
 
@@ -291,7 +291,7 @@ def test_the_cache_folder_can_be_removed_while_reading(tmp_path, cache):
     check(reader, "run", 45_000)
     del reader
     reader, read = restart(logdir)
-    assert read == 1 + 45_000 // CHUNK + 1  # nothing was kept: read from the records
+    assert read == 1 + 45_000 // CHUNK + 2  # nothing was kept: read from the records
     check(reader, "run", 45_000)
 
 

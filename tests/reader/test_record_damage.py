@@ -55,7 +55,7 @@ def bogus_file(request, tmp_path):
     path = _scalar_file(run)
     data = bytearray(open(path, "rb").read())
     offsets = _offsets(bytes(data))
-    assert len(offsets) == 17
+    assert len(offsets) == 18  # and the close marker
     _set_length(data, offsets[7], BOGUS[request.param](len(data)))
     open(path, "wb").write(bytes(data))
     return run, path, bytes(data)

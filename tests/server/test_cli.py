@@ -69,7 +69,7 @@ def test_python_m_visualdl_serves_and_exits_cleanly(tmp_path):
         w.add_scalar("loss", 0.5, step=1)
     with start_cli("--logdir", str(tmp_path), "--reload-interval", "0.2", cwd=tmp_path) as cli:
         client = Client(cli.url)
-        assert client.json("/api/runs") == {"runs": ["run"]}
+        assert client.json("/api/runs")["runs"] == ["run"]
         assert "text/html" in client.get("/").headers["Content-Type"]
         done = cli.stop(signal.SIGINT)  # Ctrl-C
     assert done.returncode == 0, done.stdout

@@ -42,7 +42,7 @@ def test_empty_logdir_fills_in(tmp_path):
     with start_server(tmp_path, reload_interval=0.1) as server:
         client = Client(server.url)
         wait_for(lambda: client.get("/api/info").json()["loaded"])
-        assert client.get("/api/runs").json() == {"runs": []}
+        assert client.get("/api/runs").json()["runs"] == []
         assert client.get("/api/tags").json() == {"kinds": {}}
         with LogWriter(logdir=str(tmp_path / "a")) as w:
             w.add_scalar("x", 1.0, step=0)

@@ -62,7 +62,7 @@ def test_one_chart_per_tag_with_traces_and_points(watched, server, tmp_path):
         assert sorted(set(card["runs"])) == sorted(runs)
         assert card["points"] == [steps] * (2 * len(runs))
     groups = page.eval_on_selector_all(".group .group-name", "els => els.map(e => e.textContent)")
-    assert groups == ["eval", "Ungrouped", "train"]  # ordered by their first tag
+    assert groups == ["Ungrouped", "eval", "train"]  # the first screen: loss, eval/loss, train/acc
     assert page.locator("#tabs [role=tab]").all_text_contents() == ["Scalars"]
     page.screenshot(path=str(tmp_path / "scalars.png"), full_page=True)
 
@@ -318,6 +318,7 @@ def test_dark_and_narrow(browser, server, tmp_path):
 def _tooltip_runs(page, tag: str) -> list[str]:
     """Run names in the unified tooltip, top to bottom, with the value each shows."""
     plot = page.locator(f'.card[data-tag="{tag}"] .plot .nsewdrag').first
+    plot.scroll_into_view_if_needed()  # (wait_ready scrolled to the last card)
     box = plot.bounding_box()
     # off the plot first, until its tooltip is gone: a tooltip still drawn for an earlier
     # position (a unified tooltip shows wherever the pointer is over the plot) would be read

@@ -41,7 +41,7 @@ def _write_flushes(logdir, n_flushes=3, per=4):
 def test_bad_crc_in_the_middle_is_skipped_and_counted(tmp_path):
     path = _write_flushes(tmp_path)
     recs = _records(path)
-    assert len(recs) == 4  # header + 3 flushes
+    assert len(recs) == 5  # header + 3 flushes + the close marker
     data = bytearray(open(path, "rb").read())
     data[recs[2][0] + 12 + 3] ^= 0x55  # inside the 2nd flush's payload
     open(path, "wb").write(bytes(data))

@@ -14,6 +14,6 @@ FORMAT_MINOR = 7  # 1.1: HParamValue.integer; 1.2: PluginEntry; 1.3: Histogram.m
 #                  1.6: HParams.domains and .experiment (TensorBoard's hparams_config),
 #                  Histogram.single_precision;
 #                  1.7: Image.boxes/box_labels/box_scores, Embedding.sprite/thumb_*,
-#                  Config (a run's whole nested config, as JSON), Table (add_table),
-#                  Tensor (add_tensor), Video (encoded MP4/GIF), Mesh (point clouds and
-#                  meshes)
+#                  Config (a run's whole nested config, as JSON), Close (the marker a
+#                  closed writer ends its file with), Table (add_table), Tensor
+#                  (add_tensor), Video (encoded MP4/GIF), Mesh (point clouds and meshes)

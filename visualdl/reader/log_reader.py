@@ -24,7 +24,8 @@ from typing import Any, Callable, Iterable
 from visualdl.format.names import segment_key
 from visualdl.format.scalar_codec import CompactSeries
 from visualdl.kinds import registry as kinds
-from visualdl.reader import discovery, first_load, scalar_cache, scalar_persist
+from visualdl.reader import discovery, first_load, run_health, scalar_cache, scalar_persist
+from visualdl.reader.run_health import FileFacts, RunHealth
 from visualdl.reader.run_store import RunStore
 from visualdl.sources import registry as sources
 from visualdl.sources.base import Chunk, SourceFile
@@ -57,6 +58,8 @@ class FileState:
     # offsets of records holding more than scalars, while the file has no cache (it gets
     # one when a series spills: then they are the cache's, see scalar_persist)
     others: list = field(default_factory=list, repr=False)
+    stat: Any = field(default=None, repr=False)  # its Stat at the last reload (run health)
+    last_offset: int = -1  # the offset of the last record whose entries were added
 
     @property
     def source(self) -> str:
@@ -95,6 +98,7 @@ class LogReader:
         self._lock = threading.RLock()  # guards the data below
         self._reload_lock = threading.Lock()  # one reload at a time
         self._files: dict[str, FileState] = {}
+        self._run_files: dict[str, list[FileState]] = {}  # run -> its files (run health)
         self._runs: dict[str, RunStore] = {}
         self._messages: list[str] = []
         self.errors = 0
@@ -109,6 +113,7 @@ class LogReader:
         # Called between files of the first load's second pass (a server lets the requests
         # being answered go first: LogReaderProvider._yield_to_requests).
         self.pause_hook: Callable[[], None] | None = None
+        self._health = run_health.NonFiniteScan()
         if load:
             self.reload()
 
@@ -168,6 +173,7 @@ class LogReader:
                                                     len(self._file_ids))
                 state = FileState(path, run, file_id, root.location.file(path))
                 self._files[path] = state
+                self._run_files.setdefault(run, []).append(state)
             return state
 
     def _read_file(self, state: FileState, keep: frozenset[str] | None = None) -> int:
@@ -176,7 +182,7 @@ class LogReader:
         if state.refused:
             return 0
         try:
-            stat = state.file.stat()
+            stat = state.stat = state.file.stat()
             if stat is None or (state.reader is None and not self._pick(state)):
                 return 0
             sf = state.reader
@@ -256,6 +262,7 @@ class LogReader:
         rest still go in."""
         if not entries:
             return
+        state.last_offset = max(state.last_offset, offset)
         store = self._store_for(state.run)
         if isinstance(entries[0], CompactSeries):
             for why in store.add_compact(entries, state.file_id):  # a record's series
@@ -556,6 +563,24 @@ class LogReader:
         with self._lock:
             return [FileInfo(s.path, s.run, s.source, s.offset) for s in self._files.values()]
 
+    def run_health(self, run: str, now: float | None = None) -> RunHealth:
+        """The run's state (running, finished, stalled, crashed) and its first non-finite
+        scalar: see :mod:`visualdl.reader.run_health`. KeyError for an unknown run."""
+        with self._lock:
+            store = self._store(run)
+            files = [_file_facts(s, store) for s in self._run_files.get(run, ())
+                     if s.reader is not None and not s.refused]
+            tags = list(store.scalars)
+        ends = {}
+        for tag in tags:
+            try:
+                ends[tag] = self.scalar_ends(run, tag)
+            except KeyError:
+                continue
+        nan = self._health.first_nonfinite(run, tags, lambda t: self.scalars(run, t),
+                                           {t: e[0] for t, e in ends.items() if e})
+        return run_health.assess(files, [e for e in ends.values() if e], nan, now)
+
     def _store(self, run: str) -> RunStore:
         store = self._runs.get(run)
         if store is None:
@@ -570,6 +595,22 @@ class LogReader:
             if tag not in store.events.get(kind, {}):
                 raise KeyError(f"run {run!r} has no {kind} tag {tag!r}")
             return store.event_list(kind, tag)
+
+
+def _file_facts(state: FileState, store: RunStore) -> FileFacts:
+    """What run health needs to know of one file (lock held)."""
+    stat = state.stat
+    header = state.header
+    # a stream of segments (object storage) gets no close marker: judged by its age
+    marked = state.source == "visualdl" and header is not None and \
+        header.format_minor >= run_health.CLOSE_MARKER_MINOR and segment_key(state.path) is None
+    close = store.closed.get(state.file_id)
+    return FileFacts(
+        path=state.path,
+        marked=marked,
+        closed=close is not None and close >= state.last_offset,
+        torn=stat is not None and not state.reader.source.whole and state.offset < stat.size,
+        mtime=stat.mtime if stat is not None else None)
 
 
 def _may_defer(state: FileState, before_pick: bool = False) -> bool:

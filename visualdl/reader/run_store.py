@@ -155,6 +155,8 @@ class RunStore:
         self.scalars: dict[str, dict[int, _Series]] = {}
         self.events: dict[str, dict[str, _Events]] = {}
         self._merged: dict[str, tuple[int, Scalars]] = {}
+        #: file id -> the offset of its last close marker (its writer was closed)
+        self.closed: dict[int, int] = {}
 
     # -- adding -------------------------------------------------------------------
     def add_entry(self, entry: Entry | DecodedSeries | CompactSeries, file_id: int, path: str,
@@ -173,6 +175,9 @@ class RunStore:
                               np.array(msg.values, dtype=np.float64), file_id)
             return
         if field is None:
+            return
+        if field == "close":  # the file's close marker: not a kind's data
+            self.closed[file_id] = max(offset, self.closed.get(file_id, -1))
             return
         msg = getattr(entry, field)
         unit = registry.by_message(field)

@@ -16,6 +16,7 @@ from visualdl.kinds import registry
 from visualdl.api.common import etag_for, etag_json, provider
 from visualdl.api.errors import ApiError
 from visualdl.api.jsonio import json_response
+from visualdl.api.run_states import run_states
 
 __all__ = ["blueprint"]
 
@@ -57,11 +58,15 @@ def kinds() -> Response:
 
 @blueprint.get("/api/runs")
 def runs() -> Response:
-    """Sorted run names."""
+    """Sorted run names, and each run's health in ``states`` (``{run: {"state", "nan",
+    "last_update", "interval"}}``, see ``reader.run_health``). The ETag covers the
+    states: a run's state changes with time alone (running -> stalled) while its data
+    stays the same."""
     data = provider()
     _note_activity(data)
-    etag = etag_for("runs", data.version, data.loaded)
-    return etag_json(etag, lambda: {"runs": list(data.runs())})
+    names = list(data.runs())
+    body = {"runs": names, "states": run_states(data, names)}
+    return etag_json(etag_for("runs", data.version, data.loaded, body["states"]), lambda: body)
 
 
 @blueprint.get("/api/tags")

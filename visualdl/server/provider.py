@@ -188,6 +188,11 @@ class DataProvider(ABC):
     def hparams(self, run: str) -> Any:
         """The run's latest hyper-parameters (``HParamsEvent``) or None."""
 
+    def run_health(self, run: str) -> Any:
+        """The run's state and first non-finite scalar (``reader.run_health.RunHealth``),
+        None when this provider cannot tell (data not read from files)."""
+        return None
+
 
 class EmptyProvider(DataProvider):
     """No data at all: no logdir was given (``visualdl --model m.onnx``)."""

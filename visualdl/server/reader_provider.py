@@ -212,6 +212,9 @@ class LogReaderProvider(DataProvider):
     def hparams(self, run: str) -> Any:
         return self._require().hparams(run)
 
+    def run_health(self, run: str) -> Any:
+        return self._require().run_health(run)
+
 
 def _trim_heap() -> None:
     """Give the C heap's free pages back to the system after the first load (glibc only).

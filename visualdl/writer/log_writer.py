@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping
 
 from visualdl.format import names, scalar_codec
-from visualdl.format.record_pb2 import Entry, FileHeader, Record
+from visualdl.format.record_pb2 import Close, Entry, FileHeader, Record
 from visualdl.format.version import FORMAT_MAJOR, FORMAT_MINOR
 from visualdl.kinds import registry
 from visualdl.kinds.spec import Kind
@@ -555,6 +555,7 @@ class LogWriter:
             if self._thread is not None:
                 self._thread.join()
             if self._file is not None:
+                self._end_with_close_marker()
                 self._file.close()
             _LIVE.discard(self)
         lost = len(self._unwritten) + self._lost - self._lost_reported
@@ -565,6 +566,20 @@ class LogWriter:
             ) from (error or self._failing)
         if error is not None:
             raise error
+
+    def _end_with_close_marker(self) -> None:
+        """End the file with a ``Close`` record (format 1.7), so that a reader knows its
+        run finished rather than guessing from its age (``reader.run_health``). Not after
+        records were left unwritten: the file does not hold all it should. Not in object
+        storage either: there it would be one more object (a request) per writer, and a
+        reader judges segment streams by their age."""
+        if self._unwritten or self._remote is not None:
+            return
+        try:
+            self._file.write([_close_record()])
+        except Exception as exc:  # the data is written: only "finished" is not known
+            warnings.warn(f"visualdl: could not end {self._path} with its close marker: "
+                          f"{exc}", RuntimeWarning, stacklevel=3)
 
     def __enter__(self) -> "LogWriter":
         return self
@@ -695,6 +710,10 @@ def _encode_item(kind: str, tag: str, step: int, wall_time: float, payload: Any)
     if "tag" in msg.DESCRIPTOR.fields_by_name:
         msg.tag, msg.step = tag, step
     return entry
+
+
+def _close_record() -> bytes:
+    return Record(entries=[Entry(close=Close(wall_time=time.time()))]).SerializeToString()
 
 
 def _version() -> str:

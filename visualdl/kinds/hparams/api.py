@@ -10,6 +10,7 @@ from flask import Blueprint, Response, request
 
 from visualdl.api.common import etag_for, etag_json, provider
 from visualdl.api.jsonio import json_number
+from visualdl.api.run_states import run_states
 from visualdl.kinds.hparams.table import domains, hparam_names, metric_names, run_table
 
 __all__ = ["blueprint", "hparams_table"]
@@ -42,11 +43,21 @@ def runs_table() -> Response:
     ``?tag=loss&tag=acc`` (the metrics whose last values to show; repeatable). Answers
     ``{"runs": [...], "start_time": [...], "last_update": [...], "hparams": {name: [value
     per run]}, "metrics": {tag: [last value per run]}}``; a run without a value has null.
-    Start time and last update are the first and last wall time over the run's scalars."""
+    Start time and last update are the first and last wall time over the run's scalars.
+    ``state`` and ``nan``: each run's health (see ``/api/runs``), null where unknown."""
     data = provider()
     tags = list(dict.fromkeys(t for t in request.args.getlist("tag") if t))
-    etag = etag_for("runs-table", data.version, data.loaded, tags)
-    return etag_json(etag, lambda: _columns(run_table(data, tags), tags))
+    states = run_states(data, list(data.runs()))
+    etag = etag_for("runs-table", data.version, data.loaded, tags, states)
+    return etag_json(etag, lambda: _with_states(_columns(run_table(data, tags), tags), states))
+
+
+def _with_states(table: dict[str, Any], states: dict[str, Any]) -> dict[str, Any]:
+    """The table with a ``state`` and a ``nan`` column (run health)."""
+    health = [states.get(run) or {} for run in table["runs"]]
+    table["state"] = [h.get("state") for h in health]
+    table["nan"] = [h.get("nan") for h in health]
+    return table
 
 
 def _columns(rows: list, tags: list[str]) -> dict[str, Any]:

@@ -28,8 +28,10 @@ from visualdl.api.common import (
     read_tag,
 )
 from visualdl.kinds import registry
+from visualdl.kinds.scalar import order
 from visualdl.series import groups, patterns
-from visualdl.series.downsample import MIN_POINTS, smoothed_at
+from visualdl.series.downsample import MIN_POINTS
+from visualdl.series.smoothing import MAX_RUNNING_POINTS, MODES, Smoothing, envelope_at, smooth_at
 from visualdl.api.errors import ApiError
 from visualdl.api.jsonio import dumps, float_list, json_response
 
@@ -55,17 +57,27 @@ def _load(run: str, tag: str):
 class Window(NamedTuple):
     """What part of a series a request asks for: an inclusive step range and an inclusive
     wall-time range (seconds since the epoch), any end None (open), and the smoothing
-    weight whose values of the whole series the answer carries at its points (0: none)."""
+    weight whose values of the whole series the answer carries at its points (0: none),
+    with its mode, the running average's points and whether the min/max envelope is
+    wanted (see :mod:`visualdl.series.smoothing`)."""
 
     start_step: int | None = None
     end_step: int | None = None
     wall_min: float | None = None
     wall_max: float | None = None
     smoothing: float = 0.0
+    smoothing_mode: str = "ema"
+    smoothing_points: int = 0
+    envelope: bool = False
 
     @property
     def bounded(self) -> bool:
         return any(v is not None for v in self[:4])
+
+    @property
+    def smoothing_spec(self) -> Smoothing:
+        return Smoothing(self.smoothing_mode, self.smoothing, self.smoothing_points,
+                         self.envelope)
 
 
 def series_json(run: str, tag: str, points: int,
@@ -91,33 +103,48 @@ def series_json(run: str, tag: str, points: int,
                    window_total=view.window_total)
         if window.wall_min is not None or window.wall_max is not None:
             out.update(wall_min=window.wall_min, wall_max=window.wall_max)
-    if window.smoothing > 0 and view.index is not None:
-        smoothed = _smoothed(run, tag, view.index, window.smoothing)
-        if smoothed is not None:
-            out.update(smoothing=window.smoothing, smoothed=float_list(smoothed))
+    if view.index is not None:
+        out.update(_smoothed(run, tag, view.index, window.smoothing_spec))
     if provider().scalar_pending(tag):
         out["loading"] = True  # the first load has more of it: ask again when it is done
     return out
 
 
-def _smoothed(run: str, tag: str, idx: np.ndarray, weight: float) -> np.ndarray | None:
-    """The whole series' smoothed values at ``idx`` (see ``downsample.smoothed_at``)."""
+def _smoothed(run: str, tag: str, idx: np.ndarray, spec: Smoothing) -> dict[str, Any]:
+    """The whole series' smoothed values at ``idx`` (``smoothed``, with what they are:
+    ``smoothing``, and ``smoothing_mode``/``smoothing_points`` when not the EMA) and the
+    envelope's ``lower``/``upper`` (see ``series.smoothing``); nothing that was not asked,
+    or whose window is too wide to read."""
+    if not spec.active and not spec.envelope:
+        return {}
     data = read_tag(run, KIND, tag, provider().scalars)
+    out: dict[str, Any] = {}
     try:
-        return smoothed_at(data.values, idx, weight)
+        smoothed = smooth_at(data, idx, spec) if spec.active else None
+        if smoothed is not None:
+            out.update(smoothing=spec.weight, smoothed=float_list(smoothed))
+            if spec.mode != "ema":
+                out.update(smoothing_mode=spec.mode)
+            if spec.mode == "running":
+                out.update(smoothing_points=spec.points)
+        band = envelope_at(data.values, idx) if spec.envelope else None
+        if band is not None:
+            out.update(lower=float_list(band[0]), upper=float_list(band[1]))
+        return out
     finally:
-        data.release()  # memory-mapped: let go of the pages the EMA read
+        data.release()  # memory-mapped: let go of the pages the smoothing read
 
 
 def window_of(source: Any = None, base: Window = Window()) -> Window:
     """The optional window of a request: ``start_step``/``end_step``, ``wall_min``/
-    ``wall_max`` and ``smoothing``. A batch item that names any of the four ends has a
-    window of its own; one that names none has the batch's (``base``); ``smoothing`` is
-    the batch's unless the item gives it."""
+    ``wall_max`` and the smoothing (``smoothing``, ``smoothing_mode``,
+    ``smoothing_points``, ``envelope``). A batch item that names any of the four ends has
+    a window of its own; one that names none has the batch's (``base``); each smoothing
+    parameter is the batch's unless the item gives it."""
     args = request.args if source is None else source
     given = {name: args.get(name) not in (None, "") for name in Window._fields}
     if any(given[name] for name in Window._fields[:4]):
-        base = Window(smoothing=base.smoothing)
+        base = base._replace(start_step=None, end_step=None, wall_min=None, wall_max=None)
     start = _opt_step("start_step", source) if given["start_step"] else base.start_step
     end = _opt_step("end_step", source) if given["end_step"] else base.end_step
     if start is not None and end is not None and start > end:
@@ -131,7 +158,27 @@ def window_of(source: Any = None, base: Window = Window()) -> Window:
         smoothing = arg_float("smoothing", source)
         if not 0 <= smoothing < 1:
             raise ApiError(400, "parameter smoothing must be a number from 0 to below 1")
-    return Window(start, end, low, high, smoothing)
+    mode = base.smoothing_mode
+    if given["smoothing_mode"]:
+        mode = _body_choice(args, "smoothing_mode", "ema", MODES)
+    points = base.smoothing_points
+    if given["smoothing_points"]:
+        points = arg_int("smoothing_points", 0, 1, MAX_RUNNING_POINTS, source=source)
+    if mode == "running" and not points:
+        raise ApiError(400, "parameter smoothing_points (the running average's points) "
+                            "is missing")
+    envelope = _arg_bool("envelope", source) if given["envelope"] else base.envelope
+    return Window(start, end, low, high, smoothing, mode, points, envelope)
+
+
+def _arg_bool(name: str, source: Any) -> bool:
+    args = request.args if source is None else source
+    value = args.get(name)
+    if value in (True, False):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in ("1", "true", "0", "false"):
+        return value.lower() in ("1", "true")
+    raise ApiError(400, f"parameter {name} must be true or false")
 
 
 def step_range(source: Any = None) -> tuple[int | None, int | None]:
@@ -155,7 +202,10 @@ def scalars() -> Response:
     """One series: ``?run=&tag=&points=``, and optionally a window: ``&start_step=&end_step=``
     (an inclusive step range) and/or ``&wall_min=&wall_max=`` (an inclusive wall-time range,
     seconds since the epoch), answered at ``points`` resolution: what a zoomed chart shows.
-    ``&smoothing=w`` adds ``smoothed``: the EMA of the whole series at the answer's points.
+    ``&smoothing=w`` adds ``smoothed``: the EMA of the whole series at the answer's points;
+    ``&smoothing_mode=time_ema`` (weights by step gaps) or ``running`` (with
+    ``&smoothing_points=N``) another smoothing, and ``&envelope=1`` the min/max of the raw
+    points around each answered point (``lower``/``upper``): see ``series.smoothing``.
     While the first load of the logdir still has points of the tag to read, the answer
     says ``"loading": true`` (here, in each batch item, and in a grouped chart)."""
     run, tag = arg_str("run"), arg_str("tag")
@@ -229,6 +279,17 @@ def _batch_item(item: Any, points: int, window: Window) -> dict[str, Any]:
         return series_json(item["run"], item["tag"], points, window_of(item, window))
     except ApiError as err:
         return {"run": item["run"], "tag": item["tag"], "error": err.message}
+
+
+@blueprint.get("/api/scalars/order")
+def first_screen() -> Response:
+    """The order the scalars page opens on (``?run=`` repeated: of those runs' tags; every
+    run's by default): sections and tags, losses and main metrics first, then the sections
+    most recently updated (see ``kinds.scalar.order``)."""
+    data = provider()
+    runs = [r for r in request.args.getlist("run") if r] or list(data.runs())
+    etag = etag_for("scalar-order", data.version, data.loaded, runs)
+    return etag_json(etag, lambda: order.order(order.last_updates(data, runs)))
 
 
 @blueprint.route("/api/scalars/groups", methods=["GET", "POST"])
@@ -318,7 +379,7 @@ def _group_spec(body: dict) -> "groups.GroupSpec":
     raise ApiError(400, "missing parameter: regex or hparams (how to group the runs)")
 
 
-def _body_choice(body: dict, name: str, default: str, choices: tuple[str, ...]) -> str:
+def _body_choice(body: Any, name: str, default: str, choices: tuple[str, ...]) -> str:
     value = body.get(name) or default
     if value not in choices:
         raise ApiError(400, f"parameter {name} must be one of: {', '.join(choices)}")
@@ -342,7 +403,9 @@ def _hparams_lookup(data: Any):
 @blueprint.get("/api/scalars/download")
 def download() -> Response:
     """Full-resolution series of one tag for one or more runs (``run`` may repeat); with
-    several tags (``tag`` repeated: a combined chart), one column per (run, tag) line."""
+    several tags (``tag`` repeated: a combined chart), one column per (run, tag) line.
+    One tag with ``smoothing`` (and ``smoothing_mode``/``smoothing_points``, as for
+    ``/api/scalars``) adds each point's ``smoothed`` value: the chart's curve."""
     tags = list(dict.fromkeys(t for t in request.args.getlist("tag") if t)) or [arg_str("tag")]
     runs = [r for r in request.args.getlist("run") if r]
     if not runs:
@@ -352,24 +415,18 @@ def download() -> Response:
         return _download_lines(runs, tags, fmt)
     tag = tags[0]
     series = [(run, _load(run, tag)) for run in dict.fromkeys(runs)]
+    spec = window_of().smoothing_spec
+    smoothed = [_full_smoothed(d, spec) for _, d in series] if spec.active else None
     if fmt == "json":
-        body = dumps(
-            {
-                "tag": tag,
-                "series": [
-                    {
-                        "run": run,
-                        "steps": d.steps.tolist(),
-                        "wall_times": float_list(d.wall_times),
-                        "values": float_list(d.values),
-                    }
-                    for run, d in series
-                ],
-            }
-        )
+        items = [{"run": run, "steps": d.steps.tolist(),
+                  "wall_times": float_list(d.wall_times), "values": float_list(d.values)}
+                 for run, d in series]
+        for item, column in zip(items, smoothed or ()):
+            item["smoothed"] = float_list(column)
+        body = dumps({"tag": tag, "series": items})
         mimetype = "application/json"
     else:
-        body = _csv(series)
+        body = _csv(series, smoothed)
         mimetype = "text/csv"
     response = Response(body, mimetype=mimetype)
     name = _filename(tag if len(series) > 1 else f"{series[0][0]}_{tag}")
@@ -418,16 +475,23 @@ def _csv_columns(lines: list) -> str:
     return buf.getvalue()
 
 
-def _csv(series: list) -> str:
+def _full_smoothed(data: Any, spec: Smoothing) -> np.ndarray:
+    """Every point's smoothed value (a download has them all: no span limit applies)."""
+    n = int(data.steps.shape[0])
+    found = smooth_at(data, np.arange(n, dtype=np.int64), spec) if n else None
+    return found if found is not None else np.full(n, np.nan)
+
+
+def _csv(series: list, smoothed: list | None = None) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["run", "step", "wall_time", "value"])
-    for run, d in series:
+    writer.writerow(["run", "step", "wall_time", "value"] + (["smoothed"] if smoothed else []))
+    for i, (run, d) in enumerate(series):
         cell = _csv_safe(run)
-        writer.writerows(
-            (cell, s, repr(w), repr(v))
-            for s, w, v in zip(d.steps.tolist(), d.wall_times.tolist(), d.values.tolist())
-        )
+        columns = [d.steps.tolist(), d.wall_times.tolist(), d.values.tolist()]
+        if smoothed:
+            columns.append(smoothed[i].tolist())
+        writer.writerows((cell, row[0], *map(repr, row[1:])) for row in zip(*columns))
     return buf.getvalue()
 
 

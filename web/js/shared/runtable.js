@@ -7,7 +7,7 @@
 // A table is column by column, as /api/runs/table answers: {runs: [run], hparams: {name:
 // [value]}, metrics: {tag: [value]}, start_time?: [t], last_update?: [t]}; tableOfHParams
 // makes one of the /api/hparams answer. Column ids: 'run', 'hp:<name>', 'm:<tag>', 'start',
-// 'updated'.
+// 'updated', 'state' and 'nan' (run health).
 import { fmtValue } from './format.js';
 import { safeRegExp, bounded } from './regex.js';
 
@@ -20,6 +20,7 @@ export function columnsOf(table) {
   if (table.start_time) cols.push({ id: 'start', label: 'Started', kind: 'time' });
   if (table.last_update) cols.push({ id: 'updated', label: 'Updated', kind: 'time' });
   if (hasGpuPeak(table)) cols.push({ id: 'gpu', label: 'GPU mem peak', kind: 'bytes' });
+  cols.push(...healthColumns(table));
   return cols;
 }
 
@@ -59,6 +60,7 @@ export function cellValue(table, rows, run, id) {
   if (id === 'start') return table.start_time[i];
   if (id === 'updated') return table.last_update[i];
   if (id === 'gpu') return table.gpu_memory_peak ? table.gpu_memory_peak[i] ?? null : null;
+  if (id === 'state' || id === 'nan') return healthValue(table, i, id);
   if (id.startsWith('hp:')) {
     const column = table.hparams[id.slice(3)];
     return column ? column[i] ?? null : null;
@@ -79,6 +81,7 @@ export function cellText(value, id) {
   if (value === null || value === undefined) return '–';
   if (id === 'start' || id === 'updated') return new Date(value * 1000).toLocaleString();
   if (id === 'gpu') return `${(value / 2 ** 30).toFixed(2)} GiB`;
+  if (id === 'state') return `${STATE_BADGES[value] || ''} ${value}`.trim();
   return fmtValue(value);
 }
 
@@ -184,6 +187,7 @@ export function whereTest(parsed, table, rows) {
         v = cellValue(table, rows, run, `f:${cond.name}`); // any other run field (state=crashed)
       }
     }
+    if (v === null && cond.name === 'state') v = cellValue(table, rows, run, 'state'); // run health
     return holds(cond, v);
   });
 }
@@ -199,4 +203,22 @@ function hasGpuPeak(table) {
 export function withGpuPeaks(table, peaks) {
   const byRun = (peaks && peaks.runs) || {};
   return { ...table, gpu_memory_peak: table.runs.map((run) => byRun[run] ?? null) };
+}
+
+// ---- run health (/api/runs/table's `state` and `nan` columns) ------------------------------
+const STATE_BADGES = { running: '●', finished: '✓', stalled: '⏸', crashed: '✗' };
+
+/** The State column, and the First NaN column when a run has a non-finite value. */
+function healthColumns(table) {
+  const cols = [];
+  if (table.state) cols.push({ id: 'state', label: 'State', kind: 'state' });
+  if (table.nan && table.nan.some(Boolean)) cols.push({ id: 'nan', label: 'First NaN', kind: 'nan' });
+  return cols;
+}
+
+/** A run's state ("running", ...), or its first non-finite value as "NaN at step S (tag)". */
+function healthValue(table, i, id) {
+  if (id === 'state') return (table.state && table.state[i]) || null;
+  const nan = table.nan && table.nan[i];
+  return nan ? `${nan.value} at step ${nan.step} (${nan.tag})` : null;
 }

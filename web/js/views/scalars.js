@@ -20,6 +20,8 @@ import {
   chartSpecs, linesOf, sectionLabel, exportLayout, exportedSpecs, parseMade, parseSubsets, withSubset,
 } from './scalars/layouts.js';
 import { SeriesStore } from './scalars/store.js';
+import { smoothingQuery } from './scalars/smoothmodes.js';
+import { TagOrder, nanMarksOf } from './scalars/firstscreen.js';
 import { ZoomController, windowKey } from './scalars/zoom.js';
 import { buildSettings, chartOptions, xMode } from './scalars/settings.js';
 import {
@@ -37,14 +39,15 @@ class ScalarsView {
   constructor(ctx) {
     this.ctx = ctx;
     this.drawn = new Map(); // key -> what its chart was last drawn from (see draw)
-    this.store = new SeriesStore({ info: () => ctx.info(), points: () => this.#points() });
+    this.store = new SeriesStore({ info: () => ctx.info(), points: () => this.#points(), smoothing: smoothingQuery });
+    this.order = new TagOrder(() => !this.destroyed && this.#layoutCards());
     this.zoom = new ZoomController({
       onChange: (key) => this.ensure(key),
       onClear: (key) => this.store.dropWindow(key),
     });
     // layout and URL regexes: matched in a worker with a time limit; redraw when known
     this.matcher = new PatternMatcher(() => !this.destroyed && this.redrawVisible());
-    this.unsubscribe = [onThemeChange(() => this.redrawVisible())];
+    this.unsubscribe = [onThemeChange(() => this.redrawVisible()), ctx.runs.onTable(() => this.redrawVisible())];
     buildSettings(ctx.settings, () => this.redrawVisible());
     this.#buildMain();
     this.update({ data: true, runs: true });
@@ -145,12 +148,14 @@ class ScalarsView {
   }
 
   #layoutCards() {
+    if (!this.order.settled) return; // laid out once the first screen's order is known
     const { specs, total, shown } = chartSpecs({
       tags: this.#tags(),
       layouts: this.layouts,
       made: parseMade(state.get('chart')),
       pinned: state.get('pin'),
       filter: this.tagFilter.filter(),
+      order: this.order,
     });
     const old = this.specs || new Map();
     this.specs = new Map(specs.map((s) => [s.key, s]));
@@ -238,14 +243,16 @@ class ScalarsView {
     const arriving = this.store.load(pairs, version);
     const drawNow = () => {
       const win = this.zoom.get(key);
-      if (win) this.store.loadWindow(key, win, pairs, version, state.get('smoothing'), (k) => this.draw(k));
+      if (win) this.store.loadWindow(key, win, pairs, version, smoothingQuery(), (k) => this.draw(k));
       this.draw(key);
     };
     if (!arriving) {
       drawNow();
       return;
     }
-    this.#markLoading(key);
+    // held, but smoothed with other settings: drawn now, smoothed here, until the server's
+    if (this.store.holds(pairs)) drawNow();
+    else this.#markLoading(key);
     arriving.then(() => {
       if (!this.destroyed) drawNow();
     });
@@ -305,11 +312,12 @@ class ScalarsView {
     const lines = found.lines
       .map((line) => ({ ...line, entry: entry(line.run, line.tag) }))
       .filter((l) => l.entry && l.entry.series)
-      .map(({ entry: e, ...line }) => ({ ...line, color: colorOf(line.run), series: e.series, version: e.version }));
+      .map(({ entry: e, ...line }) => ({ ...line, color: colorOf(line.run), series: e.series, version: [e.version, e.skey] }));
     const bands = found.bands
       .map((b) => ({ ...b, lower: entry(b.run, b.tags.lower), upper: entry(b.run, b.tags.upper) }))
       .filter((b) => b.lower && b.lower.series && b.upper && b.upper.series)
       .map((b) => ({ ...b, color: colorOf(b.run), name: `${b.run}/${spec.margin[0]}`, versions: [b.lower.version, b.upper.version], lower: b.lower.series, upper: b.upper.series }));
+    opts.nanMarks = nanMarksOf(this.ctx.runs.table(), this.#chartRuns(key));
     const dark = window.matchMedia('(prefers-color-scheme: dark)').matches;
     const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.version]), bands.map((b) => [b.run, b.versions]), found.error, windowed ? [windowed.wanted, windowed.version] : null]);
     if (this.drawn.get(key) === drawKey) return;
@@ -375,7 +383,10 @@ class ScalarsView {
   // ---- view protocol ---------------------------------------------------------------------
   update(change) {
     if (change.data) this.#loadLayouts();
-    if (change.data || change.runs) this.#layoutCards();
+    if (change.data || change.runs) {
+      this.order.load(this.store.version()); // (lays the cards out again if it changed)
+      this.#layoutCards();
+    }
     for (const key of this.grid.visibleKeys()) this.ensure(key);
   }
 
@@ -383,6 +394,7 @@ class ScalarsView {
     this.destroyed = true; // fetches still in flight draw nothing
     this.store.destroy();
     this.matcher.destroy();
+    this.order.destroy();
     this.unsubscribe.forEach((fn) => fn());
     for (const card of this.grid.cards.values()) {
       const plot = card.querySelector('.plot');

@@ -2,6 +2,8 @@
 // modes, outlier-robust y range and markers for non-finite values. No DOM, no fetching.
 import { plotlyText, baseLayout, axis } from '../../shared/plot.js';
 import { withAlpha } from '../../shared/tint.js';
+import { smoothHeld, smoothingActive, smoothingKey } from './smoothmodes.js';
+import { envelopeTraces, nanMarks } from './marks.js';
 
 /**
  * Debiased exponential moving average, as TensorBoard computes it: non-finite points pass
@@ -133,6 +135,9 @@ export function buildChart(lines, opts) {
   const bands = opts.bands || [];
   const { unit, revision } = xAxisOf(lines, opts.xMode);
   const smoothing = opts.smoothing;
+  // the mode's parameters ({smoothing} alone: the EMA, as callers before modes said)
+  const query = opts.smoothQuery || (smoothing > 0 ? { smoothing } : {});
+  const smoothed = smoothingActive(query);
   // Margin bands first: each is its lower edge and then its upper edge filled down to it.
   for (const band of bands) {
     const name = plotlyText(band.name || band.run);
@@ -184,7 +189,8 @@ export function buildChart(lines, opts) {
     const markers = marker ? { mode: 'lines+markers', marker }
       : x.length === 1 ? { mode: 'markers', marker: { color, size: 7 } } : { mode: 'lines' };
     const meta = { run, tag: line.tag, line: line.name ?? run };
-    if (smoothing > 0) {
+    if (query.envelope) traces.push(...envelopeTraces(series, x, color, name, meta));
+    if (smoothed) {
       traces.push({
         type: 'scatter',
         mode: 'lines',
@@ -201,7 +207,7 @@ export function buildChart(lines, opts) {
         type: 'scatter',
         ...markers,
         x,
-        y: finiteOrNull(smoothedOf(series, smoothing)),
+        y: finiteOrNull(smoothedOf(series, query)),
         customdata: raw,
         name,
         line: styled(line, color, 1.6),
@@ -252,18 +258,28 @@ export function buildChart(lines, opts) {
     uirevision: opts.uirevision,
     ...extra,
   });
+  const marks = nanMarks(lines, opts.nanMarks || [], (line) => xValues(line.series, opts.xMode, unit));
+  if (marks.shapes.length) {
+    layout.shapes = [...layout.shapes, ...marks.shapes];
+    layout.annotations = [...(layout.annotations || []), ...marks.annotations];
+  }
   if (opts.yRevision !== undefined) layout.yaxis.uirevision = opts.yRevision;
   return { traces, layout, nonFinite, unit, xRevision: revision };
 }
 
 /**
- * The smoothed values of a series: the server's when it sent them for this weight (a
- * zoomed window: the whole series' EMA at the window's points, so the curve at the
- * window's left edge is the full view's), else the EMA of the points held.
+ * The smoothed values of a series: the server's when it sent them for these settings
+ * (`query`: smoothmodes.smoothingQuery, or a bare EMA weight; the whole series smoothed,
+ * at the points drawn, so the curve at a zoomed window's left edge is the full view's),
+ * else the held points smoothed here.
  */
-export function smoothedOf(series, weight) {
-  if (series.smoothed && series.smoothing === weight && series.smoothed.length === series.values.length) {
+export function smoothedOf(series, query) {
+  const q = typeof query === 'number' ? { smoothing: query } : query;
+  const key = series.smoothKey !== undefined ? smoothingKey(q) : null;
+  const matches = key !== null ? series.smoothKey === key
+    : !q.smoothing_mode && series.smoothing === q.smoothing; // (a series without a key: EMA)
+  if (series.smoothed && matches && series.smoothed.length === series.values.length) {
     return series.smoothed;
   }
-  return smooth(series.values, weight);
+  return smoothHeld(series, q, smooth);
 }

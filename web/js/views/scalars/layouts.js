@@ -48,7 +48,7 @@ export function regexTitle(patterns) {
  * A spec is {key, group, kind: 'tag'|'group'|'multiline'|'margin', title, tags?, keys?,
  * patterns?, margin?, pinned?: the key it pins}.
  */
-export function chartSpecs({ tags, layouts, made, pinned, filter }) {
+export function chartSpecs({ tags, layouts, made, pinned, filter, order = null }) {
   const byKey = new Map();
   const custom = [];
   for (const category of (layouts && layouts.layout) || []) {
@@ -78,6 +78,7 @@ export function chartSpecs({ tags, layouts, made, pinned, filter }) {
     if (!inCharts.has(tag)) auto.push({ key: keyOf('t', tag), kind: 'tag', title: tag, tags: [tag] });
   }
   auto.sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : a.kind === 'group' ? -1 : 1));
+  if (order) byFirstScreen(auto, order);
   for (const spec of auto) {
     spec.group = groupOf(spec.title);
     byKey.set(spec.key, spec);
@@ -89,6 +90,14 @@ export function chartSpecs({ tags, layouts, made, pinned, filter }) {
     if (base) pins.push({ ...base, key: keyOf('p', inner), group: PINNED, pinned: inner, removable: false });
   }
   return { specs: [...pins, ...custom, ...mine, ...shownAuto], total: auto.length, shown: shownAuto.length, byKey };
+}
+
+/** Sort charts in the first screen's order (`order.position(spec)`: firstscreen.js); the
+ *  sort is stable, so charts it does not place keep their order, after the others. */
+function byFirstScreen(specs, order) {
+  const at = new Map(specs.map((s) => [s, order.position(s)]));
+  const rank = (s) => (at.get(s) === null ? Infinity : at.get(s));
+  specs.sort((a, b) => rank(a) - rank(b));
 }
 
 /** A chart whose key says everything about it (a lone tag, a chart of regexes). */

@@ -4,6 +4,7 @@ import * as state from '../../shared/state.js';
 import { el, setChildren, uid } from '../../shared/dom.js';
 import { stateCheckbox, stateRadios, stateSelect, validChoice } from '../../shared/controls.js';
 import { GROUP_MODES, GROUP_STATS, GROUP_BANDS, grouping, setGrouping } from './groups.js';
+import { smoothingControls, smoothingQuery } from './smoothmodes.js';
 
 state.declare('smoothing', 0.6);
 state.declare('x', 'step');
@@ -33,6 +34,7 @@ export function xMode() {
 export function chartOptions() {
   return {
     smoothing: state.get('smoothing'),
+    smoothQuery: smoothingQuery(), // the mode, running points and envelope (smoothmodes.js)
     xMode: xMode(),
     logY: state.get('logy'),
     ignoreOutliers: state.get('outliers'),
@@ -79,6 +81,7 @@ export function buildSettings(container, redraw) {
       el('label', { for: smoothingId }, 'Smoothing'),
       el('div', { class: 'slider-row' }, slider, number),
     ),
+    smoothingControls(redraw),
     stateRadios('x', 'Horizontal axis', X_MODES, redraw, { name: 'x-axis', inline: true }),
     stateCheckbox('logy', 'Log-scale y-axis', redraw),
     stateCheckbox('outliers', 'Ignore outliers in chart scaling', redraw),

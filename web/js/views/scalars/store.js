@@ -4,6 +4,7 @@
 // back when an answer arrives.
 import { postJSON, toNumbers } from '../../shared/api.js';
 import { createBatcher } from '../../shared/batcher.js';
+import { smoothingKey } from './smoothmodes.js';
 
 const MAX_BATCH = 2000; // series per /api/scalars/batch request (the server's limit)
 const MIN_LINE_POINTS = 100; // however many lines share the budget
@@ -25,10 +26,12 @@ function linePoints(points, lines) {
 const idOf = (run, tag) => `${run}\u0000${tag}`;
 
 export class SeriesStore {
-  /** info(): the last /api/info; points(): the points a chart is wide. */
-  constructor({ info, points }) {
+  /** info(): the last /api/info; points(): the points a chart is wide; smoothing(): the
+   *  server's smoothing parameters (smoothmodes.smoothingQuery), asked with every series. */
+  constructor({ info, points, smoothing = () => ({}) }) {
     this.info = info;
     this.points = points;
+    this.smoothing = smoothing;
     this.cache = new Map(); // run\0tag -> {version, series} | {version, error}
     this.inflight = new Map(); // run\0tag -> {version, wait, promise} of the fetch under way
     // Zoomed charts: key -> {window, version, wanted, series: Map(run\0tag -> series)}, the
@@ -63,6 +66,14 @@ export class SeriesStore {
     return this.cache.get(idOf(run, tag));
   }
 
+  /** Whether every (run, tag) of `pairs` has a series held (of any version or smoothing). */
+  holds(pairs) {
+    return pairs.every(([run, tag]) => {
+      const have = this.cache.get(idOf(run, tag));
+      return Boolean(have && have.series);
+    });
+  }
+
   // ---- full series ---------------------------------------------------------------------------
   /**
    * Fetch the (run, tag) `pairs` not held for `version`: a promise that they all arrived,
@@ -72,18 +83,20 @@ export class SeriesStore {
    */
   load(pairs, version) {
     const waits = [];
+    const query = this.smoothing();
+    const skey = smoothingKey(query);
     for (const [run, tag] of pairs) {
       const id = idOf(run, tag);
       const have = this.cache.get(id);
-      if (have && this.current(have, version)) continue;
+      if (have && this.current(have, version) && have.skey === skey) continue;
       const pending = this.inflight.get(id);
-      if (pending && (pending.version === version || pending.wait)) {
+      if (pending && pending.skey === skey && (pending.version === version || pending.wait)) {
         waits.push(pending.promise); // (a held request answers with everything loaded)
         continue;
       }
       const wait = this.firstLoad(); // held until loaded, at most WAIT_SECONDS
-      const entry = { version, wait, promise: null };
-      entry.promise = this.fetchSeries({ run, tag, wait }).then(
+      const entry = { version, wait, skey, promise: null };
+      entry.promise = this.fetchSeries({ run, tag, wait, query, skey }).then(
         (result) => this.#store(id, version, result, entry),
         (err) => this.#store(id, version, { error: err.message }, entry),
       );
@@ -101,14 +114,23 @@ export class SeriesStore {
     // until the series are complete (at most WAIT_SECONDS, then partial: a huge logdir
     // still fills in), rather than one partial answer per poll: a partial answer of
     // 2,000 series costs the load ~0.3 s of CPU.
-    const out = [];
-    for (let i = 0; i < items.length; i += MAX_BATCH) {
-      const slice = items.slice(i, i + MAX_BATCH);
-      const points = linePoints(this.points(), slice.length);
-      const wait = slice.some((item) => item.wait) ? WAIT_SECONDS : 0;
-      const series = slice.map(({ run, tag }) => ({ run, tag }));
-      const body = await postJSON('api/scalars/batch', wait ? { series, points, wait } : { series, points });
-      out.push(...body.series);
+    // Items asked with other smoothing settings (a moved slider) go in requests of their own.
+    const out = new Array(items.length);
+    const bySmoothing = new Map();
+    items.forEach((item, i) => {
+      if (!bySmoothing.has(item.skey)) bySmoothing.set(item.skey, []);
+      bySmoothing.get(item.skey).push(i);
+    });
+    for (const indices of bySmoothing.values()) {
+      const query = items[indices[0]].query;
+      for (let i = 0; i < indices.length; i += MAX_BATCH) {
+        const slice = indices.slice(i, i + MAX_BATCH).map((k) => items[k]);
+        const points = linePoints(this.points(), slice.length);
+        const wait = slice.some((item) => item.wait) ? WAIT_SECONDS : 0;
+        const series = slice.map(({ run, tag }) => ({ run, tag }));
+        const body = await postJSON('api/scalars/batch', { ...query, series, points, ...(wait ? { wait } : {}) });
+        body.series.forEach((s, k) => { out[indices[i + k]] = s; });
+      }
     }
     return out;
   }
@@ -122,7 +144,7 @@ export class SeriesStore {
       return;
     }
     this.cache.set(id, {
-      version, series: toSeries(result), loading: Boolean(result.loading),
+      version, skey: entry.skey, series: toSeries(result, entry.skey), loading: Boolean(result.loading),
       settled: !result.loading && this.firstLoad(),
     });
   }
@@ -172,7 +194,7 @@ export class SeriesStore {
           this.windowsPending.delete(key);
           entry.series = new Map();
           for (const item of answer.series) {
-            if (!item.error) entry.series.set(idOf(item.run, item.tag), toSeries(item));
+            if (!item.error) entry.series.set(idOf(item.run, item.tag), toSeries(item, smoothingKey(smoothing)));
           }
           this.windows.set(key, entry);
           onAnswer(key);
@@ -192,8 +214,7 @@ export class SeriesStore {
   }
 
   #windowBody(win, pairs, smoothing) {
-    const body = { series: [], points: this.points() };
-    if (smoothing > 0) body.smoothing = smoothing;
+    const body = { ...smoothing, series: [], points: this.points() };
     if (win.rev === 'step') Object.assign(body, { start_step: win.start, end_step: win.end });
     else if (win.rev === 'wall') Object.assign(body, { wall_min: win.start, wall_max: win.end });
     for (const [run, tag] of pairs) {
@@ -270,8 +291,9 @@ export class SeriesStore {
 }
 
 /** A series as the API sends it, with numbers parsed, its first wall time and its span
- *  (to its last point: the relative axis' unit), and the server's smoothing if any. */
-function toSeries(result) {
+ *  (to its last point: the relative axis' unit), and the server's smoothing if any (with
+ *  `smoothKey`: the settings it was asked with) and envelope. */
+function toSeries(result, skey) {
   const wall = toNumbers(result.wall_times);
   const start = wall.reduce((m, t) => (Number.isFinite(t) && t < m ? t : m), Infinity);
   const last = wall.length ? wall[wall.length - 1] : 0;
@@ -285,5 +307,7 @@ function toSeries(result) {
     span: Number.isFinite(start) ? last - start : 0,
   };
   if (result.smoothed) Object.assign(series, { smoothed: toNumbers(result.smoothed), smoothing: result.smoothing });
+  if (skey !== undefined) series.smoothKey = skey;
+  if (result.lower) Object.assign(series, { lower: toNumbers(result.lower), upper: toNumbers(result.upper) });
   return series;
 }
