@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
+from visualdl.kinds.config.write import check as check_config
 from visualdl.tracking.values import flatten, plan, scalar_of
 from visualdl.writer.log_writer import LogWriter
 
@@ -165,6 +166,8 @@ class Run:
     (``run.log``, ``run.config``, ``run.summary``, ``run.finish``, ``run.alert``)."""
 
     def __init__(self, logdir: str, project: str, name: str, config: Any = None) -> None:
+        config = _plain(config)
+        check_config(config)  # a bad config raises before the run's directory is made
         self.project = project
         self.name = name
         self.id = name
@@ -174,11 +177,7 @@ class Run:
         self.config = Config(self)
         self.summary = Summary(self)
         self._finished = False
-        try:
-            self.config.update(config)
-        except BaseException:
-            self.writer.close()
-            raise
+        self.config.update(config)
 
     @property
     def finished(self) -> bool:
