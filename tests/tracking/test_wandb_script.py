@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from PIL import Image as PILImage
 
+from tests.helpers.http import client_of
 from visualdl import LogReader
 
 SCRIPT = Path(__file__).with_name("wandb_script.py")
@@ -21,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def logged(tmp_path_factory):
+def logdir(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("cwd")
     source = SCRIPT.read_text(encoding="utf-8")
     assert source.count("import wandb\n") == 1
@@ -33,7 +34,12 @@ def logged(tmp_path_factory):
     assert done.returncode == 0, done.stderr
     root = cwd / "vdl_runs" / "mnist-demo"
     assert os.listdir(root) == ["baseline"]
-    reader = LogReader(str(root))
+    return root
+
+
+@pytest.fixture(scope="module")
+def logged(logdir):
+    reader = LogReader(str(logdir))
     assert reader.runs() == ["baseline"]
     return reader
 
@@ -98,3 +104,14 @@ def test_nothing_else_was_logged(logged):
         "scalar": ["acc", "loss", "val/loss"], "image": ["examples/0", "examples/1"],
         "text": ["alerts", "examples/0/caption", "examples/1/caption"],
         "histogram": ["weights"], "config": ["config"], "table": ["predictions"]}
+
+
+def test_the_server_shows_config_and_summary(logdir):
+    with client_of(str(logdir)) as client:
+        body = client.json("/api/config", run="baseline")
+        assert body["config"]["summary"]["best_acc"] == 0.7
+        assert body["flat"]["model.act"] == "relu"
+        table = client.json("/api/runs/config")
+        assert table["runs"] == ["baseline"]
+        assert table["same"]["summary.best_acc"] == 0.7
+        assert table["same"]["optimizer"] == "adam"
