@@ -70,6 +70,8 @@ def test_histograms_of_values_and_of_numpy():
     ({"sequence": [1], "num_bins": 0}, "num_bins must be an integer in 1..10000"),
     ({"np_histogram": ([1, 2], [0, 1])}, "2 edges for 2 counts"),
     ({"np_histogram": [1, 2, 3]}, r"must be \(counts, edges\)"),
+    ({"np_histogram": ([0, 0], [0, 1, 2])}, "bucket_counts are all zero"),
+    ({"np_histogram": ([1, -1], [0, 1, 2])}, "bucket_counts must be finite and non-neg"),
 ])
 def test_bad_histograms(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -116,3 +118,14 @@ def test_video_and_audio_with_captions():
         visualdl.Video("clip.mp4")
     with pytest.raises(ValueError, match=r"T x C x H x W .* got shape \(8, 8\)"):
         visualdl.Video(np.zeros((8, 8)))
+
+
+def test_a_bad_table_cell_refuses_the_whole_call():
+    visualdl.init(project="p", name="r")
+    visualdl.log({"ok": 1.0})
+    table = visualdl.Table(columns=["c"], data=[[object()]])
+    with pytest.raises(TypeError, match=r"'t': row 0, column 'c': a cell of type object"):
+        visualdl.log({"a": 2.0, "t": table})
+    visualdl.finish()
+    got = read()
+    assert got.tags("r")["scalar"] == ["ok"] and "table" not in got.tags("r")

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from visualdl.kinds.histogram.raw import check_raw
 from visualdl.kinds.table.cells import Audio
 
 __all__ = ["Audio", "Histogram", "Image", "Table", "Video"]
@@ -117,6 +118,7 @@ class Histogram:
             self.values = values
         else:
             self.raw = _raw(np_histogram)
+            check_raw("Histogram np_histogram", **self.raw)
 
 
 def _raw(np_histogram: Any) -> dict:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from visualdl.kinds.checks import check_tag
+from visualdl.kinds.table.write import check as check_table
 from visualdl.tracking.media import Audio, Histogram, Image, Table, Video
 
 __all__ = ["flatten", "plan", "scalar_of"]
@@ -82,6 +83,7 @@ def _media(key: str, value: Any) -> list[Write]:
             return [lambda w, s: w.add("histogram", key, s, None, raw=value.raw)]
         return [lambda w, s: w.add_histogram(key, value.values, s, buckets=value.num_bins)]
     if isinstance(value, Table):
+        check_table(key, value.data, value.columns)  # a bad cell raises before any write
         return [lambda w, s: w.add_table(key, value.data, s, columns=value.columns)]
     if isinstance(value, Video):
         return [lambda w, s: w.add_video(key, value.frames, s, fps=value.fps,
