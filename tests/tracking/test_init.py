@@ -151,3 +151,11 @@ def test_an_open_run_is_finished_at_exit(tmp_path):
     assert points(got, "r", "loss") == [(0, 0), (1, 0.5), (2, 1)]
     assert got.config("r").nested == {"lr": 0.5, "summary": {"loss": 1.0}}
     assert points(got, "side", "x") == [(0, 1)]
+
+
+def test_config_update_merges_nested_dicts_as_recorded():
+    visualdl.init(project="p", name="r", config={"model": {"depth": 12, "width": 64}})
+    visualdl.config.update({"model": {"depth": 24}})
+    assert visualdl.config.model == {"depth": 24, "width": 64}
+    visualdl.finish()
+    assert read().config("r").nested == {"model": {"depth": 24, "width": 64}}

@@ -85,7 +85,8 @@ def test_tables_from_rows_dataframes_and_media_cells():
     table.add_data("a", 0.5)
     table.add_data("b", 1.5)
     table.add_column("picture", [visualdl.Image(image), image])
-    frame = visualdl.Table(dataframe=pd.DataFrame({"x": [1, 2], "y": ["u", "v"]}))
+    frame = visualdl.Table(dataframe=pd.DataFrame({"x": [1, 2], "y": ["u", "v"],
+                                                   "z": [0.5, 1.0]}))
     visualdl.init(project="p", name="r")
     visualdl.log({"rows": table, "frame": frame})
     visualdl.finish()
@@ -94,7 +95,9 @@ def test_tables_from_rows_dataframes_and_media_cells():
     assert rows.columns == ("name", "score", "picture")
     assert rows.data[:2] == (("a", "b"), (0.5, 1.5))
     (frame_back,) = got.tables("r", "frame")
-    assert frame_back.columns == ("x", "y") and frame_back.data == ((1, 2), ("u", "v"))
+    assert frame_back.columns == ("x", "y", "z")
+    assert frame_back.data == ((1, 2), ("u", "v"), (0.5, 1.0))
+    assert [type(v) for v in frame_back.data[0]] == [int, int]  # each column keeps its type
     with pytest.raises(ValueError, match=r"Table.add_data: 1 values for 3 columns"):
         table.add_data("c")
 
@@ -129,3 +132,23 @@ def test_a_bad_table_cell_refuses_the_whole_call():
     visualdl.finish()
     got = read()
     assert got.tags("r")["scalar"] == ["ok"] and "table" not in got.tags("r")
+
+
+@pytest.mark.parametrize("value, error, message", [
+    (lambda: visualdl.Audio(np.zeros(10), sample_rate=0), ValueError,
+     "'s': sample_rate must be in 1..1000000"),
+    (lambda: "bad \ud800 text", ValueError, "'s': the text is not valid Unicode"),
+])
+def test_bad_audio_or_text_refuses_the_whole_call(value, error, message):
+    visualdl.init(project="p", name="r")
+    with pytest.raises(error, match=message):
+        visualdl.log({"a": 1.0, "s": value()})
+    visualdl.log({"b": 2.0})
+    visualdl.finish()
+    assert read().tags("r")["scalar"] == ["b"]
+
+
+@pytest.mark.parametrize("fps, error", [(0, ValueError), ("4", TypeError)])
+def test_bad_video_fps(fps, error):
+    with pytest.raises(error, match="'Video fps': fps must"):
+        visualdl.Video(np.zeros((2, 3, 4, 4), np.uint8), fps=fps)

@@ -17,6 +17,7 @@ import numpy as np
 
 from visualdl.kinds.histogram.raw import check_raw
 from visualdl.kinds.table.cells import Audio
+from visualdl.kinds.video.write import check_fps, check_video
 
 __all__ = ["Audio", "Histogram", "Image", "Table", "Video"]
 
@@ -154,9 +155,9 @@ class Video:
                              f"got shape {frames.shape}")
         if caption is not None and not isinstance(caption, str):
             raise TypeError(f"Video caption must be a str, got {type(caption).__name__}")
-        self.frames = frames.copy()
         self.dataformats = "TCHW" if frames.ndim == 4 else "NTCHW"
-        self.fps = fps
+        self.fps = check_fps("Video fps", fps)
+        self.frames, _ = check_video("Video data_or_path", frames, self.dataformats)
         self.caption = caption
 
 
@@ -173,7 +174,7 @@ class Table:
             if data is not None:
                 raise ValueError("Table takes data or dataframe, not both")
             columns = list(dataframe.columns) if columns is None else columns
-            data = dataframe.values.tolist()
+            data = list(dataframe.itertuples(index=False, name=None))  # each column's type
         if columns is None:
             width = len(data[0]) if data else 0
             columns = [f"col{i}" for i in range(width)]

@@ -46,7 +46,8 @@ def _plain(config: Any) -> dict[str, Any]:
 class Config:
     """The run's configuration, read and set as attributes or items (``config.lr``,
     ``config["lr"]``); every change is recorded at once through ``LogWriter.add_config``
-    (later values merged over earlier ones, key by key)."""
+    and merged over earlier values key by key, nested dicts too (so what is read here is
+    what was recorded). Changing a value needs no ``allow_val_change``."""
 
     def __init__(self, run: "Run") -> None:
         object.__setattr__(self, "_run", run)
@@ -58,7 +59,7 @@ class Config:
         if not values:
             return
         self._run.writer.add_config(values)  # checked there: nothing kept if refused
-        self._items.update(values)
+        _merge(self._items, values)
 
     def setdefaults(self, values: Mapping[str, Any]) -> None:
         self.update({k: v for k, v in _plain(values).items() if k not in self._items})
@@ -256,6 +257,17 @@ class Run:
 
     def __repr__(self) -> str:
         return f"<visualdl Run {self.project}/{self.name} at {self.dir!r}>"
+
+
+def _merge(into: dict[str, Any], values: Mapping[str, Any]) -> None:
+    """Nested dicts merged key by key, as ``add_config`` merges what it records."""
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            if not isinstance(into.get(key), dict):
+                into[key] = {}
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def _config_value(value: Any) -> Any:

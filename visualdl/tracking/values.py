@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.kinds.checks import check_tag
+from visualdl.kinds.audio.write import check_audio
+from visualdl.kinds.checks import check_tag, check_utf8
 from visualdl.kinds.table.write import check as check_table
 from visualdl.tracking.media import Audio, Histogram, Image, Table, Video
 
@@ -62,6 +63,7 @@ def plan(key: str, value: Any) -> list[Write]:
     if value is None:
         return []  # wandb keeps a null; there is nothing to draw
     if isinstance(value, str):
+        check_utf8(key, "the text", value)
         return [lambda w, s: w.add_text(key, value, s)]
     if isinstance(value, _MEDIA):
         return _media(key, value)
@@ -89,8 +91,9 @@ def _media(key: str, value: Any) -> list[Write]:
         return [lambda w, s: w.add_video(key, value.frames, s, fps=value.fps,
                                          dataformats=value.dataformats)] + \
             _caption(key, value.caption)
-    return [lambda w, s: w.add_audio(key, value.samples, s, sample_rate=value.sample_rate)] + \
-        _caption(key, getattr(value, "caption", None))
+    samples = check_audio(key, value.samples, value.sample_rate)
+    return [lambda w, s: w.add_audio(key, samples, s, sample_rate=value.sample_rate)] + \
+        _caption(key, value.caption)
 
 
 def _format(pixels: np.ndarray) -> str:
