@@ -37,12 +37,17 @@ def test_steps_advance_as_wandbs():
     assert visualdl.run.step == 13
     with pytest.warns(UserWarning, match="step 3 is below the current step 13"):
         visualdl.log({"a": 8}, step=3)        # wandb drops it; it is kept here
+    with pytest.warns(UserWarning, match="step 4 is below"):
+        visualdl.log({"b": 9}, step=4, commit=True)  # and the step does not go back
+    assert visualdl.run.step == 13
+    with pytest.raises(TypeError, match="'bad'"):
+        visualdl.log({"bad": object()}, step=20)  # refused: the step does not move
     assert visualdl.run.step == 13
     visualdl.finish()
     got = read()
     # in the order logged, as LogWriter keeps a series
     assert points(got, "r", "a") == [(0, 1), (1, 2), (2, 4), (10, 5), (12, 7), (3, 8)]
-    assert points(got, "r", "b") == [(2, 3), (10, 6)]
+    assert points(got, "r", "b") == [(2, 3), (10, 6), (4, 9)]
 
 
 @pytest.mark.parametrize("step, error", [(-1, ValueError), (1.5, TypeError),

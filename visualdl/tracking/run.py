@@ -20,7 +20,7 @@ from visualdl.writer.log_writer import LogWriter
 
 __all__ = ["Config", "Run", "Summary", "ALERT_LEVELS"]
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 ALERT_LEVELS = ("INFO", "WARN", "ERROR")
 
@@ -191,22 +191,18 @@ class Run:
         self._require_open("log")
         if not isinstance(data, Mapping):
             raise TypeError(f"log takes a dict of values, got {type(data).__name__}")
-        if step is not None:
-            step = _check_step(step)
-            if step < self.step:
-                warnings.warn(f"log: step {step} is below the current step {self.step}; "
-                              "it is logged at that step all the same (wandb drops it)",
-                              stacklevel=3)
-            self.step = max(self.step, step)
-        at = self.step if step is None else step
+        at = self.step if step is None else _check_step(step)
         flat = flatten(data)
         writes = [w for key, value in flat.items() for w in plan(key, value)]
+        if at < self.step:
+            warnings.warn(f"log: step {at} is below the current step {self.step}; it is "
+                          "logged at that step all the same (wandb drops it)", stacklevel=3)
         for write in writes:
             write(self.writer, at)
         for key, value in flat.items():
             self.summary.observe(key, value)
-        if commit if commit is not None else step is None:
-            self.step = at + 1
+        commits = commit if commit is not None else step is None
+        self.step = max(self.step, at + 1 if commits else at)
 
     def alert(self, title: str, text: str, level: Any = None,
               wait_duration: Any = None) -> None:
@@ -224,14 +220,14 @@ class Run:
 
     def define_metric(self, name: str, *args: Any, **kwargs: Any) -> None:
         """Accepted and ignored: every metric is drawn against its step."""
-        log.debug("define_metric(%r) is ignored: metrics are drawn against the step", name)
+        logger.debug("define_metric(%r) is ignored: metrics are drawn against the step", name)
 
     def watch(self, models: Any = None, *args: Any, **kwargs: Any) -> None:
         """Accepted and ignored: log weights with visualdl.Histogram, or use an integration."""
-        log.debug("watch() is ignored: no gradients or parameters are logged")
+        logger.debug("watch() is ignored: no gradients or parameters are logged")
 
     def unwatch(self, models: Any = None) -> None:
-        log.debug("unwatch() is ignored")
+        logger.debug("unwatch() is ignored")
 
     def finish(self, exit_code: int | None = None, quiet: bool | None = None) -> None:
         """Record the summary and close the writer (so everything is on disk); a second
