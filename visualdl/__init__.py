@@ -17,8 +17,8 @@ from visualdl.format.version import __version__
 __all__ = ["LogWriter", "LogReader", "SummaryWriter", "Audio", "__version__"]
 # the wandb-style API (visualdl.tracking); "run", "config" and "summary" are the current
 # run's, so they are looked up on each use and not listed for "import *"
-_TRACKING = ("init", "log", "finish", "alert", "define_metric", "watch", "unwatch",
-             "Image", "Histogram", "Table", "Video", "AlertLevel", "Run")
+_TRACKING = ("init", "log", "finish", "alert", "define_metric", "watch", "unwatch", "login",
+             "Image", "Histogram", "Table", "Video", "AlertLevel", "Run", "Settings")
 __all__ += list(_TRACKING)
 
 if TYPE_CHECKING:

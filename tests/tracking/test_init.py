@@ -90,7 +90,9 @@ def test_config_from_a_dataclass_or_namespace_and_set_later():
         lr: float = 0.1
         sizes: tuple = (1, 2)
 
-    visualdl.init(project="p", name="dc", config=Opt(), entity="me", tags=["x"], mode="offline")
+    assert visualdl.login(key="unused") is True
+    visualdl.init(project="p", name="dc", config=Opt(), entity="me", tags=["x"],
+                  mode="offline", settings=visualdl.Settings(start_method="thread"))
     visualdl.config.batch = 32
     visualdl.config["model"] = {"depth": 4}
     visualdl.config.update({"lr": 0.2})

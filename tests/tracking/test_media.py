@@ -152,3 +152,24 @@ def test_bad_audio_or_text_refuses_the_whole_call(value, error, message):
 def test_bad_video_fps(fps, error):
     with pytest.raises(error, match="'Video fps': fps must"):
         visualdl.Video(np.zeros((2, 3, 4, 4), np.uint8), fps=fps)
+
+
+def test_figures_logged_and_as_images():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    go = pytest.importorskip("plotly.graph_objects")
+    fig, ax = plt.subplots(figsize=(2, 1), dpi=50)
+    ax.plot([0, 1], [1, 0])
+    visualdl.init(project="p", name="r")
+    visualdl.log({"mpl": fig, "plotly": go.Figure(go.Scatter(y=[3, 1, 2])),
+                  "as_image": visualdl.Image(fig), "current": visualdl.Image(plt)})
+    visualdl.finish()
+    plt.close(fig)
+    got = read()
+    assert got.tags("r")["figure"] == ["mpl", "plotly"]
+    assert _pixels(got, "as_image").shape == (50, 100, 4)
+    assert _pixels(got, "current").shape == (50, 100, 4)
+    (ref,) = got.figures("r", "plotly")
+    assert '"y":[3,1,2]' in got.load(ref).plotly_json.replace(" ", "")

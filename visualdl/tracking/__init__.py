@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from visualdl.tracking.api import (AlertLevel, alert, current, define_metric, finish, init,
-                                   log, unwatch, watch)
+from visualdl.tracking.api import (AlertLevel, Settings, alert, current, define_metric,
+                                   finish, init, log, login, unwatch, watch)
 from visualdl.tracking.media import Audio, Histogram, Image, Table, Video
 from visualdl.tracking.run import Config, Run, Summary
 
-__all__ = ["AlertLevel", "Audio", "Config", "Histogram", "Image", "Run", "Summary", "Table",
-           "Video", "alert", "config", "current", "define_metric", "finish", "init", "log",
-           "summary", "unwatch", "watch"]
+__all__ = ["AlertLevel", "Audio", "Config", "Histogram", "Image", "Run", "Settings",
+           "Summary", "Table", "Video", "alert", "config", "current", "define_metric",
+           "finish", "init", "log", "login", "summary", "unwatch", "watch"]
 
 
 class _BeforeInit:

@@ -18,7 +18,7 @@ from typing import Any
 
 from visualdl.tracking.run import Run
 
-__all__ = ["AlertLevel", "alert", "current", "define_metric", "finish", "init", "log",
+__all__ = ["AlertLevel", "Settings", "alert", "login", "current", "define_metric", "finish", "init", "log",
            "unwatch", "watch", "DEFAULT_DIR"]
 
 #: where runs go when ``init`` is given no ``dir`` (wandb's is ``./wandb``)
@@ -44,6 +44,18 @@ class AlertLevel:
     INFO = "INFO"
     WARN = "WARN"
     ERROR = "ERROR"
+
+
+class Settings:
+    """``wandb.Settings(...)``, as ``init(settings=...)`` takes it: accepted and ignored."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.__dict__.update(settings)
+
+
+def login(*args: Any, **kwargs: Any) -> bool:
+    """Nothing to log in to: accepted, and True (wandb's answer when logged in)."""
+    return True
 
 
 def current() -> Run | None:

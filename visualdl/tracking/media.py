@@ -9,6 +9,7 @@ ready for the matching ``LogWriter`` call; arguments that only make sense on wan
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,8 +44,9 @@ def _to_uint8(data: np.ndarray) -> np.ndarray:
 
 class Image:
     """An image: a numpy array or tensor (H x W, H x W x C, or C x H x W as wandb reads a
-    3-D array whose first axis has 1, 3 or 4 entries and last does not), a PIL image, or
-    the path of an image file. ``caption`` is logged as a text beside it."""
+    3-D array whose first axis has 1, 3 or 4 entries and last does not), a PIL image, a
+    matplotlib figure (or ``pyplot``: its current figure), or the path of an image file.
+    ``caption`` is logged as a text beside it."""
 
     def __init__(self, data_or_path: Any, mode: str | None = None, caption: str | None = None,
                  grouping: Any = None, classes: Any = None, boxes: Any = None,
@@ -61,6 +63,8 @@ class Image:
             return data.pixels
         if isinstance(data, (str, os.PathLike)):
             data = _open_image(os.fspath(data))
+        elif hasattr(data, "savefig"):  # a matplotlib figure, or pyplot (its current one)
+            data = _rendered(data)
         if hasattr(data, "getim") and hasattr(data, "mode"):  # a PIL image
             if mode is not None and data.mode != mode:
                 data = data.convert(mode)
@@ -94,6 +98,17 @@ def _open_image(path: str) -> Any:
     with PILImage.open(path) as img:
         img.load()
         return img.copy()
+
+
+def _rendered(figure: Any) -> Any:
+    from PIL import Image as PILImage
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    buffer.seek(0)
+    with PILImage.open(buffer) as img:
+        img.load()
+        return img.convert("RGBA")
 
 
 class Histogram:

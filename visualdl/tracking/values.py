@@ -5,6 +5,7 @@ naming its key while nothing of that call has been written yet."""
 from __future__ import annotations
 
 import numbers
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from visualdl.kinds.audio.write import check_audio
 from visualdl.kinds.checks import check_tag, check_utf8
+from visualdl.kinds.figure.write import check as check_figure
 from visualdl.kinds.table.write import check as check_table
 from visualdl.tracking.media import Audio, Histogram, Image, Table, Video
 
@@ -67,12 +69,16 @@ def plan(key: str, value: Any) -> list[Write]:
         return [lambda w, s: w.add_text(key, value, s)]
     if isinstance(value, _MEDIA):
         return _media(key, value)
+    if _is_figure(value):
+        check_figure(key, value)  # serialized here once more: a bad figure writes nothing
+        return [lambda w, s: w.add_figure(key, value, s)]
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, _MEDIA) for v in value):
         return [write for i, item in enumerate(value) for write in _media(f"{key}/{i}", item)]
     raise TypeError(
         f"log: the value of {key!r} is a {type(value).__name__}, which cannot be logged; "
-        "log numbers, str, dicts of them, or visualdl.Image, Histogram, Table, Video, Audio "
-        "(or a list of these); an array of values goes in visualdl.Histogram(values)")
+        "log numbers, str, dicts of them, plotly or matplotlib figures, or visualdl.Image, "
+        "Histogram, Table, Video, Audio (or a list of these); an array of values goes in "
+        "visualdl.Histogram(values)")
 
 
 def _media(key: str, value: Any) -> list[Write]:
@@ -94,6 +100,13 @@ def _media(key: str, value: Any) -> list[Write]:
     samples = check_audio(key, value.samples, value.sample_rate)
     return [lambda w, s: w.add_audio(key, samples, s, sample_rate=value.sample_rate)] + \
         _caption(key, value.caption)
+
+
+def _is_figure(value: Any) -> bool:
+    """A plotly figure, or a matplotlib figure (not the pyplot module: wandb.Image(plt))."""
+    if isinstance(value, types.ModuleType):
+        return False
+    return hasattr(value, "to_plotly_json") or hasattr(value, "savefig")
 
 
 def _format(pixels: np.ndarray) -> str:
