@@ -4,6 +4,7 @@ with the key named while what was logged before stays."""
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -173,3 +174,30 @@ def test_with_block_finishes():
             run.log({"a": 1})
     assert run.finished and visualdl.run is None
     assert points(read(), "r", "a") == [(0, 1)]
+
+
+def test_threads_logging_to_one_run_each_get_their_own_steps():
+    """Without the run's lock two threads may read one step; caught often, not always."""
+    import threading
+
+    visualdl.init(project="p", name="r")
+
+    def work(name):
+        for _ in range(250):
+            visualdl.log({name: 1.0})
+
+    threads = [threading.Thread(target=work, args=(f"t{i}",)) for i in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch often: a step read twice would show
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert visualdl.run.step == 1000
+    visualdl.finish()
+    got = read()
+    steps = sorted(s for i in range(4) for s, _ in points(got, "r", f"t{i}"))
+    assert steps == list(range(1000))

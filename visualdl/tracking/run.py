@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import warnings
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
@@ -178,6 +179,7 @@ class Run:
         self.config = Config(self)
         self.summary = Summary(self)
         self._finished = False
+        self._lock = threading.Lock()
         self.config.update(config)
 
     @property
@@ -191,18 +193,20 @@ class Run:
         self._require_open("log")
         if not isinstance(data, Mapping):
             raise TypeError(f"log takes a dict of values, got {type(data).__name__}")
-        at = self.step if step is None else _check_step(step)
         flat = flatten(data)
         writes = [w for key, value in flat.items() for w in plan(key, value)]
-        if at < self.step:
-            warnings.warn(f"log: step {at} is below the current step {self.step}; it is "
-                          "logged at that step all the same (wandb drops it)", stacklevel=3)
-        for write in writes:
-            write(self.writer, at)
-        for key, value in flat.items():
-            self.summary.observe(key, value)
-        commits = commit if commit is not None else step is None
-        self.step = max(self.step, at + 1 if commits else at)
+        with self._lock:  # threads logging to one run each get a step of their own
+            at = self.step if step is None else _check_step(step)
+            if at < self.step:
+                warnings.warn(f"log: step {at} is below the current step {self.step}; it "
+                              "is logged at that step all the same (wandb drops it)",
+                              stacklevel=3)
+            for write in writes:
+                write(self.writer, at)
+            for key, value in flat.items():
+                self.summary.observe(key, value)
+            commits = commit if commit is not None else step is None
+            self.step = max(self.step, at + 1 if commits else at)
 
     def alert(self, title: str, text: str, level: Any = None,
               wait_duration: Any = None) -> None:
