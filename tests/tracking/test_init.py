@@ -161,3 +161,16 @@ def test_config_update_merges_nested_dicts_as_recorded():
     assert visualdl.config.model == {"depth": 24, "width": 64}
     visualdl.finish()
     assert read().config("r").nested == {"model": {"depth": 24, "width": 64}}
+
+
+def test_a_bad_reinit_leaves_the_open_run_open():
+    first = visualdl.init(project="p", name="one")
+    visualdl.log({"a": 1})
+    with pytest.raises(ValueError, match="init: name 'x/y' must be"):
+        visualdl.init(project="p", name="x/y", reinit=True)
+    with pytest.raises(TypeError, match="bad"):
+        visualdl.init(project="p", name="two", reinit=True, config={"bad": object()})
+    assert visualdl.run is first and not first.finished
+    visualdl.log({"a": 2})
+    visualdl.finish()
+    assert read().runs() == ["one"] and points(read(), "one", "a") == [(0, 1), (1, 2)]

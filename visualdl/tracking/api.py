@@ -16,7 +16,7 @@ import sys
 import warnings
 from typing import Any
 
-from visualdl.tracking.run import Run
+from visualdl.tracking.run import Run, checked_config
 
 __all__ = ["AlertLevel", "Settings", "alert", "login", "current", "define_metric", "finish", "init", "log",
            "unwatch", "watch", "DEFAULT_DIR"]
@@ -74,17 +74,20 @@ def init(project: str | None = None, name: str | None = None, config: Any = None
     global _current
     mode = _reinit_mode(reinit)
     _open[:] = [r for r in _open if not r.finished]
-    if current() is not None and mode != "create_new":
-        if mode == "return_previous":
-            if project is not None or name is not None or config is not None:
-                warnings.warn(f"visualdl.init: the run {_current.name!r} is still open and "
-                              "is returned as it is; call visualdl.finish() first, or pass "
-                              "reinit=True to finish it and start a new one", stacklevel=2)
-            return _current
-        _current.finish()
+    if current() is not None and mode == "return_previous":
+        if project is not None or name is not None or config is not None:
+            warnings.warn(f"visualdl.init: the run {_current.name!r} is still open and is "
+                          "returned as it is; call visualdl.finish() first, or pass "
+                          "reinit=True to finish it and start a new one", stacklevel=2)
+        return _current
+    # the arguments checked before an open run is finished: a bad one leaves it open
     project = _part("project", project, DEFAULT_PROJECT)
+    name = _part("name", name, None)
+    config = checked_config(config)
+    if current() is not None and mode == "finish_previous":
+        _current.finish()
     root = os.path.join(os.fspath(dir) if dir is not None else DEFAULT_DIR, project)
-    name = _part("name", name, None) or _generated_name(root)
+    name = name or _generated_name(root)
     if not resume:
         name = _unused(root, name)
     run = Run(os.path.join(root, name), project, name, config)

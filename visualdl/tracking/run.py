@@ -19,7 +19,7 @@ from visualdl.kinds.config.write import check as check_config
 from visualdl.tracking.values import flatten, plan, scalar_of
 from visualdl.writer.log_writer import LogWriter
 
-__all__ = ["Config", "Run", "Summary", "ALERT_LEVELS"]
+__all__ = ["Config", "Run", "Summary", "ALERT_LEVELS", "checked_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,14 @@ def _plain(config: Any) -> dict[str, Any]:
         return dict(vars(config))
     raise TypeError("config must be a dict, an argparse.Namespace or a dataclass, got "
                     f"{type(config).__name__}")
+
+
+def checked_config(config: Any) -> dict[str, Any]:
+    """``config`` as a dict, checked as ``add_config`` will check it (TypeError or
+    ValueError naming the dotted key)."""
+    config = _plain(config)
+    check_config(config)
+    return config
 
 
 class Config:
@@ -168,8 +176,7 @@ class Run:
     (``run.log``, ``run.config``, ``run.summary``, ``run.finish``, ``run.alert``)."""
 
     def __init__(self, logdir: str, project: str, name: str, config: Any = None) -> None:
-        config = _plain(config)
-        check_config(config)  # a bad config raises before the run's directory is made
+        config = checked_config(config)  # a bad one raises before the directory is made
         self.project = project
         self.name = name
         self.id = name
