@@ -20,10 +20,12 @@ __all__ = ["Audio", "CellError", "check_cell", "ImageCell", "AudioCell"]
 @dataclass(frozen=True)
 class Audio:
     """An audio cell of a table: samples of shape (frames,) or (frames, channels), float
-    in [-1, 1] or int16, and their sample rate (``visualdl.Audio(samples, 16000)``)."""
+    in [-1, 1] or int16, and their sample rate (``visualdl.Audio(samples, 16000)``).
+    ``caption`` is shown when it is logged on its own (``visualdl.log``), as wandb's."""
 
     samples: Any
     sample_rate: int = 8000
+    caption: str | None = None
 
 
 class CellError(Exception):
