@@ -26,6 +26,20 @@ def test_summary_lists_runs_kinds_counts_and_steps(tmp_path):
     assert "bad records or files: 0" in text
 
 
+def test_system_metrics_are_counted_as_their_own_kind(tmp_path):
+    """System metrics are scalars under ``system/<host>/...`` listed as the ``system`` kind:
+    inspect counts them like scalars (it once asked for them as events and failed)."""
+    with LogWriter(logdir=str(tmp_path / "exp"), system_metrics=False) as w:
+        w.add_scalar("loss", 0.5, 0)
+        for step in range(3):
+            w.add_scalar("system/host1/cpu/percent", 10.0 * step, step)
+    out = io.StringIO()
+    assert summarize([str(tmp_path)], out) == 0
+    text = out.getvalue()
+    assert "system     system/host1/cpu/percent  (3 points, steps 0..2)" in text
+    assert "scalar     loss  (1 points, steps 0)" in text
+
+
 def test_bad_records_are_reported_with_exit_code_1(tmp_path):
     with LogWriter(logdir=str(tmp_path / "exp")) as w:
         w.add_scalar("x", 1.0, 0)

@@ -14,6 +14,7 @@ from typing import Sequence, TextIO
 
 import numpy as np
 
+from visualdl.kinds import registry
 from visualdl.reader.log_reader import LogReader
 
 
@@ -28,7 +29,7 @@ def _tag_lines(reader: LogReader, run: str) -> list[str]:
     lines = []
     for kind, tags in sorted(reader.tags(run).items()):
         for tag in tags:
-            if kind == "scalar":
+            if kind == "scalar" or registry.scalar_kind_of(tag) == kind:  # system/...
                 steps = reader.scalars(run, tag).steps
             elif kind == "hparams":
                 h = reader.hparams(run)
