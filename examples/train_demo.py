@@ -78,7 +78,10 @@ def train_run(logdir: str, name: str, factory, opt_kind: str, lr: float, batch_s
     callback = vf.callbacks.VisualDL(run_dir, histogram_freq=10,
                                      hparams={"model": factory.__name__.replace("make_", "")},
                                      activation_layers=activations,
-                                     profile_steps=profile_steps)
+                                     profile_steps=profile_steps,
+                                     # a demo run lasts seconds, not the default's 10 s:
+                                     # sample each second so that the System tab has curves
+                                     system_metrics=1)
     start = time.perf_counter()
     result = model.fit(train_set, vf.data.TensorDataset(x_test, y_test), batch_size=batch_size,
                        epochs=epochs, verbose=verbose, callbacks=[callback])
