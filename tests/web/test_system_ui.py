@@ -38,6 +38,8 @@ def server(tmp_path_factory):
         while _samples(root, "train") < 8 and time.monotonic() < deadline:
             w.add_scalar("train/loss", 1.0 / (step + 1), step)
             w.add_scalar("train/acc", step / 100, step)
+            if step % 5 == 0:
+                w.add_scalar("eval/loss", 2.0 / (step + 1), step)  # sorts before train/loss
             step += 1
             w.flush()
             time.sleep(0.03)  # training's pace: several steps per sample
@@ -75,6 +77,8 @@ def test_system_section_draws_the_sampled_series(watched, server, tmp_path):
     assert all(n >= 8 for n in drawn.values())
     ids = [chart for chart, _ in charts]
     assert ids[:2] == ["cpu", "memory"]
+    # the training loss is the curve drawn, not the evaluation loss that sorts first
+    assert page.eval_on_selector("select[name=system-tag]", "s => s.value") == "train/loss"
     # the training curve is on the same wall-time axis
     axis = page.eval_on_selector('.system-run[data-run="train"] .system-train',
                                  "p => [p.layout.xaxis.type, p.data[0].x.length]")

@@ -100,12 +100,16 @@ class SystemView {
     return this.ctx.runs.active().filter((r) => r in listed);
   }
 
-  /** The training tag to draw: the one chosen, else the first "loss" tag, else the first. */
+  /** The training tag to draw: the one chosen, else the first training "loss" tag (not an
+   *  evaluation one: eval/loss sorts before train/loss), else any loss, else the first. */
   trainingTag(runs) {
     const scalars = this.ctx.tagsOf('scalar');
     const tags = [...new Set(runs.flatMap((r) => scalars[r] || []))].sort();
     const chosen = state.get('systag');
-    const tag = tags.includes(chosen) ? chosen : tags.find((t) => /loss/i.test(t)) || tags[0] || '';
+    const losses = tags.filter((t) => /loss/i.test(t));
+    const evaluation = /(^|[/_.])(eval|evaluation|val|valid|validation|test)([/_.]|$)/i;
+    const tag = tags.includes(chosen) ? chosen
+      : losses.find((t) => !evaluation.test(t)) || losses[0] || tags[0] || '';
     setChildren(this.select, ...tags.map((t) => el('option', { value: t, selected: t === tag }, showName(t))));
     this.select.disabled = !tags.length;
     return tag;
