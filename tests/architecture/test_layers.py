@@ -133,19 +133,22 @@ def test_no_import_cycle_between_packages():
 # package -> packages it must never import (what stands above it, or beside it)
 FORBIDDEN = {
     "format": {"*"},
-    "storage": {"sources", "writer", "reader", "kinds", "api", "server", "series", "compat",
+    "storage": {"sources", "writer", "reader", "kinds", "api", "server", "series", "compat", "report",
                 "convert", "export", "cli", "notebook", "framework", "visualdl"},
     "series": {"*"},
-    "sources": {"reader", "writer", "server", "kinds", "api", "compat", "convert", "export",
+    "sources": {"reader", "writer", "server", "kinds", "api", "compat", "convert", "export", "report",
                 "cli", "notebook", "framework", "visualdl"},
-    "api": {"reader", "writer", "server", "kinds", "cli", "framework", "visualdl"},
-    "kinds": {"reader", "writer", "server", "compat", "convert", "export", "cli", "notebook",
+    "api": {"reader", "writer", "server", "kinds", "cli", "framework", "visualdl", "report"},
+    "kinds": {"reader", "writer", "server", "compat", "convert", "export", "cli", "notebook", "report",
               "framework", "visualdl"},
-    "writer": {"reader", "server", "framework", "cli", "convert", "export", "notebook",
+    "writer": {"reader", "server", "framework", "cli", "convert", "export", "notebook", "report",
                "visualdl"},
-    "reader": {"server", "writer", "framework", "cli", "convert", "export", "notebook",
+    "reader": {"server", "writer", "framework", "cli", "convert", "export", "notebook", "report",
                "visualdl"},
     "server": {"cli", "convert", "export", "notebook", "framework", "visualdl"},
+    # a report reads through the kinds' modules (any data source) and is served by the server
+    "report": {"reader", "writer", "server", "compat", "convert", "export", "cli", "notebook",
+               "framework", "visualdl"},
 }
 
 

@@ -1,0 +1,245 @@
+"""Gathering a report's data from a log source: the chosen scalars, min/max downsampled (so
+spikes survive) within a point budget shared by every series; the run table (configs and
+hyper-parameters); media at the chosen step (as data URIs, within a byte budget); the last
+histogram of each tag; text; the graph of a model as a list of its operators.
+
+``data`` is anything with ``runs()``, ``tags(run)``, ``scalars(run, tag)``,
+``events(run, kind, tag)``, ``hparams(run)`` and ``load(ref)`` or ``load_blob(ref)``: a
+``LogReader`` or a server's data provider. Every value comes out JSON-ready.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from visualdl.kinds.config.merge import run_config
+from visualdl.series.downsample import MIN_POINTS, minmax_indices
+from visualdl.report.select import Selection, resolve
+
+__all__ = ["Budget", "collect", "encode_array", "decode_array"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """``points``: scalar points kept over all series; ``series_points``: at most this many
+    per series; ``media_bytes``: media kept in all; ``item_bytes``: the largest media item
+    kept (a larger one is listed in the footer as left out)."""
+
+    points: int = 300_000
+    series_points: int = 2_000
+    media_bytes: int = 2_000_000
+    item_bytes: int = 300_000
+    graph_nodes: int = 2_000
+    table_columns: int = 60
+
+
+@dataclass
+class _Media:
+    left: int
+    item_bytes: int
+    left_out: list[str] = field(default_factory=list)
+
+
+def encode_array(values: np.ndarray) -> dict:
+    """A numeric column as base64 of its little-endian bytes: int32 steps when they fit,
+    float32 values when they keep 7 significant digits' worth (no overflow), else 64-bit."""
+    if values.dtype.kind in "iu":
+        fits = values.size == 0 or (values.min() >= -2**31 and values.max() < 2**31)
+        dtype = "<i4" if fits else "<f8"
+    else:
+        finite = values[np.isfinite(values)]
+        dtype = "<f4" if finite.size == 0 or np.abs(finite).max() < 3e38 else "<f8"
+    raw = np.ascontiguousarray(values, dtype=dtype).tobytes()
+    return {"t": dtype[1:], "b": base64.b64encode(raw).decode("ascii")}
+
+
+def decode_array(column: dict) -> np.ndarray:
+    """The inverse of :func:`encode_array` (tests and tools read reports with it)."""
+    return np.frombuffer(base64.b64decode(column["b"]), dtype="<" + column["t"])
+
+
+def _loader(data: Any) -> Callable[[Any], Any]:
+    return getattr(data, "load_blob", None) or data.load
+
+
+def _scalar_charts(data: Any, runs: list[str], tags: list[str], budget: Budget) -> dict:
+    pairs = [(tag, run) for tag in tags for run in runs
+             if tag in data.tags(run).get("scalar", ())]
+    per_series = max(MIN_POINTS, min(budget.series_points, budget.points // max(1, len(pairs))))
+    charts: dict[str, list] = {}
+    kept = total = 0
+    for tag, run in pairs:
+        series = data.scalars(run, tag)
+        idx = minmax_indices(np.asarray(series.values, dtype=np.float64), per_series)
+        steps, values = np.asarray(series.steps)[idx], np.asarray(series.values)[idx]
+        n = int(len(series.values))
+        kept += len(idx)
+        total += n
+        charts.setdefault(tag, []).append({
+            "run": runs.index(run), "total": n, "kept": int(len(idx)),
+            "x": encode_array(steps.astype(np.int64)),
+            "y": encode_array(values.astype(np.float64)),
+        })
+    sections: dict[str, list] = {}
+    for tag, series in charts.items():
+        section = tag.split("/", 1)[0] if "/" in tag[1:] else ""
+        sections.setdefault(section, []).append({"tag": tag, "series": series})
+    return {"sections": [{"name": name or "Ungrouped", "charts": sections[name]}
+                         for name in sorted(sections, key=lambda s: (s == "", s))],
+            "points": {"kept": kept, "total": total, "per_series": per_series}}
+
+
+def _table(data: Any, runs: list[str], budget: Budget) -> dict:
+    configs = {}
+    for run in runs:
+        try:
+            configs[run] = run_config(data, run).flat
+        except KeyError:
+            configs[run] = {}
+    columns = sorted({k for flat in configs.values() for k in flat})
+    dropped = max(0, len(columns) - budget.table_columns)
+    columns = columns[:budget.table_columns]
+    rows = [[run] + [_cell(configs[run].get(c)) for c in columns] for run in runs]
+    return {"columns": ["run"] + columns, "rows": rows, "dropped_columns": dropped}
+
+
+def _cell(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if np.isfinite(value) else str(value)
+    return str(value)
+
+
+def _at_step(refs: list, step: int | None) -> Any:
+    if not refs:
+        return None
+    if step is None:
+        return max(refs, key=lambda r: (r.step, r.wall_time))
+    before = [r for r in refs if r.step <= step]
+    return max(before, key=lambda r: (r.step, r.wall_time)) if before else None
+
+
+def _data_uri(mime: str, raw: bytes) -> str:
+    return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+
+
+def _media_item(kind: str, msg: Any) -> tuple[str, bytes, dict]:
+    if kind == "image":
+        return "image/png", bytes(msg.png), {"w": msg.width, "h": msg.height}
+    if kind == "audio":
+        return "audio/wav", bytes(msg.wav), {"rate": msg.sample_rate}
+    return (msg.mime or "video/mp4"), bytes(msg.data), {"w": msg.width, "h": msg.height}
+
+
+def _media(data: Any, runs: list[str], tags: set[str], sel: Selection, media: _Media,
+           kind: str) -> list[dict]:
+    load = _loader(data)
+    out = []
+    for run in runs:
+        for tag in sorted(set(data.tags(run).get(kind, ())) & tags):
+            ref = _at_step(list(data.events(run, kind, tag)), sel.step)
+            if ref is None:
+                continue
+            where = f"{kind} {run}/{tag} step {ref.step}"
+            if ref.size > media.left or ref.size > media.item_bytes:
+                media.left_out.append(f"{where} ({ref.size:,} bytes)")
+                continue
+            try:
+                mime, raw, meta = _media_item(kind, load(ref))
+            except (ValueError, OSError) as err:
+                media.left_out.append(f"{where} (unreadable: {err})")
+                continue
+            media.left -= len(raw)
+            out.append({"run": run, "tag": tag, "step": int(ref.step),
+                        "src": _data_uri(mime, raw), **meta})
+    return out
+
+
+def _histograms(data: Any, runs: list[str], tags: set[str]) -> list[dict]:
+    charts: dict[str, list] = {}
+    for run in runs:
+        for tag in sorted(set(data.tags(run).get("histogram", ())) & tags):
+            events = list(data.events(run, "histogram", tag))
+            if not events:
+                continue
+            last = max(events, key=lambda e: (e.step, e.wall_time))
+            edges = np.asarray(last.edges, dtype=np.float64)
+            charts.setdefault(tag, []).append({
+                "run": runs.index(run), "step": int(last.step),
+                "x": ((edges[:-1] + edges[1:]) / 2).tolist(),
+                "y": np.asarray(last.counts, dtype=np.float64).tolist()})
+    return [{"tag": tag, "series": series} for tag, series in sorted(charts.items())]
+
+
+def _texts(data: Any, runs: list[str], tags: set[str]) -> list[dict]:
+    from visualdl.kinds.text.api import render_markdown  # markdown-it, sanitized by nh3
+
+    out = []
+    for run in runs:
+        for tag in sorted(set(data.tags(run).get("text", ())) & tags):
+            events = list(data.events(run, "text", tag))
+            if events:
+                last = max(events, key=lambda e: (e.step, e.wall_time))
+                out.append({"run": run, "tag": tag, "step": int(last.step),
+                            "count": len(events), "html": render_markdown(last.text)})
+    return out
+
+
+def _graphs(data: Any, runs: list[str], budget: Budget, media: _Media) -> list[dict]:
+    load = _loader(data)
+    out = []
+    for run in runs:
+        for tag in sorted(data.tags(run).get("graph", ())):
+            ref = _at_step(list(data.events(run, "graph", tag)), None)
+            if ref is None:
+                continue
+            try:
+                nodes = _onnx_nodes(bytes(load(ref).onnx))
+            except Exception as err:  # noqa: BLE001 - any undecodable model is skipped, said
+                media.left_out.append(f"graph {run}/{tag} (unreadable: {err})")
+                continue
+            out.append({"run": run, "tag": tag, "total": len(nodes),
+                        "nodes": nodes[:budget.graph_nodes]})
+    return out
+
+
+def _onnx_nodes(raw: bytes) -> list[list]:
+    """[op_type, name, inputs, outputs] per operator, in the model's (topological) order."""
+    import onnx
+
+    model = onnx.load_model_from_string(raw)
+    return [[n.op_type, n.name, list(n.input), list(n.output)] for n in model.graph.node]
+
+
+def collect(data: Any, selection: Selection, budget: Budget = Budget()) -> dict:
+    """The report's data (JSON-ready); ``ReportError`` for an empty logdir or a selection
+    that names unknown runs or tags."""
+    all_runs = list(data.runs())
+    tags_of = {run: [t for tags in data.tags(run).values() for t in tags] for run in all_runs}
+    runs, tags = resolve(selection, all_runs, tags_of)
+    chosen = set(tags)
+    scalar_tags = [t for t in tags
+                   if any(t in data.tags(r).get("scalar", ()) for r in runs)]
+    media = _Media(left=budget.media_bytes, item_bytes=budget.item_bytes)
+    out = {
+        "runs": runs,
+        "smoothing": selection.smoothing,
+        "logy": selection.logy,
+        "scalars": _scalar_charts(data, runs, scalar_tags, budget),
+        "table": _table(data, runs, budget),
+        "images": _media(data, runs, chosen, selection, media, "image"),
+        "audio": _media(data, runs, chosen, selection, media, "audio"),
+        "video": _media(data, runs, chosen, selection, media, "video"),
+        "histograms": _histograms(data, runs, chosen),
+        "texts": _texts(data, runs, chosen),
+    }
+    out["graphs"] = _graphs(data, runs, budget, media)
+    out["left_out"] = media.left_out
+    if selection.group:
+        out["left_out"].append(f"the grouping {selection.group!r}: each run is drawn alone")
+    return out
