@@ -86,7 +86,7 @@ def _regex(text: str, name: str) -> Any:
     try:
         return compile_pattern(f"(?i){text}", name)
     except PatternError as err:
-        raise ReportError(str(err)) from None
+        raise ReportError(str(err).replace("(?i)", "", 1)) from None
 
 
 def resolve(selection: Selection, runs: Iterable[str],
