@@ -1,0 +1,118 @@
+"""The report's data for a known logdir: what is kept of each series (spikes survive the
+min/max downsampling), the run table, media at the chosen step, histograms, text."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from tests.report.conftest import DIP, DIP_STEP, N, SPIKE, SPIKE_STEP
+from visualdl import LogReader
+from visualdl.report import Budget, ReportError, Selection, build_report, collect, decode_array
+
+
+@pytest.fixture(scope="module")
+def reader(logdir):
+    return LogReader(str(logdir))
+
+
+def _series(data, tag):
+    charts = [c for s in data["scalars"]["sections"] for c in s["charts"] if c["tag"] == tag]
+    assert len(charts) == 1
+    return {data["runs"][s["run"]]: (decode_array(s["x"]), decode_array(s["y"]), s)
+            for s in charts[0]["series"]}
+
+
+def test_downsampling_keeps_the_spike_and_counts_points(reader):
+    data = collect(reader, Selection(), Budget(points=1_000, series_points=100))
+    assert data["runs"] == ["a", "b"]
+    # 4 series (2 runs x 2 tags): 250 each by the budget, capped at 100 per series
+    assert data["scalars"]["points"]["per_series"] == 100
+    steps, values, meta = _series(data, "train/loss")["a"]
+    assert meta["total"] == N and meta["kept"] == len(steps) <= 100
+    assert steps[0] == 0 and steps[-1] == N - 1
+    assert values[list(steps).index(SPIKE_STEP)] == SPIKE
+    assert values[list(steps).index(DIP_STEP)] == DIP
+    assert values.max() == SPIKE and values.min() == DIP
+    b_steps, b_values, _ = _series(data, "train/loss")["b"]
+    assert set(b_values.tolist()) == {2.0}
+    acc_steps, acc_values, acc = _series(data, "eval/acc")["a"]
+    assert acc["kept"] == acc["total"] == 5
+    assert acc_steps.tolist() == [0, 10, 20, 30, 40]
+    assert acc_values.tolist() == pytest.approx([0.5, 0.6, 0.7, 0.8, 0.9], rel=1e-7)
+    points = data["scalars"]["points"]
+    assert points["total"] == 2 * N + 10
+    kept_loss = sum(_series(data, "train/loss")[r][2]["kept"] for r in "ab")
+    assert points["kept"] == kept_loss + 10
+
+
+def test_sections_follow_the_tag_prefix(reader):
+    data = collect(reader, Selection(), Budget(series_points=N))
+    sections = {s["name"]: [c["tag"] for c in s["charts"]] for s in data["scalars"]["sections"]}
+    assert sections == {"eval": ["eval/acc"], "train": ["train/loss"]}
+    assert data["scalars"]["points"]["kept"] == data["scalars"]["points"]["total"] == 2 * N + 10
+
+
+def test_run_table_media_histograms_text(reader):
+    data = collect(reader, Selection())
+    assert data["table"]["columns"] == ["run", "optimizer.lr", "seed"]
+    assert data["table"]["rows"] == [["a", 0.1, 7], ["b", 0.01, 7]]
+    images = {(i["run"], i["tag"]): i for i in data["images"]}
+    assert {k: (v["step"], v["w"], v["h"]) for k, v in images.items()} == {
+        ("a", "samples"): (9, 6, 8), ("b", "samples"): (9, 6, 8)}
+    assert images["a", "samples"]["src"].startswith("data:image/png;base64,iVBOR")
+    early = collect(reader, Selection(step=5))
+    assert {(i["step"], i["w"]) for i in early["images"]} == {(0, 4)}
+    (hist,) = data["histograms"]
+    assert hist["tag"] == "weights"
+    assert [s["step"] for s in hist["series"]] == [3, 3]
+    assert sum(hist["series"][0]["y"]) == 100
+    texts = {t["run"]: t["html"] for t in data["texts"]}
+    assert "<strong>run a</strong>" in texts["a"] and "<script" not in texts["a"]
+
+
+def test_media_over_the_budget_is_listed_as_left_out(reader):
+    data = collect(reader, Selection(), Budget(item_bytes=10))
+    assert data["images"] == []
+    assert len(data["left_out"]) == 2
+    assert data["left_out"][0].startswith("image a/samples step 9 (")
+
+
+def test_selection_by_runs_tags_and_view(reader):
+    data = collect(reader, Selection(runs=["b"], tags="LOSS"))
+    assert data["runs"] == ["b"]
+    assert [c["tag"] for s in data["scalars"]["sections"] for c in s["charts"]] == ["train/loss"]
+    assert data["images"] == [] and data["histograms"] == []
+
+
+@pytest.mark.parametrize("selection, message", [
+    (Selection(runs=["a", "nope"]), "unknown runs: 'nope'"),
+    (Selection(tags="zzz"), "tags 'zzz' matches no tag"),
+    (Selection(tags=["train/loss", "bogus"]), "unknown tags: 'bogus'"),
+    (Selection(off=["a", "b"]), "no run is left"),
+    (Selection(tags="("), "tags is not a valid regular expression"),
+])
+def test_bad_selections_name_what_is_wrong(reader, selection, message):
+    with pytest.raises(ReportError, match=re.escape(message)):
+        collect(reader, selection)
+
+
+def test_empty_logdir_is_an_error(tmp_path):
+    with pytest.raises(ReportError, match="holds no runs"):
+        collect(LogReader(str(tmp_path)), Selection())
+
+
+def test_the_page_is_self_contained(reader):
+    page = build_report(reader, Selection(smoothing=0.25))
+    assert not re.search(r"<script[^>]+src=|<link[^>]+href=|<img[^>]+src=\"?http", page)
+    assert page.count("<script") == 3
+    payload = re.search(r'<script id="report-data" type="application/json">(.*?)</script>',
+                        page, re.S).group(1)
+    meta = json.loads(payload)
+    assert meta["smoothing"] == 0.25
+    assert "</" not in payload and "<\\/p>" in payload  # no text can end the element
+    assert np.array_equal(decode_array(meta["scalars"]["sections"][0]["charts"][0]["series"][0]["x"]),
+                          [0, 10, 20, 30, 40])
