@@ -62,7 +62,7 @@
       traces.push({ ...base, y: s.ys, opacity: 0.25, hoverinfo: 'skip',
         meta: { run: s.run, role: 'raw' } });
       traces.push({ ...base, y: smooth(s.ys, smoothing), meta: { run: s.run, role: 'smoothed' },
-        hovertemplate: '%{fullData.name}<br>step %{x}<br>%{y:.6g}<extra></extra>' });
+        hovertemplate: '%{fullData.name}<br>step %{x}<br>%{y:.7~g}<extra></extra>' });
     }
     return traces;
   }
