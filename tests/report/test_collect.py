@@ -116,3 +116,18 @@ def test_the_page_is_self_contained(reader):
     assert "</" not in payload and "<\\/p>" in payload  # no text can end the element
     assert np.array_equal(decode_array(meta["scalars"]["sections"][0]["charts"][0]["series"][0]["x"]),
                           [0, 10, 20, 30, 40])
+
+
+def test_graph_operators_match_the_onnx_package():
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper
+
+    from visualdl.report.onnx_nodes import onnx_nodes
+
+    nodes = [helper.make_node("Relu", ["x"], ["h"], name="act"),
+             helper.make_node("Add", ["h", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [2])],
+                              [helper.make_tensor_value_info("y", 1, [2])])
+    raw = helper.make_model(graph).SerializeToString()
+    assert onnx.load_model_from_string(raw).graph.node[1].op_type == "Add"
+    assert onnx_nodes(raw) == [["Relu", "act", ["x"], ["h"]], ["Add", "", ["h", "x"], ["y"]]]

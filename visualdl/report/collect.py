@@ -18,6 +18,7 @@ import numpy as np
 
 from visualdl.kinds.config.merge import run_config
 from visualdl.series.downsample import MIN_POINTS, minmax_indices
+from visualdl.report.onnx_nodes import onnx_nodes
 from visualdl.report.select import Selection, resolve
 
 __all__ = ["Budget", "collect", "encode_array", "decode_array"]
@@ -199,21 +200,13 @@ def _graphs(data: Any, runs: list[str], budget: Budget, media: _Media) -> list[d
             if ref is None:
                 continue
             try:
-                nodes = _onnx_nodes(bytes(load(ref).onnx))
+                nodes = onnx_nodes(bytes(load(ref).onnx))
             except Exception as err:  # noqa: BLE001 - any undecodable model is skipped, said
                 media.left_out.append(f"graph {run}/{tag} (unreadable: {err})")
                 continue
             out.append({"run": run, "tag": tag, "total": len(nodes),
                         "nodes": nodes[:budget.graph_nodes]})
     return out
-
-
-def _onnx_nodes(raw: bytes) -> list[list]:
-    """[op_type, name, inputs, outputs] per operator, in the model's (topological) order."""
-    import onnx
-
-    model = onnx.load_model_from_string(raw)
-    return [[n.op_type, n.name, list(n.input), list(n.output)] for n in model.graph.node]
 
 
 def collect(data: Any, selection: Selection, budget: Budget = Budget()) -> dict:
