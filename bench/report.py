@@ -4,7 +4,8 @@ its first chart takes to draw in Chromium opened from disk.
 * the demo logdir (``examples/train_demo.py``, written first when missing): the export
   in-process (a cold ``LogReader``, collect, render, write) and as the CLI (a fresh
   interpreter, its imports included); the file opened from ``file://`` with the network
-  off, until its first chart is drawn (target: export 2 s, first chart 1 s);
+  off, until its first chart is drawn (target: export 2 s, first chart 1 s); the first chart is the page's SVG first look,
+  drawn before plotly.js is evaluated, and the first interactive (plotly) chart is timed too;
 * 50 charts x 10 runs of 1M-point series (500M points, made in memory by a source with the
   reader's interface, deterministic, each with a spike): the export time and the file's
   size (target: 10 MB at most) with the points kept, and its first chart in Chromium.
@@ -73,8 +74,9 @@ def export(data, out: Path) -> tuple[float, int, dict]:
     return time.perf_counter() - start, out.stat().st_size, collected["scalars"]["points"]
 
 
-def first_chart_ms(path: Path) -> float:
-    """ms from navigation to the first chart drawn, in headless Chromium, network off."""
+def first_chart_ms(path: Path) -> tuple[float, float]:
+    """ms from navigation to the first chart drawn (the SVG first look) and to the first
+    interactive (plotly) chart, in headless Chromium, network off."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -83,8 +85,9 @@ def first_chart_ms(path: Path) -> float:
         context.set_offline(True)
         page = context.new_page()
         page.goto(path.as_uri())
-        page.wait_for_function("document.body.dataset.firstChartMs", timeout=60_000)
-        ms = float(page.evaluate("document.body.dataset.firstChartMs"))
+        page.wait_for_function("document.body.dataset.plotlyChartMs", timeout=60_000)
+        ms = tuple(float(page.evaluate(f"document.body.dataset.{key}"))
+                   for key in ("firstChartMs", "plotlyChartMs"))
         browser.close()
     return ms
 
@@ -119,7 +122,10 @@ def main() -> None:
         _, size, points = export(LogReader(str(demo)), out)
         rows += [("demo: export in-process (s)", statistics.median(times), "<= 2"),
                  ("demo: export, CLI wall (s)", statistics.median(cli), "<= 2"),
-                 ("demo: first chart in Chromium (ms)", statistics.median(opened), "<= 1000"),
+                 ("demo: first chart in Chromium (ms)",
+                  statistics.median(o[0] for o in opened), "<= 1000"),
+                 ("demo: first interactive chart (ms)",
+                  statistics.median(o[1] for o in opened), ""),
                  ("demo: file size (MB)", size / 1e6, ""),
                  ("demo: points kept / total", f"{points['kept']:,} / {points['total']:,}", "")]
         big = Path(tmp) / "big.html"
@@ -127,7 +133,8 @@ def main() -> None:
         rows += [(f"50 charts x 10 runs x {args.points:,} pts: export (s)", seconds, ""),
                  ("  file size (MB)", size / 1e6, "<= 10"),
                  ("  points kept / total", f"{points['kept']:,} / {points['total']:,}", ""),
-                 ("  first chart in Chromium (ms)", first_chart_ms(big), "")]
+                 ("  first chart / interactive in Chromium (ms)",
+                  "{:.0f} / {:.0f}".format(*first_chart_ms(big)), "")]
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'value':>22}  target")
     for name, value, target in rows:

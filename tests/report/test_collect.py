@@ -108,7 +108,7 @@ def test_empty_logdir_is_an_error(tmp_path):
 def test_the_page_is_self_contained(reader):
     page = build_report(reader, Selection(smoothing=0.25))
     assert not re.search(r"<script[^>]+src=|<link[^>]+href=|<img[^>]+src=\"?http", page)
-    assert page.count("<script") == 3
+    assert page.count("<script") == 3  # the data, plotly.js (run by report.js), report.js
     payload = re.search(r'<script id="report-data" type="application/json">(.*?)</script>',
                         page, re.S).group(1)
     meta = json.loads(payload)

@@ -76,6 +76,7 @@ def test_report_opens_from_disk_offline(watched, report_file):
     assert re.search(r"of 20,010 points kept", page.inner_text("#points"))
     assert page.locator("#runs tbody tr").count() == 2
     assert page.locator("figure img").count() == 2
+    assert float(page.evaluate("document.body.dataset.firstChartMs")) > 0  # the SVG first look
 
     acc = _traces(page, "eval/acc")
     assert acc[1]["x"] == [0, 10, 20, 30, 40]

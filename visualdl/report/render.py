@@ -45,7 +45,8 @@ def render(data: dict, title: str = "visualdl report") -> str:
         f"<header><h1>{html.escape(title)}</h1><div id=\"controls\"></div></header>",
         "<main id=\"report\"></main><footer id=\"footer\"></footer>",
         f"<script id=\"report-data\" type=\"application/json\">{payload}</script>",
-        f"<script>{_inline_script(plotly_js())}</script>",
+        # not run as the page loads: report.js draws a first look, then runs it
+        f"<script id=\"plotly-src\" type=\"text/plain\">{_inline_script(plotly_js())}</script>",
         f"<script>{_inline_script(script)}</script>",
         "</body></html>\n",
     ])
