@@ -80,7 +80,11 @@ def test_route_answers_the_report_and_400s(logdir):
         for query, message in [("runs=ghost", "unknown runs: 'ghost'"),
                                ("tags=zzz", "tags 'zzz' matches no tag"),
                                ("smoothing=2", "smoothing must be in [0, 1)"),
-                               ("step=x", "step must be an integer")]:
+                               ("step=x", "step must be an integer"),
+                               ("smoothing=nan", "smoothing must be in [0, 1)"),
+                               ("runFilter=(?=x)", "runFilter is refused: it uses a lookahead"),
+                               ("tags=a{99999}", "tags is refused: its repeat count"),
+                               ("off=a&off=b", "no run is left to show")]:
             bad = client.get(f"/api/export/html?{query}")
             assert bad.status_code == 400, query
             assert message in bad.json()["error"]
