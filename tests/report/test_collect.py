@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.report.conftest import DIP, DIP_STEP, N, SPIKE, SPIKE_STEP
-from visualdl import LogReader
+from visualdl import LogReader, LogWriter
 from visualdl.report import Budget, ReportError, Selection, build_report, collect, decode_array
 
 
@@ -20,10 +20,15 @@ def reader(logdir):
 
 
 def _series(data, tag):
+    """{run: (steps, values, series)} of the chart ``tag``."""
     charts = [c for s in data["scalars"]["sections"] for c in s["charts"] if c["tag"] == tag]
     assert len(charts) == 1
-    return {data["runs"][s["run"]]: (decode_array(s["x"]), decode_array(s["y"]), s)
-            for s in charts[0]["series"]}
+    out = {}
+    for i, label in charts[0]["lines"]:
+        s = data["scalars"]["series"][i]
+        assert label == data["runs"][s["run"]] and s["tag"] == tag
+        out[label] = (decode_array(s["x"]), decode_array(s["y"]), s)
+    return out
 
 
 def test_downsampling_keeps_the_spike_and_counts_points(reader):
@@ -114,8 +119,8 @@ def test_the_page_is_self_contained(reader):
     meta = json.loads(payload)
     assert meta["smoothing"] == 0.25
     assert "</" not in payload and "<\\/p>" in payload  # no text can end the element
-    assert np.array_equal(decode_array(meta["scalars"]["sections"][0]["charts"][0]["series"][0]["x"]),
-                          [0, 10, 20, 30, 40])
+    first = meta["scalars"]["sections"][0]["charts"][0]["lines"][0][0]
+    assert np.array_equal(decode_array(meta["scalars"]["series"][first]["x"]), [0, 10, 20, 30, 40])
 
 
 def test_graph_operators_match_the_onnx_package():
@@ -131,3 +136,25 @@ def test_graph_operators_match_the_onnx_package():
     raw = helper.make_model(graph).SerializeToString()
     assert onnx.load_model_from_string(raw).graph.node[1].op_type == "Add"
     assert onnx_nodes(raw) == [["Relu", "act", ["x"], ["h"]], ["Add", "", ["h", "x"], ["y"]]]
+
+
+def test_add_scalars_and_custom_layouts_as_on_the_page(tmp_path):
+    with LogWriter(logdir=str(tmp_path / "r")) as w:
+        for step in range(3):
+            w.add_scalars("lr", {"head": 0.1 * step, "body": 0.01}, step)
+            w.add_scalar("loss/train", 3.0 - step, step)
+            w.add_scalar("loss/val", 4.0 - step, step)
+        w.add_custom_scalars({"Losses": {"both": ["Multiline", [r"^loss/"]],
+                                         "band": ["Margin", ["loss/train", "loss/val",
+                                                             "loss/val"]]}})
+    data = collect(LogReader(str(tmp_path)), Selection())
+    series = data["scalars"]["series"]
+    charts = {s["name"]: [(c["title"], [(series[i]["tag"], label) for i, label in c["lines"]])
+                          for c in s["charts"]] for s in data["scalars"]["sections"]}
+    assert charts == {
+        "Losses": [("both", [("loss/train", "r · loss/train"), ("loss/val", "r · loss/val")])],
+        "loss": [("loss/train", [("loss/train", "r")]), ("loss/val", [("loss/val", "r")])],
+        "Ungrouped": [("lr", [("lr/head", "r · head"), ("lr/body", "r · body")])],
+    }
+    assert len(series) == 4  # a tag drawn twice is stored once
+    assert data["left_out"] == ["the margin chart Losses/band"]

@@ -18,6 +18,7 @@ import numpy as np
 
 from visualdl.kinds.config.merge import run_config
 from visualdl.series.downsample import MIN_POINTS, minmax_indices
+from visualdl.report.charts import chart_specs, layouts_of
 from visualdl.report.onnx_nodes import onnx_nodes
 from visualdl.report.select import Selection, resolve
 
@@ -67,31 +68,34 @@ def _loader(data: Any) -> Callable[[Any], Any]:
     return getattr(data, "load_blob", None) or data.load
 
 
-def _scalar_charts(data: Any, runs: list[str], tags: list[str], budget: Budget) -> dict:
-    pairs = [(tag, run) for tag in tags for run in runs
-             if tag in data.tags(run).get("scalar", ())]
-    per_series = max(MIN_POINTS, min(budget.series_points, budget.points // max(1, len(pairs))))
-    charts: dict[str, list] = {}
-    kept = total = 0
-    for tag, run in pairs:
-        series = data.scalars(run, tag)
-        idx = minmax_indices(np.asarray(series.values, dtype=np.float64), per_series)
-        steps, values = np.asarray(series.steps)[idx], np.asarray(series.values)[idx]
-        n = int(len(series.values))
-        kept += len(idx)
-        total += n
-        charts.setdefault(tag, []).append({
-            "run": runs.index(run), "total": n, "kept": int(len(idx)),
-            "x": encode_array(steps.astype(np.int64)),
-            "y": encode_array(values.astype(np.float64)),
-        })
-    sections: dict[str, list] = {}
-    for tag, series in charts.items():
-        section = tag.split("/", 1)[0] if "/" in tag[1:] else ""
-        sections.setdefault(section, []).append({"tag": tag, "series": series})
-    return {"sections": [{"name": name or "Ungrouped", "charts": sections[name]}
-                         for name in sorted(sections, key=lambda s: (s == "", s))],
-            "points": {"kept": kept, "total": total, "per_series": per_series}}
+def _series(data: Any, run: str, tag: str, run_index: int, per_series: int) -> dict:
+    series = data.scalars(run, tag)
+    idx = minmax_indices(np.asarray(series.values, dtype=np.float64), per_series)
+    steps, values = np.asarray(series.steps)[idx], np.asarray(series.values)[idx]
+    return {"run": run_index, "tag": tag, "total": int(len(series.values)),
+            "kept": int(len(idx)), "x": encode_array(steps.astype(np.int64)),
+            "y": encode_array(values.astype(np.float64))}
+
+
+def _scalar_charts(data: Any, runs: list[str], tags: list[str], budget: Budget,
+                   left_out: list[str]) -> dict:
+    """Every series drawn is stored once (a tag may be in a layout chart and alone); the
+    charts refer to them by index, with the label of each line."""
+    tags_of = {run: set(data.tags(run).get("scalar", ())) for run in runs}
+    specs = chart_specs(layouts_of(data), runs, tags_of, tags, left_out)
+    wanted = list(dict.fromkeys((run, tag) for _, charts in specs for chart in charts
+                                for run, tag, _ in chart["lines"]))
+    per_series = max(MIN_POINTS, min(budget.series_points,
+                                     budget.points // max(1, len(wanted))))
+    series = [_series(data, run, tag, runs.index(run), per_series) for run, tag in wanted]
+    index = {pair: i for i, pair in enumerate(wanted)}
+    sections = [{"name": name or "Ungrouped", "charts": [
+        {"title": c["title"], "tag": c.get("tag", c["title"]),
+         "lines": [[index[run, tag], label] for run, tag, label in c["lines"]]}
+        for c in charts]} for name, charts in specs]
+    return {"series": series, "sections": sections,
+            "points": {"kept": sum(s["kept"] for s in series),
+                       "total": sum(s["total"] for s in series), "per_series": per_series}}
 
 
 def _table(data: Any, runs: list[str], budget: Budget) -> dict:
@@ -223,7 +227,7 @@ def collect(data: Any, selection: Selection, budget: Budget = Budget()) -> dict:
         "runs": runs,
         "smoothing": selection.smoothing,
         "logy": selection.logy,
-        "scalars": _scalar_charts(data, runs, scalar_tags, budget),
+        "scalars": _scalar_charts(data, runs, scalar_tags, budget, media.left_out),
         "table": _table(data, runs, budget),
         "images": _media(data, runs, chosen, selection, media, "image"),
         "audio": _media(data, runs, chosen, selection, media, "audio"),

@@ -52,16 +52,23 @@
   };
   const CONFIG = { responsive: true, displaylogo: false };
 
+  const SERIES = data.scalars.series;
+  function seriesOf(i) {
+    const s = SERIES[i];
+    s.xs = s.xs || decode(s.x);
+    s.ys = s.ys || decode(s.y);
+    return s;
+  }
+
   function scalarTraces(chart) {
     const traces = [];
-    for (const s of chart.series) {
-      s.xs = s.xs || decode(s.x);
-      s.ys = s.ys || decode(s.y);
-      const base = { type: 'scatter', mode: 'lines', x: s.xs, name: data.runs[s.run],
+    for (const [i, label] of chart.lines) {
+      const s = seriesOf(i);
+      const base = { type: 'scatter', mode: 'lines', x: s.xs, name: label,
         visible: runOn[s.run], line: { color: color(s.run), width: 1.5 } };
       traces.push({ ...base, y: s.ys, opacity: 0.25, hoverinfo: 'skip',
-        meta: { run: s.run, role: 'raw' } });
-      traces.push({ ...base, y: smooth(s.ys, smoothing), meta: { run: s.run, role: 'smoothed' },
+        meta: { run: s.run, role: 'raw', series: i } });
+      traces.push({ ...base, y: smooth(s.ys, smoothing), meta: { run: s.run, role: 'smoothed', series: i },
         hovertemplate: '%{fullData.name}<br>step %{x}<br>%{y:.7~g}<extra></extra>' });
     }
     return traces;
@@ -78,9 +85,8 @@
   function preview(div, chart) {
     const [W, H, P] = [400, 260, 30];
     let [x0, x1, y0, y1] = [Infinity, -Infinity, Infinity, -Infinity];
-    const lines = chart.series.map((s) => {
-      s.xs = s.xs || decode(s.x);
-      s.ys = s.ys || decode(s.y);
+    const lines = chart.lines.map(([i]) => {
+      const s = seriesOf(i);
       const ys = smooth(s.ys, smoothing);
       s.xs.forEach((x, i) => {
         if (!Number.isFinite(ys[i])) return;
@@ -90,7 +96,7 @@
     });
     const box = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', height: '100%', class: 'preview' });
     const title = svg('text', { x: W / 2, y: 16, 'text-anchor': 'middle', 'font-size': 12 });
-    title.textContent = chart.tag;
+    title.textContent = chart.title;
     box.append(title);
     const sx = (x) => P + ((x - x0) / (x1 - x0 || 1)) * (W - 2 * P);
     const sy = (y) => H - P - ((y - y0) / (y1 - y0 || 1)) * (H - 2 * P);
@@ -110,10 +116,9 @@
 
   function drawScalar(div, chart) {
     div.replaceChildren();
-    const layout = { ...LAYOUT, title: { text: chart.tag, font: { size: 13 } },
+    const layout = { ...LAYOUT, title: { text: chart.title, font: { size: 13 } },
       yaxis: { type: data.logy ? 'log' : 'linear' } };
     Plotly.newPlot(div, scalarTraces(chart), layout, CONFIG);
-    div.chart = chart;
     drawn.push({ div, kind: 'scalar' });
   }
 
@@ -177,9 +182,8 @@
       const ys = [];
       div.data.forEach((t, i) => {
         if (t.meta.role !== 'smoothed') return;
-        const s = div.chart.series.find((x) => x.run === t.meta.run);
         idx.push(i);
-        ys.push(smooth(s.ys, smoothing));
+        ys.push(smooth(seriesOf(t.meta.series).ys, smoothing));
       });
       if (idx.length) Plotly.restyle(div, { y: ys }, idx);
     }
