@@ -96,6 +96,9 @@ def test_report_opens_from_disk_offline(watched, report_file):
     for tag in ("train/loss", "eval/acc", "weights"):
         visible = {(t["run"], t["visible"]) for t in _traces(page, tag)}
         assert visible == {(0, False), (1, True)}, tag
+    assert page.locator('figure[data-run="a"]').is_hidden()
+    assert page.locator('#runs tr[data-run="a"]').is_hidden()
+    assert page.locator('figure[data-run="b"]').is_visible()
 
     page.locator("#smoothing").fill("0.5")
     page.wait_for_function("""() => document.querySelector('.chart[data-tag="eval/acc"]')

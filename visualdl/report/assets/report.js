@@ -169,6 +169,10 @@
   }
 
   function restyleRuns(run) {
+    // the run's table row, media and text too
+    for (const node of root.querySelectorAll('[data-run]')) {
+      if (node.dataset.run === data.runs[run]) node.hidden = !runOn[run];
+    }
     for (const { div } of drawn) {
       const idx = div.data.map((t, i) => (t.meta.run === run ? i : -1)).filter((i) => i >= 0);
       if (idx.length) Plotly.restyle(div, { visible: runOn[run] }, idx);
