@@ -5,9 +5,37 @@
 (function main() {
   'use strict';
   const data = JSON.parse(document.getElementById('report-data').textContent);
-  const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2',
-    '#7f7f7f', '#bcbd22', '#17becf'];
-  const color = (i) => PALETTE[i % PALETTE.length];
+  // The dashboard's run colors (web/js/shared/colors.js): a hash of the name picks a slot,
+  // probing to the least used one, over the runs in sorted order.
+  const PALETTE = [
+    '#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#17becf',
+    '#bcbd22', '#7f7f7f', '#3366cc', '#dc3912', '#0099c6', '#dd4477', '#66aa00', '#b82e2e',
+    '#316395', '#994499', '#22aa99', '#aaaa11', '#6633cc', '#e67300', '#8b0707', '#5574a6',
+  ];
+  function hash(text) {
+    let h = 2166136261;
+    for (let i = 0; i < text.length; i += 1) {
+      h ^= text.charCodeAt(i);
+      h = Math.imul(h, 16777619);
+    }
+    return h >>> 0;
+  }
+  const slots = new Map();
+  const used = PALETTE.map(() => 0);
+  for (const run of [...data.runs].sort()) {
+    const start = hash(run) % PALETTE.length;
+    const least = Math.min(...used);
+    let slot = start;
+    for (let k = 0; k < PALETTE.length; k += 1) {
+      if (used[(start + k) % PALETTE.length] === least) {
+        slot = (start + k) % PALETTE.length;
+        break;
+      }
+    }
+    slots.set(run, slot);
+    used[slot] += 1;
+  }
+  const color = (i) => PALETTE[slots.get(data.runs[i])];
   const runOn = data.runs.map(() => true);
   let smoothing = data.smoothing;
   const drawn = []; // {div, kind}
