@@ -11,7 +11,8 @@ import pytest
 
 from tests.report.conftest import DIP, DIP_STEP, N, SPIKE, SPIKE_STEP
 from visualdl import LogReader, LogWriter
-from visualdl.report import Budget, ReportError, Selection, build_report, collect, decode_array
+from visualdl.report import (Budget, ReportError, Selection, build_report, collect, decode_array,
+                             selection_from_url)
 
 
 @pytest.fixture(scope="module")
@@ -158,3 +159,27 @@ def test_add_scalars_and_custom_layouts_as_on_the_page(tmp_path):
     }
     assert len(series) == 4  # a tag drawn twice is stored once
     assert data["left_out"] == ["the margin chart Losses/band"]
+
+
+def test_grouping_as_the_page_draws_it(tmp_path):
+    for run, offset in (("lr1_seed1", 0.0), ("lr1_seed2", 2.0), ("lr2_seed1", 10.0)):
+        with LogWriter(logdir=str(tmp_path / run)) as w:
+            for step in range(4):
+                w.add_scalar("loss", offset + step, step)
+    reader = LogReader(str(tmp_path))
+    data = collect(reader, selection_from_url(
+        r"http://h/?group=re:^(lr\d)_seed&gstat=mean&gband=minmax&smoothing=0"))
+    (chart,) = data["scalars"]["sections"][0]["charts"]
+    assert chart["lines"] == [] and data["scalars"]["series"] == []
+    groups = {g["name"]: g for g in chart["groups"]}
+    assert {k: g["members"] for k, g in groups.items()} == {"lr1": [0, 1], "lr2": [2]}
+    assert decode_array(groups["lr1"]["c"]).tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert decode_array(groups["lr1"]["lo"]).tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert decode_array(groups["lr1"]["hi"]).tolist() == [2.0, 3.0, 4.0, 5.0]
+    assert decode_array(groups["lr2"]["x"]).tolist() == [0, 1, 2, 3]
+    assert data["scalars"]["points"] == {"kept": 8, "total": 12, "per_series": 2_000}
+    assert data["notes"][0].startswith("Runs grouped by '^(lr\\\\d)_seed' (mean, band minmax)")
+    with pytest.raises(ReportError, match="gband must be one of"):
+        collect(reader, selection_from_url("http://h/?group=re:x&gband=wide"))
+    with pytest.raises(ReportError, match="group: regex is not a valid regular expression"):
+        collect(reader, selection_from_url("http://h/?group=re:("))

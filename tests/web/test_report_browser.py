@@ -14,7 +14,7 @@ from tests.helpers.pages import ema, wait_ready
 from tests.helpers.server import serving
 from tests.report.conftest import SPIKE, write_logdir
 from visualdl import LogReader
-from visualdl.report import Selection, build_report
+from visualdl.report import Selection, build_report, selection_from_url
 
 pytestmark = pytest.mark.browser
 
@@ -127,3 +127,20 @@ def test_save_as_html_downloads_the_shown_runs(watched, logdir, tmp_path):
     assert data["runs"] == ["b"]
     assert data["smoothing"] == 0.3
     assert [c["tag"] for s in data["scalars"]["sections"] for c in s["charts"]] == ["eval/acc"]
+
+
+def test_grouped_report_draws_bands(watched, logdir, tmp_path):
+    path = tmp_path / "grouped.html"
+    selection = selection_from_url("http://h/?group=hp:seed&smoothing=0&tags=acc")
+    path.write_text(build_report(LogReader(str(logdir)), selection), encoding="utf-8")
+    page, _ = _offline_page(watched)
+    page.goto(path.as_uri())
+    page.wait_for_function("document.body.dataset.ready === '1'")
+    traces = page.evaluate("""() => { const d = document.querySelector('.chart[data-tag="eval/acc"]');
+        return d._fullData.map((t, i) => ({role: d.data[i].meta.role, fill: t.fill, name: t.name,
+                                           y: Array.from(d.data[i].y)})); }""")
+    assert [t["role"] for t in traces] == ["group", "group", "group-center"]
+    assert traces[1]["fill"] == "tonexty"
+    assert traces[2]["name"] == "seed=7 (2 runs)"
+    assert traces[2]["y"] == pytest.approx([v + 0.005 for v in ACC_A], rel=1e-6)
+    assert "Runs grouped by 'seed'" in page.inner_text("footer")

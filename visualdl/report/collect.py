@@ -19,6 +19,7 @@ import numpy as np
 from visualdl.kinds.config.merge import run_config
 from visualdl.series.downsample import MIN_POINTS, minmax_indices
 from visualdl.report.charts import chart_specs, layouts_of
+from visualdl.report.grouped import grouped_chart, parse_group
 from visualdl.report.onnx_nodes import onnx_nodes
 from visualdl.report.select import Selection, resolve
 
@@ -78,24 +79,39 @@ def _series(data: Any, run: str, tag: str, run_index: int, per_series: int) -> d
 
 
 def _scalar_charts(data: Any, runs: list[str], tags: list[str], budget: Budget,
-                   left_out: list[str]) -> dict:
+                   left_out: list[str], sel: Selection) -> dict:
     """Every series drawn is stored once (a tag may be in a layout chart and alone); the
-    charts refer to them by index, with the label of each line."""
+    charts refer to them by index, with the label of each line. With a run grouping, the
+    per-tag charts hold their groups' lines instead."""
     tags_of = {run: set(data.tags(run).get("scalar", ())) for run in runs}
     specs = chart_specs(layouts_of(data), runs, tags_of, tags, left_out)
+    grouping = parse_group(sel.group, sel.gstat, sel.gband)
+    grouped = {c["tag"] for _, charts in specs for c in charts if "tag" in c} \
+        if grouping is not None else set()
     wanted = list(dict.fromkeys((run, tag) for _, charts in specs for chart in charts
+                                if chart.get("tag") not in grouped
                                 for run, tag, _ in chart["lines"]))
     per_series = max(MIN_POINTS, min(budget.series_points,
                                      budget.points // max(1, len(wanted))))
     series = [_series(data, run, tag, runs.index(run), per_series) for run, tag in wanted]
     index = {pair: i for i, pair in enumerate(wanted)}
-    sections = [{"name": name or "Ungrouped", "charts": [
-        {"title": c["title"], "tag": c.get("tag", c["title"]),
-         "lines": [[index[run, tag], label] for run, tag, label in c["lines"]]}
-        for c in charts]} for name, charts in specs]
+    kept, total = sum(s["kept"] for s in series), sum(s["total"] for s in series)
+    sections = []
+    for name, charts in specs:
+        out = []
+        for c in charts:
+            chart = {"title": c["title"], "tag": c.get("tag", c["title"]), "lines": []}
+            if chart["tag"] in grouped:
+                chart["groups"], k, t = grouped_chart(
+                    data, runs, chart["tag"], grouping, sel.smoothing, sel.gstat, sel.gband,
+                    per_series, encode_array)
+                kept, total = kept + k, total + t
+            else:
+                chart["lines"] = [[index[run, tag], label] for run, tag, label in c["lines"]]
+            out.append(chart)
+        sections.append({"name": name or "Ungrouped", "charts": out})
     return {"series": series, "sections": sections,
-            "points": {"kept": sum(s["kept"] for s in series),
-                       "total": sum(s["total"] for s in series), "per_series": per_series}}
+            "points": {"kept": kept, "total": total, "per_series": per_series}}
 
 
 def _table(data: Any, runs: list[str], budget: Budget) -> dict:
@@ -227,7 +243,7 @@ def collect(data: Any, selection: Selection, budget: Budget = Budget()) -> dict:
         "runs": runs,
         "smoothing": selection.smoothing,
         "logy": selection.logy,
-        "scalars": _scalar_charts(data, runs, scalar_tags, budget, media.left_out),
+        "scalars": _scalar_charts(data, runs, scalar_tags, budget, media.left_out, selection),
         "table": _table(data, runs, budget),
         "images": _media(data, runs, chosen, selection, media, "image"),
         "audio": _media(data, runs, chosen, selection, media, "audio"),
@@ -237,6 +253,9 @@ def collect(data: Any, selection: Selection, budget: Budget = Budget()) -> dict:
     }
     out["graphs"] = _graphs(data, runs, budget, media)
     out["left_out"] = media.left_out
-    if selection.group:
-        out["left_out"].append(f"the grouping {selection.group!r}: each run is drawn alone")
+    out["notes"] = [] if not any("groups" in c for s in out["scalars"]["sections"]
+                                 for c in s["charts"]) else [
+        f"Runs grouped by {selection.group[3:]!r} ({selection.gstat}, band {selection.gband}),"
+        f" computed at smoothing {selection.smoothing:g}: the smoothing slider and the run"
+        f" checkboxes leave the group lines as they are."]
     return out

@@ -27,7 +27,8 @@ class Selection:
     """``runs``: exact names (None: every run); ``run_filter``: a regex on run names
     (case-insensitive, as the run list's filter); ``off``: runs switched off in the list;
     ``tags``: a regex on tag names (case-insensitive, as the tag filter) or exact names;
-    ``smoothing``: the EMA weight drawn first; ``step``: the media step (None: the last)."""
+    ``smoothing``: the EMA weight drawn first; ``step``: the media step (None: the last);
+    ``group``, ``gstat``, ``gband``: the scalars page's run grouping."""
 
     runs: list[str] | None = None
     run_filter: str = ""
@@ -37,6 +38,8 @@ class Selection:
     logy: bool = False
     step: int | None = None
     group: str = ""
+    gstat: str = "mean"
+    gband: str = "minmax"
 
 
 def _first(query: Mapping[str, list[str]], key: str, default: str = "") -> str:
@@ -58,7 +61,7 @@ def _float(text: str, name: str, default: float) -> float:
 
 def selection_from_query(query: Mapping[str, list[str]]) -> Selection:
     """A selection from the dashboard's URL state: ``off``, ``runFilter``, ``tags``,
-    ``smoothing``, ``logy``, ``group``; ``runs`` (repeated) and ``step`` name exact runs
+    ``smoothing``, ``logy``, ``group``, ``gstat``, ``gband``; ``runs`` (repeated) and ``step`` name exact runs
     and the media step (the report's own keys)."""
     step = _first(query, "step")
     try:
@@ -74,6 +77,8 @@ def selection_from_query(query: Mapping[str, list[str]]) -> Selection:
         logy=_first(query, "logy") in ("1", "true"),
         step=step_value,
         group=_first(query, "group"),
+        gstat=_first(query, "gstat", "mean"),
+        gband=_first(query, "gband", "minmax"),
     )
 
 

@@ -88,8 +88,28 @@
     return s;
   }
 
+  function rgba(hex, alpha) {
+    const n = parseInt(hex.slice(1), 16);
+    return `rgba(${n >> 16},${(n >> 8) & 255},${n & 255},${alpha})`;
+  }
+
+  // a group: its band (lower, then upper filled down to it) and its centre line
+  function groupTraces(group) {
+    const c = color(group.members[0]);
+    const x = decode(group.x);
+    const base = { type: 'scatter', mode: 'lines', x, meta: { run: -1, role: 'group' } };
+    return [
+      { ...base, y: decode(group.lo), line: { width: 0 }, hoverinfo: 'skip' },
+      { ...base, y: decode(group.hi), line: { width: 0 }, fill: 'tonexty', fillcolor: rgba(c, 0.2),
+        hoverinfo: 'skip' },
+      { ...base, y: decode(group.c), name: `${group.name} (${group.members.length} runs)`,
+        line: { color: c, width: 2 }, meta: { run: -1, role: 'group-center' },
+        hovertemplate: '%{fullData.name}<br>step %{x}<br>%{y:.7~g}<extra></extra>' },
+    ];
+  }
+
   function scalarTraces(chart) {
-    const traces = [];
+    const traces = (chart.groups || []).flatMap(groupTraces);
     for (const [i, label] of chart.lines) {
       const s = seriesOf(i);
       const base = { type: 'scatter', mode: 'lines', x: s.xs, name: label,
@@ -113,6 +133,7 @@
   function preview(div, chart) {
     const [W, H, P] = [400, 260, 30];
     let [x0, x1, y0, y1] = [Infinity, -Infinity, Infinity, -Infinity];
+    if (!chart.lines.length) return; // a grouped chart waits for plotly
     const lines = chart.lines.map(([i]) => {
       const s = seriesOf(i);
       const ys = smooth(s.ys, smoothing);
@@ -289,6 +310,7 @@
     if (data.table.dropped_columns) {
       foot.append(el('p', { text: `Run table: ${fmt(data.table.dropped_columns)} config columns left out.` }));
     }
+    data.notes.forEach((note) => foot.append(el('p', { class: 'note', text: note })));
     if (data.left_out.length) {
       foot.append(el('p', { text: 'Left out:' }), el('ul', { id: 'left-out' },
         ...data.left_out.map((s) => el('li', { text: s }))));
