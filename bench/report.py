@@ -4,8 +4,9 @@ its first chart takes to draw in Chromium opened from disk.
 * the demo logdir (``examples/train_demo.py``, written first when missing): the export
   in-process (a cold ``LogReader``, collect, render, write) and as the CLI (a fresh
   interpreter, its imports included); the file opened from ``file://`` with the network
-  off, until its first chart is drawn (target: export 2 s, first chart 1 s); the first chart is the page's SVG first look,
-  drawn before plotly.js is evaluated, and the first interactive (plotly) chart is timed too;
+  off, until its first chart is drawn (target: export 2 s, first chart 1 s); the first
+  chart is the page's SVG first look, drawn before plotly.js is evaluated, and the first
+  interactive (plotly) chart is timed too;
 * 50 charts x 10 runs of 1M-point series (500M points, made in memory by a source with the
   reader's interface, deterministic, each with a spike): the export time and the file's
   size (target: 10 MB at most) with the points kept, and its first chart in Chromium.

@@ -136,7 +136,8 @@ def test_grouped_report_draws_bands(watched, logdir, tmp_path):
     page, _ = _offline_page(watched)
     page.goto(path.as_uri())
     page.wait_for_function("document.body.dataset.ready === '1'")
-    traces = page.evaluate("""() => { const d = document.querySelector('.chart[data-tag="eval/acc"]');
+    traces = page.evaluate("""() => {
+        const d = document.querySelector('.chart[data-tag="eval/acc"]');
         return d._fullData.map((t, i) => ({role: d.data[i].meta.role, fill: t.fill, name: t.name,
                                            y: Array.from(d.data[i].y)})); }""")
     assert [t["role"] for t in traces] == ["group", "group", "group-center"]

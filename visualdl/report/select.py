@@ -61,8 +61,8 @@ def _float(text: str, name: str, default: float) -> float:
 
 def selection_from_query(query: Mapping[str, list[str]]) -> Selection:
     """A selection from the dashboard's URL state: ``off``, ``runFilter``, ``tags``,
-    ``smoothing``, ``logy``, ``group``, ``gstat``, ``gband``; ``runs`` (repeated) and ``step`` name exact runs
-    and the media step (the report's own keys)."""
+    ``smoothing``, ``logy``, ``group``, ``gstat``, ``gband``; ``runs`` (repeated) and
+    ``step`` name exact runs and the media step (the report's own keys)."""
     step = _first(query, "step")
     try:
         step_value = int(step) if step else None

@@ -150,7 +150,8 @@
     const sx = (x) => P + ((x - x0) / (x1 - x0 || 1)) * (W - 2 * P);
     const sy = (y) => H - P - ((y - y0) / (y1 - y0 || 1)) * (H - 2 * P);
     for (const [s, ys] of lines) {
-      const pts = s.xs.map((x, i) => (Number.isFinite(ys[i]) ? `${sx(x).toFixed(1)},${sy(ys[i]).toFixed(1)}` : ''))
+      const pts = s.xs.map((x, i) => (Number.isFinite(ys[i])
+        ? `${sx(x).toFixed(1)},${sy(ys[i]).toFixed(1)}` : ''))
         .filter(Boolean).join(' ');
       box.append(svg('polyline', { points: pts, fill: 'none', stroke: color(s.run), 'stroke-width': 1.5 }));
     }
@@ -191,7 +192,8 @@
       const [fn, div, chart] = queue.shift();
       fn(div, chart);
       // the first interactive chart's time since navigation, for bench/report.py
-      if (!document.body.dataset.plotlyChartMs) document.body.dataset.plotlyChartMs = String(performance.now());
+      const body = document.body.dataset;
+      if (!body.plotlyChartMs) body.plotlyChartMs = String(performance.now());
       document.body.dataset.drawn = String(drawn.length);
     }
     if (queue.length) setTimeout(pump, 0); else document.body.dataset.ready = '1';
@@ -308,7 +310,8 @@
     foot.append(el('p', { id: 'points', text: `Scalars: ${fmt(p.kept)} of ${fmt(p.total)} points kept `
       + `(each series min/max downsampled to at most ${fmt(p.per_series)} points, so spikes stay).` }));
     if (data.table.dropped_columns) {
-      foot.append(el('p', { text: `Run table: ${fmt(data.table.dropped_columns)} config columns left out.` }));
+      const n = fmt(data.table.dropped_columns);
+      foot.append(el('p', { text: `Run table: ${n} config columns left out.` }));
     }
     data.notes.forEach((note) => foot.append(el('p', { class: 'note', text: note })));
     if (data.left_out.length) {
