@@ -183,3 +183,12 @@ def test_grouping_as_the_page_draws_it(tmp_path):
         collect(reader, selection_from_url("http://h/?group=re:x&gband=wide"))
     with pytest.raises(ReportError, match="group: regex is not a valid regular expression"):
         collect(reader, selection_from_url("http://h/?group=re:("))
+
+
+def test_series_past_the_budget_are_left_out_and_said(reader):
+    data = collect(reader, Selection(), Budget(series=3))
+    charts = [(c["tag"], len(c["lines"])) for s in data["scalars"]["sections"]
+              for c in s["charts"]]
+    assert charts == [("eval/acc", 2), ("train/loss", 1)]
+    assert len(data["scalars"]["series"]) == 3
+    assert "1 scalar series past the first 3" in data["left_out"]

@@ -29,7 +29,7 @@ __all__ = ["Budget", "collect", "encode_array", "decode_array"]
 @dataclass(frozen=True)
 class Budget:
     """``points``: scalar points kept over all series; ``series_points``: at most this many
-    per series; ``media_bytes``: media kept in all; ``item_bytes``: the largest media item
+    per series; ``series``: at most this many series (the first charts' in page order); ``media_bytes``: media kept in all; ``item_bytes``: the largest media item
     kept (a larger one is listed in the footer as left out)."""
 
     points: int = 300_000
@@ -37,6 +37,7 @@ class Budget:
     media_bytes: int = 2_000_000
     item_bytes: int = 300_000
     graph_nodes: int = 2_000
+    series: int = 5_000
     table_columns: int = 60
 
 
@@ -91,6 +92,10 @@ def _scalar_charts(data: Any, runs: list[str], tags: list[str], budget: Budget,
     wanted = list(dict.fromkeys((run, tag) for _, charts in specs for chart in charts
                                 if chart.get("tag") not in grouped
                                 for run, tag, _ in chart["lines"]))
+    if len(wanted) > budget.series:
+        left_out.append(f"{len(wanted) - budget.series:,} scalar series past the first "
+                        f"{budget.series:,}")
+        wanted = wanted[:budget.series]
     per_series = max(MIN_POINTS, min(budget.series_points,
                                      budget.points // max(1, len(wanted))))
     series = [_series(data, run, tag, runs.index(run), per_series) for run, tag in wanted]
@@ -107,9 +112,13 @@ def _scalar_charts(data: Any, runs: list[str], tags: list[str], budget: Budget,
                     per_series, encode_array)
                 kept, total = kept + k, total + t
             else:
-                chart["lines"] = [[index[run, tag], label] for run, tag, label in c["lines"]]
+                chart["lines"] = [[index[run, tag], label] for run, tag, label in c["lines"]
+                                  if (run, tag) in index]
+                if not chart["lines"]:
+                    continue
             out.append(chart)
-        sections.append({"name": name or "Ungrouped", "charts": out})
+        if out:
+            sections.append({"name": name or "Ungrouped", "charts": out})
     return {"series": series, "sections": sections,
             "points": {"kept": kept, "total": total, "per_series": per_series}}
 

@@ -2,12 +2,19 @@
 // page's URL state plus the runs the run list shows), one self-contained file that opens
 // with no server. An error (a filter matching nothing) is said in the status line.
 
-/** The report's URL for the current view: the URL state, and the active runs by name. */
-export function reportURL(activeRuns) {
+// Runs named in the query at most this long; past it the URL state (runFilter, off) says
+// which runs are shown (a filter by values, runWhere, then counts only up to there).
+const MAX_QUERY = 8000;
+
+/** The report's URL for the current view: the URL state, and the active runs by name
+ * when some are hidden. */
+export function reportURL(activeRuns, allRuns) {
   const params = new URLSearchParams(window.location.search);
   params.delete('runs');
-  activeRuns.forEach((run) => params.append('runs', run));
-  return `api/export/html?${params.toString()}`;
+  const base = params.toString();
+  if (activeRuns.length < allRuns.length) activeRuns.forEach((run) => params.append('runs', run));
+  const query = params.toString().length <= MAX_QUERY ? params.toString() : base;
+  return `api/export/html?${query}`;
 }
 
 /** Wire `button` to download the report of `runList.active()`; `status` shows errors. */
@@ -15,7 +22,7 @@ export function installSaveHtml(button, runList, status) {
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {
-      const response = await fetch(reportURL(runList.active()));
+      const response = await fetch(reportURL(runList.active(), runList.all()));
       if (!response.ok) {
         let message = response.statusText;
         try {
