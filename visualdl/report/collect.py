@@ -106,7 +106,7 @@ def _scalar_charts(data: Any, runs: list[str], tags: list[str], budget: Budget,
         out = []
         for c in charts:
             chart = {"title": c["title"], "tag": c.get("tag", c["title"]), "lines": []}
-            if chart["tag"] in grouped:
+            if "tag" in c and c["tag"] in grouped:
                 chart["groups"], k, t = grouped_chart(
                     data, runs, chart["tag"], grouping, sel.smoothing, sel.gstat, sel.gband,
                     per_series, encode_array)

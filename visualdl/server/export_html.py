@@ -28,6 +28,9 @@ def export_html() -> Response:
             page = build_report(data, selection)
     except ReportError as err:
         raise ApiError(400, str(err)) from None
+    except KeyError as err:  # a run or tag gone between listing and reading (a reload)
+        raise ApiError(409, f"the logs changed while the report was made ({err}); "
+                            "ask again") from None
     response = Response(page, mimetype="text/html")
     response.headers["Content-Disposition"] = f'attachment; filename="{FILENAME}"'
     response.headers["Cache-Control"] = "no-store"
