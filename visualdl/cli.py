@@ -4,7 +4,8 @@ that the server knows none of them:
 
 * ``visualdl inspect PATH ...``: a summary of logs (:mod:`visualdl.reader.inspect`);
 * ``visualdl convert SRC DST``: other tools' logs copied into ours (:mod:`visualdl.convert`);
-* ``visualdl export --format parquet LOGDIR OUT``: scalars and hyper-parameters as Parquet
+* ``visualdl export --format parquet LOGDIR OUT``: scalars and hyper-parameters as Parquet;
+  ``--format html LOGDIR FILE``: the dashboard as one self-contained HTML file
   (:mod:`visualdl.export`).
 """
 

@@ -10,21 +10,27 @@
       JOIN 'out/hparams.parquet' h USING (run) WHERE s.tag = 'acc' GROUP BY h.lr
 
 pyarrow is optional (the ``analysis`` extra); without it this raises an ImportError that
-says what to install. The same scalars as a pandas DataFrame: ``LogReader.scalars_frame``
+says what to install.
+
+* ``visualdl export --format html LOGDIR report.html [--runs ...] [--tags REGEX] [--view URL]``
+  writes the dashboard as one self-contained HTML file (:mod:`visualdl.report`), written
+  whole or not at all. The same scalars as a pandas DataFrame: ``LogReader.scalars_frame``
 (:mod:`visualdl.reader.frame`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import tempfile
 from typing import Any, Iterable, Sequence
 
 from visualdl.kinds.hparams.table import hparam_names, run_table
 from visualdl.reader.frame import COLUMNS, columns, iter_series, require
 
-__all__ = ["export_parquet", "main", "COLUMNS"]
+__all__ = ["export_parquet", "export_html", "main", "COLUMNS"]
 
 
 def _scalar_table(pa: Any, items: Sequence[tuple[str, str, Any]]) -> Any:
@@ -94,15 +100,68 @@ def export_parquet(reader: Any, out: str | os.PathLike, runs_per_group: int = 64
             "hparams_rows": hparams.num_rows, "runs": len(runs)}
 
 
+def export_html(reader: Any, out: str | os.PathLike, selection: Any = None) -> dict:
+    """Write the report of ``reader`` (:mod:`visualdl.report`) to the file ``out``: into a
+    temporary file beside it, renamed over ``out`` once whole, so that an error leaves no
+    file (and an older report at ``out`` untouched). ``ReportError`` for bad selections."""
+    from visualdl.report import Selection, collect, render
+
+    data = collect(reader, selection if selection is not None else Selection())
+    page = render(data)
+    folder = os.path.dirname(os.path.abspath(out))
+    fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    points = data["scalars"]["points"]
+    return {"path": os.fspath(out), "bytes": len(page.encode("utf-8")), "runs": len(data["runs"]),
+            "points_kept": points["kept"], "points_total": points["total"],
+            "left_out": data["left_out"]}
+
+
+def _html_selection(args: argparse.Namespace) -> Any:
+    from visualdl.report import Selection, selection_from_url
+
+    selection = selection_from_url(args.view) if args.view else Selection()
+    if args.runs:
+        selection.runs = list(args.runs)
+    if args.tags is not None:
+        selection.tags = args.tags
+    if args.smoothing is not None:
+        selection.smoothing = args.smoothing
+    if args.step is not None:
+        selection.step = args.step
+    return selection
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``visualdl export --format parquet LOGDIR OUT``."""
+    """``visualdl export --format parquet LOGDIR OUT`` or ``--format html LOGDIR FILE``."""
     parser = argparse.ArgumentParser(
         prog="visualdl export",
         description="Write every run's scalars (long form: run, tag, step, wall_time, value) "
         "and hyper-parameters (a row per run) as Parquet files OUT/scalars.parquet and "
-        "OUT/hparams.parquet, for DuckDB, Spark or pandas.")
-    parser.add_argument("--format", choices=["parquet"], default="parquet",
+        "OUT/hparams.parquet, for DuckDB, Spark or pandas; or (--format html) the dashboard "
+        "as one self-contained HTML file OUT that opens with no server and no network.")
+    parser.add_argument("--format", choices=["parquet", "html"], default="parquet",
                         help="output format (default %(default)s)")
+    html_opts = parser.add_argument_group("html")
+    html_opts.add_argument("--runs", nargs="+", metavar="RUN",
+                           help="the runs to show, by name (default: every run)")
+    html_opts.add_argument("--tags", metavar="REGEX",
+                           help="the tags to show: a regex, case-insensitive, as the "
+                           "dashboard's tag filter (default: every tag)")
+    html_opts.add_argument("--view", metavar="URL",
+                           help="a saved view's URL (the dashboard's address bar): its runs, "
+                           "tag filter and smoothing; --runs and --tags override them")
+    html_opts.add_argument("--smoothing", type=float, metavar="W",
+                           help="the smoothing drawn first, in [0, 1) (default 0.6)")
+    html_opts.add_argument("--step", type=int, metavar="N",
+                           help="media at this step (the last at or before it; default: last)")
     parser.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
                         help="an option for the fsspec filesystem of a URL logdir (repeatable)")
     parser.add_argument("logdir", metavar="LOGDIR", help="log directory (or s3://... URL)")
@@ -119,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not storage.is_url(logdir) and not os.path.exists(logdir):
         print(f"visualdl export: error: logdir does not exist: {args.logdir}", file=sys.stderr)
         return 2
+    if args.format == "html":
+        return _main_html(args, logdir, options)
     if os.path.isfile(args.out):
         print(f"visualdl export: error: OUT must be a folder, {args.out} is a file",
               file=sys.stderr)
@@ -134,4 +195,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     if reader.errors:
         print(f"visualdl export: {reader.errors} bad records skipped (see visualdl inspect)",
               file=sys.stderr)
+    return 0
+
+
+def _main_html(args: argparse.Namespace, logdir: str, options: dict) -> int:
+    from visualdl.reader.log_reader import LogReader
+    from visualdl.report import ReportError
+
+    if os.path.isdir(args.out):
+        print(f"visualdl export: error: OUT must be a file, {args.out} is a folder",
+              file=sys.stderr)
+        return 2
+    try:
+        if args.smoothing is not None and not 0 <= args.smoothing < 1:
+            raise ReportError(f"argument --smoothing: must be in [0, 1), not {args.smoothing}")
+        selection = _html_selection(args)
+        reader = LogReader(logdir, storage_options=options)
+        done = export_html(reader, args.out, selection)
+    except (ReportError, ImportError, ValueError, OSError) as err:
+        print(f"visualdl export: error: {err}", file=sys.stderr)
+        return 2
+    print(f"visualdl export: {done['runs']} runs, {done['points_kept']:,} of "
+          f"{done['points_total']:,} scalar points -> {done['path']} ({done['bytes']:,} bytes)")
+    for item in done["left_out"]:
+        print(f"visualdl export: left out: {item}", file=sys.stderr)
     return 0

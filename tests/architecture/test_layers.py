@@ -134,21 +134,26 @@ def test_no_import_cycle_between_packages():
 FORBIDDEN = {
     "format": {"*"},
     "storage": {"sources", "writer", "reader", "kinds", "api", "server", "series", "compat",
-                "convert", "export", "cli", "notebook", "framework", "tracking", "visualdl"},
+                "report", "convert", "export", "cli", "notebook", "framework", "tracking",
+                "visualdl"},
     "series": {"*"},
     "sources": {"reader", "writer", "server", "kinds", "api", "compat", "convert", "export",
-                "cli", "notebook", "framework", "tracking", "visualdl"},
-    "api": {"reader", "writer", "server", "kinds", "cli", "framework", "tracking", "visualdl"},
+                "report", "cli", "notebook", "framework", "tracking", "visualdl"},
+    "api": {"reader", "writer", "server", "kinds", "cli", "framework", "report", "tracking",
+            "visualdl"},
     "kinds": {"reader", "writer", "server", "compat", "convert", "export", "cli", "notebook",
-              "framework", "tracking", "visualdl"},
-    "writer": {"reader", "server", "framework", "cli", "convert", "export", "notebook",
+              "report", "framework", "tracking", "visualdl"},
+    "writer": {"reader", "server", "framework", "cli", "convert", "export", "notebook", "report",
                "tracking", "visualdl"},
-    "reader": {"server", "writer", "framework", "cli", "convert", "export", "notebook",
+    "reader": {"server", "writer", "framework", "cli", "convert", "export", "notebook", "report",
                "tracking", "visualdl"},
     "server": {"cli", "convert", "export", "notebook", "framework", "tracking", "visualdl"},
+    # a report reads through the kinds' modules (any data source) and is served by the server
+    "report": {"reader", "writer", "server", "compat", "convert", "export", "cli", "notebook",
+               "framework", "tracking", "visualdl"},
     # the wandb-style API sits on the writer; it is loaded in training scripts
     "tracking": {"reader", "server", "framework", "cli", "convert", "export", "notebook",
-                 "api", "visualdl"},
+                 "api", "report", "visualdl"},
 }
 
 

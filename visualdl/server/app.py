@@ -16,7 +16,7 @@ from flask import Flask, Response, current_app
 
 from visualdl.kinds import registry
 from visualdl.api import common as api_common
-from visualdl.server import api_core, static
+from visualdl.server import api_core, export_html, static
 from visualdl.api.common import BODY_LIMITS_CONFIG, MODELS_CONFIG
 from visualdl.server.compression import install_compression
 from visualdl.api.errors import register_error_handlers
@@ -79,6 +79,7 @@ def create_app(
     kinds = registry.all_kinds()
     static.install(app, Path(web_dir) if web_dir is not None else static.find_web_dir(), kinds)
     app.register_blueprint(api_core.blueprint)
+    app.register_blueprint(export_html.blueprint)
     for kind in kinds:
         if kind.has("api"):
             app.register_blueprint(kind.part("api").blueprint)

@@ -6,6 +6,7 @@ import * as state from './shared/state.js';
 import { getJSON, postJSON } from './shared/api.js';
 import { allViews } from './shared/views.js';
 import { createRunList } from './shared/runlist.js';
+import { installSaveHtml } from './shared/savehtml.js';
 import { el, setChildren } from './shared/dom.js';
 import { loadPlotly, plotlyReady } from './shared/plot.js';
 
@@ -205,6 +206,7 @@ $('refresh').addEventListener('click', async () => {
   shell.dataVersion = null; // force a re-read even if nothing changed
   await refresh();
 });
+installSaveHtml($('save-html'), runList, $('status'));
 $('sidebar-toggle').addEventListener('click', () => {
   const open = document.body.classList.toggle('sidebar-open');
   $('sidebar-toggle').setAttribute('aria-expanded', String(open));

@@ -8,6 +8,8 @@ runs disagree about one (category, title), the latest layout wins.
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response
 
 from visualdl.api.common import etag_for, etag_json, provider
@@ -25,9 +27,10 @@ def _events(data, run: str) -> list:  # noqa: ANN001 - a DataProvider
         return []
 
 
-def layouts() -> dict:
-    """The merged charts and layouts of every run, as a JSON-ready dict."""
-    data = provider()
+def layouts(data: Any = None) -> dict:
+    """The merged charts and layouts of every run (of ``data``: a data provider or a
+    ``LogReader``; the app's provider when None), as a JSON-ready dict."""
+    data = provider() if data is None else data
     charts: dict[str, dict] = {}
     latest: dict[str, tuple[float, str, dict]] = {}  # run -> its last layout
     for run in data.runs():
