@@ -100,6 +100,12 @@ def export_parquet(reader: Any, out: str | os.PathLike, runs_per_group: int = 64
             "hparams_rows": hparams.num_rows, "runs": len(runs)}
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def export_html(reader: Any, out: str | os.PathLike, selection: Any = None) -> dict:
     """Write the report of ``reader`` (:mod:`visualdl.report`) to the file ``out``: into a
     temporary file beside it, renamed over ``out`` once whole, so that an error leaves no
@@ -113,6 +119,7 @@ def export_html(reader: Any, out: str | os.PathLike, selection: Any = None) -> d
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(page)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's file is private; a report is to share
         os.replace(tmp, out)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -5,7 +5,9 @@ code 2 or a 400, and no file written."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 
 import pytest
 
@@ -30,6 +32,10 @@ def test_cli_writes_the_report(logdir, tmp_path):
     data = _payload(out.read_text(encoding="utf-8"))
     assert data["runs"] == ["b"] and data["smoothing"] == 0.3
     assert [c["tag"] for s in data["scalars"]["sections"] for c in s["charts"]] == ["train/loss"]
+    # readable by others as the umask allows, like any file the user writes (not mkstemp's 0600)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
 
 
 def test_cli_takes_a_saved_view(logdir, tmp_path):

@@ -2,13 +2,15 @@
 (``web/js/views/scalars/layouts.js``): the custom layouts' multiline charts first, section
 by category (their regexes matched against every scalar tag of the chosen runs); then one
 chart per ``add_scalars`` call (a line per run and key) and one per remaining tag, in
-sections by the part of the title before its first ``/``. Margin charts are left out
-(said in the footer)."""
+sections by the part of the title before its first ``/``, ranked as the page opens
+(``kinds/scalar/order``: losses and main metrics first, not the alphabet). Margin charts
+are left out (said in the footer)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from visualdl.kinds.scalar.order import tier
 from visualdl.series.patterns import PatternError, compile_pattern
 
 __all__ = ["chart_specs"]
@@ -42,9 +44,11 @@ def _layout_charts(layouts: dict, runs: list[str], tags_of: dict[str, set[str]],
 
 
 def chart_specs(layouts: dict, runs: list[str], tags_of: dict[str, set[str]],
-                chosen: list[str], left_out: list[str]) -> list[tuple[str, list[dict]]]:
+                chosen: list[str], left_out: list[str],
+                section_rank: dict[str, int] | None = None) -> list[tuple[str, list[dict]]]:
     """``[(section, [{"title", "tag"?, "lines": [(run, tag, label)]}])]`` in page order.
-    ``tags_of``: each chosen run's scalar tags; ``chosen``: the tags the filter keeps."""
+    ``tags_of``: each chosen run's scalar tags; ``chosen``: the tags the filter keeps;
+    ``section_rank``: the page's order of sections (``order.order``; else by name)."""
     sections: dict[str, list[dict]] = {}
     for category, chart in _layout_charts(layouts, runs, tags_of, left_out):
         sections.setdefault(category, []).append(chart)
@@ -65,9 +69,10 @@ def chart_specs(layouts: dict, runs: list[str], tags_of: dict[str, set[str]],
             lines = [(run, tag, run) for run in runs if tag in tags_of[run]]
             auto.append((tag, 1, {"title": tag, "tag": tag, "lines": lines}))
     auto_sections: dict[str, list[dict]] = {}
-    for title, _, chart in sorted(auto, key=lambda a: (a[0], a[1])):
+    for title, _, chart in sorted(auto, key=lambda a: (tier(a[0]), a[0], a[1])):
         auto_sections.setdefault(_section(title), []).append(chart)
-    ordered = sorted(auto_sections, key=lambda s: (s == "", s))
+    rank = section_rank or {}
+    ordered = sorted(auto_sections, key=lambda s: (rank.get(s, len(rank)), s == "", s))
     return list(sections.items()) + [(s, auto_sections[s]) for s in ordered]
 
 

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from visualdl.kinds.config.merge import run_config
+from visualdl.kinds.scalar import order
 from visualdl.series.downsample import MIN_POINTS, minmax_indices
 from visualdl.report.charts import chart_specs, layouts_of
 from visualdl.report.grouped import grouped_chart, parse_group
@@ -85,7 +86,9 @@ def _scalar_charts(data: Any, runs: list[str], tags: list[str], budget: Budget,
     charts refer to them by index, with the label of each line. With a run grouping, the
     per-tag charts hold their groups' lines instead."""
     tags_of = {run: set(data.tags(run).get("scalar", ())) for run in runs}
-    specs = chart_specs(layouts_of(data), runs, tags_of, tags, left_out)
+    page = order.order(order.last_updates(data, runs))
+    rank = {s["name"]: i for i, s in enumerate(page["sections"])}
+    specs = chart_specs(layouts_of(data), runs, tags_of, tags, left_out, rank)
     grouping = parse_group(sel.group, sel.gstat, sel.gband)
     grouped = {c["tag"] for _, charts in specs for c in charts if "tag" in c} \
         if grouping is not None else set()
