@@ -1,7 +1,7 @@
 // Asking for a comparison of runs from anywhere (the run list's "Compare selected" button, a
 // chart): an event the comparison view (views/compare.js) answers, so that shared modules do
 // not import a view.
-export const MAX_COMPARE = 100; // the server's limit (/api/compare)
+export const MAX_COMPARE = 100; // the server's limit (api/compare)
 export const COMPARE_EVENT = 'vdl:compare';
 
 /** Open the comparison of `runs` (the first MAX_COMPARE); false when fewer than two. */
