@@ -1,4 +1,5 @@
-"""Keras 3 (any backend; torch needs no TensorFlow): ``model.fit(..., callbacks=[VisualDLCallback("logs")])``.
+"""Keras 3 (any backend; torch needs no TensorFlow):
+``model.fit(..., callbacks=[VisualDLCallback("logs")])``.
 
 Laid out as Keras' ``TensorBoard`` callback lays out its logs, so dashboards and habits
 carry over: a ``train`` and a ``validation`` run under ``logdir``, scalars ``epoch_<metric>``
@@ -11,7 +12,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import keras
+try:
+    import keras
+except ImportError as exc:  # say which extra brings it
+    raise ImportError(f"visualdl.integrations.keras needs Keras 3: pip install "
+                      f"'visualdl[keras]' ({exc})") from exc
 
 from visualdl.integrations.common import metric_value, plain
 from visualdl.writer.log_writer import LogWriter

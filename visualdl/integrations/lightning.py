@@ -6,7 +6,11 @@ same logger for the standalone ``pytorch_lightning`` package.
 
 from __future__ import annotations
 
-from lightning.pytorch.loggers import Logger
+try:
+    from lightning.pytorch.loggers import Logger
+except ImportError as exc:  # say which extra brings it
+    raise ImportError(f"visualdl.integrations.lightning needs Lightning 2 (lightning.pytorch): "
+                      f"pip install 'visualdl[lightning]' ({exc})") from exc
 
 from visualdl.integrations._lightning_logger import VisualDLLoggerBody
 

@@ -7,7 +7,11 @@ is the same logger for ``lightning.pytorch`` (a Trainer takes loggers of its own
 
 from __future__ import annotations
 
-from pytorch_lightning.loggers import Logger
+try:
+    from pytorch_lightning.loggers import Logger
+except ImportError as exc:  # say which extra brings it
+    raise ImportError(f"visualdl.integrations.pytorch_lightning needs pytorch_lightning 2: "
+                      f"pip install pytorch-lightning ({exc})") from exc
 
 from visualdl.integrations._lightning_logger import VisualDLLoggerBody
 

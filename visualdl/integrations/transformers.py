@@ -15,8 +15,12 @@ import logging
 import os
 from typing import Any
 
-from transformers import TrainerCallback
-from transformers.integrations.integration_utils import rewrite_logs
+try:
+    from transformers import TrainerCallback
+    from transformers.integrations.integration_utils import rewrite_logs
+except ImportError as exc:  # say which extra brings it
+    raise ImportError(f"visualdl.integrations.transformers needs transformers: pip install "
+                      f"'visualdl[transformers]' ({exc})") from exc
 
 from visualdl.compat.summary_writer import default_log_dir
 from visualdl.integrations.common import flat_hparams, plain
