@@ -101,7 +101,6 @@ def lightning_run(make_logger, steps: int) -> float:
 # -- Transformers -------------------------------------------------------------------------
 def transformers_modes() -> dict:
     import transformers
-    from transformers.integrations import TensorBoardCallback
 
     from visualdl.integrations.transformers import VisualDLCallback
 

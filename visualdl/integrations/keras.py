@@ -115,7 +115,10 @@ class VisualDLCallback(keras.callbacks.Callback):
         rate = getattr(optimizer, "learning_rate", None)
         if rate is None:
             return None
-        return float(keras.ops.convert_to_numpy(rate))
+        try:
+            return float(rate)  # a variable or a 0-d tensor: several times cheaper than below
+        except (TypeError, ValueError):
+            return float(keras.ops.convert_to_numpy(rate))
 
     def _log_weights(self, epoch: int) -> None:
         writer = self._writer("train")
