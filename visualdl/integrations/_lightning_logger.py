@@ -6,7 +6,6 @@ switch keeps the folders: ``save_dir/name/version_N``."""
 from __future__ import annotations
 
 import os
-import time
 from argparse import Namespace
 from collections.abc import Mapping
 from typing import Any
@@ -15,9 +14,6 @@ from lightning_utilities.core.rank_zero import rank_zero_only, rank_zero_warn
 
 from visualdl.integrations.common import flat_hparams, metric_value, plain
 from visualdl.writer.log_writer import LogWriter
-
-
-SAVE_EVERY = 1.0  # seconds between the flushes that save() asks for
 
 
 class _Nothing:
@@ -45,7 +41,6 @@ class VisualDLLoggerBody:
         self._experiment: LogWriter | None = None
         self._hparams: dict[str, Any] = {}
         self._metric_tags: dict[str, None] = {}  # in the order first logged
-        self._saved = time.monotonic()
 
     # -- where ---------------------------------------------------------------------
     @property
@@ -171,13 +166,10 @@ class VisualDLLoggerBody:
 
     @rank_zero_only
     def save(self) -> None:
-        """Lightning calls this after every ``log_metrics``: a flush (which waits for the
-        disk) each step would cost more than the step, so at most one a second; the
-        writer's thread writes every ``flush_secs`` anyway, and ``finalize`` writes all."""
-        now = time.monotonic()
-        if self._experiment is not None and now - self._saved >= SAVE_EVERY:
-            self._experiment.flush()
-            self._saved = now
+        """Nothing to wait for: Lightning calls this after every ``log_metrics``, and a
+        flush there would hold the training step until the disk has the data (on a busy
+        disk, far longer than a step). The writer's thread writes every ``flush_secs``
+        (a keyword of this logger, 5 s by default) and ``finalize`` writes everything."""
 
     @rank_zero_only
     def finalize(self, status: str) -> None:
