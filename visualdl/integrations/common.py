@@ -5,6 +5,7 @@ would stop a training run over a config field. So every value that is not JSON b
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +18,8 @@ MAX_DEPTH = 32  # deeper than any trainer's config; also ends a cycle
 def plain(value: Any, depth: int = 0) -> Any:
     """``value`` as JSON values (dicts with string keys, lists, numbers, strings, bools,
     None); anything else as its ``str()``, so that a config is never refused."""
+    if isinstance(value, enum.Enum):  # by name, as add_config keeps one
+        return value.name
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, float):
