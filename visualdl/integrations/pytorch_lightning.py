@@ -19,16 +19,8 @@ __all__ = ["VisualDLLogger"]
 
 
 class VisualDLLogger(VisualDLLoggerBody, Logger):
-    """Log a Lightning run into ``save_dir/name/version_N`` (TensorBoardLogger's layout).
-
-    - ``self.log(...)`` in a LightningModule -> scalars (``log_metrics``);
-    - ``self.save_hyperparameters()`` -> the run's config (nested) and its hyper-parameters
-      (flattened), which the hparams view compares across runs;
-    - ``log_graph=True`` and ``example_input_array`` -> the model's graph (ONNX);
-    - ``log_image(key, images, step)``, and ``experiment``: the run's ``LogWriter``.
-
-    ``prefix`` is put before every metric name; other keywords (``flush_secs``,
-    ``system_metrics``, ...) go to ``LogWriter``.
+    """``visualdl.integrations.lightning.VisualDLLogger`` for ``pytorch_lightning``'s
+    Trainer (see that class for what it logs).
 
     >>> trainer = pytorch_lightning.Trainer(logger=VisualDLLogger("logs", name="mnist"))
     """
