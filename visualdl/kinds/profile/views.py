@@ -14,7 +14,7 @@ import numpy as np
 from visualdl.kinds.profile.model import PHASE_LABELS, PHASES, TraceModel
 
 __all__ = ["overview", "operators", "kernels", "timeline", "memory", "event", "search",
-           "compare", "span_window"]
+           "compare", "span_window", "coverage"]
 
 _P = {name: i for i, name in enumerate(PHASES)}
 _KERNEL, _MEMCPY = _P["kernel"], _P["memcpy"]
@@ -91,7 +91,11 @@ def overview(model: TraceModel) -> dict[str, Any]:
 
 def _coverage(model: TraceModel, mask: np.ndarray):
     """C(t): how much of (-inf, t] the union of the ``mask`` events covers."""
-    starts, ends = model.ts[mask], model.end[mask]
+    return coverage(model.ts[mask], model.end[mask])
+
+
+def coverage(starts: np.ndarray, ends: np.ndarray):
+    """C(t): how much of (-inf, t] the union of the intervals [starts, ends) covers."""
     if not len(starts):
         return lambda t: np.zeros_like(np.asarray(t, np.float64))
     order = np.argsort(starts, kind="stable")
