@@ -39,7 +39,8 @@ def summary(model: TraceModel) -> dict[str, Any]:
             "base": model.base,
             "steps": [s.number for s in model.steps], "warnings": model.warnings,
             "source": model.source, "tracks": len(model.tracks),
-            "has_gpu": bool(model.is_gpu.any()), "has_memory": bool(model.is_memory.any())}
+            "has_gpu": bool(model.is_gpu.any()), "has_memory": bool(model.is_memory.any()),
+            "distributed": isinstance(model.meta.get("distributedInfo"), dict)}
 
 
 # -- overview ---------------------------------------------------------------------------
