@@ -101,7 +101,12 @@ def reference(trace: dict) -> dict:
 # -- the server ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def logdir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("distributed")
+    return make_logdir(tmp_path_factory.mktemp("distributed"))
+
+
+def make_logdir(root: Path) -> Path:
+    """Runs: ddp (the two ranks), onerank, nodist (no distributedInfo), shifted (no step in
+    common), partial (one step differs) and ours (our recorder's trace, one worker)."""
     ranks = [load(f) for f in FILES]
     for run in ("ddp", "onerank", "nodist", "shifted", "partial"):
         (root / run).mkdir()
