@@ -106,13 +106,15 @@ def logdir(tmp_path_factory):
 
 def make_logdir(root: Path) -> Path:
     """Runs: ddp (the two ranks), onerank, nodist (no distributedInfo), shifted (no step in
-    common), partial (one step differs) and ours (our recorder's trace, one worker)."""
+    common), partial (one step differs), twins (two rank 0s) and ours (our recorder's trace, one worker)."""
     ranks = [load(f) for f in FILES]
-    for run in ("ddp", "onerank", "nodist", "shifted", "partial"):
+    for run in ("ddp", "onerank", "nodist", "shifted", "partial", "twins"):
         (root / run).mkdir()
     for f in FILES:
         shutil.copy(f, root / "ddp" / f.name)
     shutil.copy(FILES[0], root / "onerank" / FILES[0].name)
+    for name in ("first", "second"):  # two workers that both say rank 0
+        shutil.copy(FILES[0], root / "twins" / f"{name}.1.pt.trace.json.gz")
     for f, trace in zip(FILES, ranks):
         bare = {k: v for k, v in trace.items() if k != "distributedInfo"}
         write(root / "nodist" / f.name, bare)
@@ -209,6 +211,13 @@ def test_a_missing_rank_is_named(api):
     body = api.json("/api/profile/distributed", run="onerank")
     assert [r["rank"] for r in body["ranks"]] == [0]
     assert any("world size 2" in w and "rank(s) 1" in w for w in body["warnings"])
+
+
+def test_two_workers_claiming_one_rank_are_named(api):
+    body = api.json("/api/profile/distributed", run="twins")
+    assert [(r["rank"], r["worker"]) for r in body["ranks"]] == [(0, "first"), (0, "second")]
+    assert "workers first, second all say they are rank 0" in body["warnings"]
+    assert any("rank(s) 1 is not in this run" in w for w in body["warnings"])
 
 
 def test_traces_without_distributed_info_take_ranks_from_the_order(api):

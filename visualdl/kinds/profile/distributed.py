@@ -52,16 +52,17 @@ def comm_mask(model: TraceModel) -> np.ndarray:
     return _name_mask(model, is_comm_name)
 
 
-def compute_mask(model: TraceModel) -> np.ndarray:
-    """Operators and GPU kernels that are not communication nor run inside it."""
-    comm = comm_mask(model)
+def compute_mask(model: TraceModel, comm: np.ndarray | None = None) -> np.ndarray:
+    """Operators and GPU kernels that are not communication nor run inside it (``comm``:
+    comm_mask's answer, when the caller has it)."""
+    comm = comm_mask(model) if comm is None else comm
     inside = _nesting.inherit(np.where(comm, 0, -1).astype(np.int8), model.parent) >= 0
     return (model.is_op | model.is_kernel) & ~inside
 
 
-def _compute_segments(model: TraceModel) -> tuple[np.ndarray, np.ndarray]:
+def _compute_segments(model: TraceModel, comm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The self segments (start, end) of every thread whose innermost event computes."""
-    comp = compute_mask(model)
+    comp = compute_mask(model, comm)
     starts, ends = [np.zeros(0)], [np.zeros(0)]
     for track in range(len(model.track_slices)):
         s, e, ev = model.segments(track)
@@ -81,10 +82,11 @@ def rank_of(model: TraceModel) -> tuple[int | None, int | None, str | None]:
             str(info["backend"]) if info.get("backend") is not None else None)
 
 
-def _split_steps(model: TraceModel, numbers: Sequence[int]) -> list[dict[str, Any]]:
-    """Each step of ``numbers``: its duration and PARTS (microseconds)."""
-    comm = comm_mask(model)
-    a_start, a_end = _compute_segments(model)
+def _split_steps(model: TraceModel, numbers: Sequence[int], comm: np.ndarray
+                 ) -> list[dict[str, Any]]:
+    """Each step of ``numbers``: its duration and PARTS (microseconds); ``comm``: the
+    rank's communication events (comm_mask)."""
+    a_start, a_end = _compute_segments(model, comm)
     b_start, b_end = model.ts[comm], model.end[comm]
     cover_a, cover_b = coverage(a_start, a_end), coverage(b_start, b_end)
     cover_u = coverage(np.concatenate([a_start, b_start]), np.concatenate([a_end, b_end]))
@@ -175,6 +177,10 @@ def distributed(workers: Sequence[tuple[str, TraceModel]],
     worlds = {r[3] for r in ranked if r[3] is not None}
     world = max(worlds) if worlds else len(ranked)
     seen = {r[0] for r in ranked}
+    for rank in sorted(seen):
+        same = [r[1] for r in ranked if r[0] == rank]
+        if len(same) > 1:
+            warnings.append(f"workers {', '.join(same)} all say they are rank {rank}")
     absent = [r for r in range(world) if r not in seen]
     if absent:
         warnings.append(f"the traces say world size {world}, but the trace of rank(s) "
@@ -219,12 +225,13 @@ def _ranges(numbers: list[int]) -> str:
 
 def _rank_row(ranked: tuple, common: list[int]) -> dict[str, Any]:
     rank, tag, model, world, backend = ranked
-    steps = _split_steps(model, common)
+    comm = comm_mask(model)
+    steps = _split_steps(model, common, comm)
     totals = {p: sum(s["parts"][p] for s in steps) for p in PARTS}
     totals["step"] = sum(s["dur"] for s in steps)
     totals["compute"] = totals["computation"] + totals["overlap"]
     return {"rank": rank, "worker": tag, "backend": backend, "steps": steps, "totals": totals,
-            "comm_events": int(comm_mask(model).sum()), "collectives": collectives(model)}
+            "comm_events": int(comm.sum()), "collectives": collectives(model)}
 
 
 def _stragglers(ranks: list[dict[str, Any]]) -> None:
