@@ -25,7 +25,7 @@ function fmtBandwidth(bps) {
 function ranksTable(d) {
   const cols = [...d.parts.map((p) => [p, d.labels[p]]), ['step', 'Steps'], ['wait', 'Waits for slowest']];
   return el('table', { class: 'prof-table prof-dist-ranks' },
-    el('caption', {}, `Per rank, steps ${d.steps.join(', ')} summed (ms)`),
+    el('caption', {}, `Per rank, the ${d.steps.length} steps every rank has (${d.steps[0]}–${d.steps[d.steps.length - 1]}) summed (ms)`),
     el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Rank'), cols.map(([, label]) => el('th', { scope: 'col', class: 'num' }, label)))),
     el('tbody', {}, d.ranks.map((r) => el('tr', { dataset: { rank: String(r.rank) } }, el('th', { scope: 'row' }, rankLabel(r)),
       cols.map(([key]) => el('td', { class: 'num', dataset: { key } }, ms(r.totals[key])))))));
@@ -79,6 +79,6 @@ export async function drawDistributed(holder, pane) {
     marker: { color: PART_COLORS[p] },
     meta: { part: p },
     hovertemplate: `${plotlyText(d.labels[p])}: %{x:.3f} ms<extra>%{y}</extra>`,
-  })), baseLayout({ barmode: 'stack', showlegend: true, legend: { orientation: 'h', y: 1.2 }, height: 120 + 48 * d.ranks.length,
+  })), baseLayout({ barmode: 'stack', showlegend: true, legend: { orientation: 'h', y: 1.2, traceorder: 'normal' }, height: 120 + 48 * d.ranks.length,
     margin: { l: 140, r: 12, t: 40, b: 40 }, yaxis: axis({ type: 'category', autorange: 'reversed' }), xaxis: axis({ title: { text: 'ms (steps summed)' } }) }));
 }
