@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 
 from tests.helpers.http import Client
 from tests.helpers.server import serving
-from tests.kinds.profile import traces
+from tests.kinds.profile import hostile, traces
 from visualdl import LogWriter
 
 DDP = Path(__file__).parent / "data" / "ddp"
@@ -106,13 +107,19 @@ def logdir(tmp_path_factory):
 
 def make_logdir(root: Path) -> Path:
     """Runs: ddp (the two ranks), onerank, nodist (no distributedInfo), shifted (no step in
-    common), partial (one step differs), twins (two rank 0s) and ours (our recorder's trace, one worker)."""
+    common), partial (one step differs), twins (two rank 0s), hostile (rank 1's trace
+    unreadable), alldeep (no readable trace) and ours (our recorder's trace, one worker)."""
     ranks = [load(f) for f in FILES]
-    for run in ("ddp", "onerank", "nodist", "shifted", "partial", "twins"):
+    for run in ("ddp", "onerank", "nodist", "shifted", "partial", "twins", "hostile", "alldeep"):
         (root / run).mkdir()
     for f in FILES:
         shutil.copy(f, root / "ddp" / f.name)
     shutil.copy(FILES[0], root / "onerank" / FILES[0].name)
+    shutil.copy(FILES[0], root / "hostile" / FILES[0].name)
+    for run in ("hostile", "alldeep"):  # a trace nested past any parser's limit
+        deep = root / run / "worker1.1.pt.trace.json"
+        deep.write_bytes(hostile.deep_args())
+        os.utime(deep, (deep.stat().st_atime - 3600, deep.stat().st_mtime - 3600))
     for name in ("first", "second"):  # two workers that both say rank 0
         shutil.copy(FILES[0], root / "twins" / f"{name}.1.pt.trace.json.gz")
     for f, trace in zip(FILES, ranks):
@@ -218,6 +225,16 @@ def test_two_workers_claiming_one_rank_are_named(api):
     assert [(r["rank"], r["worker"]) for r in body["ranks"]] == [(0, "first"), (0, "second")]
     assert "workers first, second all say they are rank 0" in body["warnings"]
     assert any("rank(s) 1 is not in this run" in w for w in body["warnings"])
+
+
+def test_an_unreadable_worker_is_named_and_the_others_served(api):
+    body = api.json("/api/profile/distributed", run="hostile")
+    assert [r["worker"] for r in body["ranks"]] == ["worker0"]
+    [why] = [w for w in body["warnings"] if w.startswith("worker worker1:")]
+    assert "this trace cannot be read" in why and hostile.TOO_DEEP in why
+    r = api.get("/api/profile/distributed", {"run": "alldeep"})
+    assert r.status_code == 422
+    assert r.json()["error"].startswith("no worker's trace can be read: worker1: this trace")
 
 
 def test_traces_without_distributed_info_take_ranks_from_the_order(api):
