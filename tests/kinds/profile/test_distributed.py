@@ -105,18 +105,20 @@ def logdir(tmp_path_factory):
     return make_logdir(tmp_path_factory.mktemp("distributed"))
 
 
-def make_logdir(root: Path) -> Path:
+def make_logdir(root: Path, unreadable: bool = True) -> Path:
     """Runs: ddp (the two ranks), onerank, nodist (no distributedInfo), shifted (no step in
     common), partial (one step differs), twins (two rank 0s), hostile (rank 1's trace
-    unreadable), alldeep (no readable trace) and ours (our recorder's trace, one worker)."""
+    unreadable), alldeep (no readable trace) (these two only when ``unreadable``) and ours (our recorder's trace, one worker)."""
     ranks = [load(f) for f in FILES]
     for run in ("ddp", "onerank", "nodist", "shifted", "partial", "twins", "hostile", "alldeep"):
-        (root / run).mkdir()
+        if unreadable or run not in ("hostile", "alldeep"):
+            (root / run).mkdir()
     for f in FILES:
         shutil.copy(f, root / "ddp" / f.name)
     shutil.copy(FILES[0], root / "onerank" / FILES[0].name)
-    shutil.copy(FILES[0], root / "hostile" / FILES[0].name)
-    for run in ("hostile", "alldeep"):  # a trace nested past any parser's limit
+    if unreadable:
+        shutil.copy(FILES[0], root / "hostile" / FILES[0].name)
+    for run in ("hostile", "alldeep") if unreadable else ():  # nested past the limit
         deep = root / run / "worker1.1.pt.trace.json"
         deep.write_bytes(hostile.deep_args())
         os.utime(deep, (deep.stat().st_atime - 3600, deep.stat().st_mtime - 3600))

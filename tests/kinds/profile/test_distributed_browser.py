@@ -17,7 +17,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with serving(make_logdir(tmp_path_factory.mktemp("distributed"))) as handle:
+    with serving(make_logdir(tmp_path_factory.mktemp("distributed"), unreadable=False)) as handle:
         yield handle
 
 
