@@ -17,7 +17,7 @@ and each other rank waits, per step, the difference (see docs/distributed_profil
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -25,7 +25,8 @@ from visualdl.kinds.profile import nesting as _nesting
 from visualdl.kinds.profile.model import TraceModel
 from visualdl.kinds.profile.views import coverage
 
-__all__ = ["PARTS", "is_comm_name", "distributed", "rank_of", "comm_mask", "compute_mask"]
+__all__ = ["PARTS", "PART_LABELS", "is_comm_name", "distributed", "rank_of", "comm_mask",
+           "compute_mask", "collective_events", "collectives"]
 
 #: The parts of a step, in the order the stacked bars draw them.
 PARTS = ("computation", "overlap", "communication", "other")
@@ -42,7 +43,9 @@ def is_comm_name(name: str) -> bool:
             or name.lower().startswith("nccl"))
 
 
-def _name_mask(model: TraceModel, test) -> np.ndarray:
+def _name_mask(model: TraceModel, test: Callable[[str], bool]) -> np.ndarray:
+    """Complete events whose name passes ``test``: asked once per distinct name, not per
+    event (a trace repeats a few names many times)."""
     flags = np.array([bool(test(n)) for n in model.names] or [False])
     return flags[model.name] & model.complete
 
