@@ -22,8 +22,9 @@ from flask import Blueprint, Flask, Response, request
 from visualdl.sources.values import BlobRef
 from visualdl.api import blobs
 from visualdl.api.common import app_cache, arg_choice, arg_float, arg_int, arg_str, \
-    etag_for, etag_json, provider
+    etag_for, etag_json, provider, require_run
 from visualdl.api.errors import RETRY_AFTER, ApiError, busy
+from visualdl.kinds.profile import distributed as _distributed
 from visualdl.kinds.profile import views, warm
 from visualdl.kinds.profile.build import build_model, give_back_memory, source
 from visualdl.kinds.profile.model import TraceModel
@@ -286,6 +287,62 @@ def _ref_b(second: str) -> BlobRef:
         return found[-1]
     step = arg_int("step2", 0, -_STEP_MAX - 1, _STEP_MAX)
     return blobs.ref_for_step(KIND, run, tag, step)
+
+
+@blueprint.get("/api/profile/distributed")
+def distributed() -> Response:
+    """``?run=[&step=]``: every worker (profile tag) of the run side by side, each step split
+    into computation, overlap, communication and other; the slowest rank; the collectives.
+    Each worker's newest profile, or its profile at ``step``. A worker whose trace is
+    missing or unreadable is named in ``warnings``; workers sharing no step are a 422."""
+    run = require_run(arg_str("run"))
+    step = None
+    if request.args.get("step", "") != "":
+        step = arg_int("step", 0, -_STEP_MAX - 1, _STEP_MAX)
+    tags = sorted(provider().tags(run).get(KIND, []))
+    if not tags:
+        raise ApiError(404, "no profile in this run")
+    refs, missing = _worker_refs(run, tags, step)
+    etag = etag_for("profile", "distributed", run, step, [_key(r) for r in refs.values()])
+
+    def body() -> Any:
+        until = time.monotonic() + WAIT_SECONDS  # one wait for all, built at once
+        for ref in refs.values():
+            _begin(None, ref)
+        workers = []
+        for tag, ref in refs.items():
+            try:
+                workers.append((tag, _model(ref, until)))
+            except ApiError as err:
+                if err.status == 503:
+                    raise
+                missing.append((tag, err.message))
+        if not workers:
+            raise ApiError(422, "no worker's trace can be read: " + "; ".join(
+                f"{t}: {why}" for t, why in missing))
+        try:
+            return _distributed.distributed(workers, missing)
+        except ValueError as err:
+            raise ApiError(422, str(err)) from None
+
+    return etag_json(etag, body)
+
+
+def _worker_refs(run: str, tags: list[str], step: int | None
+                 ) -> tuple[dict[str, BlobRef], list[tuple[str, str]]]:
+    """Each worker's profile (newest, or at ``step``), and the workers without one."""
+    refs: dict[str, BlobRef] = {}
+    missing: list[tuple[str, str]] = []
+    for tag in tags:
+        try:
+            ref = blobs.ref_for_step(KIND, run, tag, step) if step is not None \
+                else blobs.refs(KIND, run, tag)[-1]
+        except (ApiError, IndexError):
+            missing.append((tag, f"no profile at step {step}" if step is not None
+                            else "no profile"))
+            continue
+        refs[tag] = ref
+    return refs, missing
 
 
 @blueprint.get("/api/profile/trace")

@@ -14,7 +14,7 @@ import numpy as np
 from visualdl.kinds.profile.model import PHASE_LABELS, PHASES, TraceModel
 
 __all__ = ["overview", "operators", "kernels", "timeline", "memory", "event", "search",
-           "compare", "span_window"]
+           "compare", "span_window", "coverage"]
 
 _P = {name: i for i, name in enumerate(PHASES)}
 _KERNEL, _MEMCPY = _P["kernel"], _P["memcpy"]
@@ -39,7 +39,8 @@ def summary(model: TraceModel) -> dict[str, Any]:
             "base": model.base,
             "steps": [s.number for s in model.steps], "warnings": model.warnings,
             "source": model.source, "tracks": len(model.tracks),
-            "has_gpu": bool(model.is_gpu.any()), "has_memory": bool(model.is_memory.any())}
+            "has_gpu": bool(model.is_gpu.any()), "has_memory": bool(model.is_memory.any()),
+            "distributed": isinstance(model.meta.get("distributedInfo"), dict)}
 
 
 # -- overview ---------------------------------------------------------------------------
@@ -91,7 +92,11 @@ def overview(model: TraceModel) -> dict[str, Any]:
 
 def _coverage(model: TraceModel, mask: np.ndarray):
     """C(t): how much of (-inf, t] the union of the ``mask`` events covers."""
-    starts, ends = model.ts[mask], model.end[mask]
+    return coverage(model.ts[mask], model.end[mask])
+
+
+def coverage(starts: np.ndarray, ends: np.ndarray):
+    """C(t): how much of (-inf, t] the union of the intervals [starts, ends) covers."""
     if not len(starts):
         return lambda t: np.zeros_like(np.asarray(t, np.float64))
     order = np.argsort(starts, kind="stable")

@@ -7,6 +7,8 @@
 //   Timeline  — threads and GPU streams on a canvas
 //   Memory    — allocated bytes over time per device, the peak, the ops allocating most
 //   Compare   — two profiles' (or spans') operator tables side by side with differences
+//   Distributed — every worker (rank) of the run: computation vs communication, the slowest
+//               rank, the collectives (shown for 2+ workers or a trace with distributedInfo)
 // and a download link for the raw trace (open it in Perfetto). Every request is relative
 // (api/profile/...), so the app works behind a path prefix.
 import { registerView, classView } from '../shared/views.js';
@@ -19,6 +21,7 @@ import { drawOverview } from './profile/overview.js';
 import { drawOperators } from './profile/operators.js';
 import { drawMemory } from './profile/memory.js';
 import { drawCompare } from './profile/compare.js';
+import { drawDistributed } from './profile/distributed.js';
 
 const PANES = [
   ['overview', 'Overview'],
@@ -27,6 +30,7 @@ const PANES = [
   ['timeline', 'Timeline'],
   ['memory', 'Memory'],
   ['compare', 'Compare'],
+  ['distributed', 'Distributed'],
 ];
 
 class ProfileView {
@@ -159,6 +163,12 @@ class ProfileView {
     return Boolean(data && data.tracks.some((t) => t.gpu));
   }
 
+  /** Whether the run has 2+ workers or its trace says it is one rank of several. */
+  isDistributed() {
+    const workers = (this.ctx.tagsOf('profile') || {})[this.sel.run] || [];
+    return workers.length > 1 || Boolean(this.summary && this.summary.distributed);
+  }
+
   /** A pane can be drawn once the overview came, or (the timeline) its first window. */
   canRender() {
     return Boolean(this.summary || (this.sel.pane === 'timeline' && this.timeline && this.timeline.data));
@@ -178,7 +188,8 @@ class ProfileView {
   }
 
   renderTabs() {
-    const panes = PANES.filter(([id]) => id !== 'kernels' || this.hasGpu());
+    const panes = PANES.filter(([id]) => (id !== 'kernels' || this.hasGpu()) && (id !== 'distributed' || this.isDistributed()));
+    if (this.sel.pane === 'distributed' && !this.isDistributed()) this.sel.pane = 'overview';
     setChildren(this.tabs, panes.map(([id, label]) => el('button', {
       type: 'button',
       role: 'tab',
@@ -219,6 +230,7 @@ class ProfileView {
       else if (pane === 'timeline') await this.drawTimeline(holder);
       else if (pane === 'memory') await drawMemory(holder, ctx);
       else if (pane === 'compare') await drawCompare(holder, ctx);
+      else if (pane === 'distributed') await drawDistributed(holder, ctx);
       holder.dataset.state = 'ready';
     } catch (err) {
       setChildren(holder, el('p', { class: 'empty prof-error', role: 'alert' }, err.message));
