@@ -32,11 +32,12 @@ def test_fit_with_visualdl_on_cuda(tmp_path):
     model.prepare(vf.optim.SGD(net.parameters(), 0.1), vf.nn.CrossEntropyLoss(),
                   vf.metric.Accuracy())
     model.fit((x, y), (x, y), batch_size=3, epochs=1, verbose=0,
-              callbacks=[vf.callbacks.VisualDL(str(tmp_path / "gpu"), histogram_freq=1)])
+              callbacks=[vf.callbacks.VisualDL(str(tmp_path / "gpu"), histogram_freq=1,
+                                               system_metrics=False)])  # exact tags below
     assert len(grads) == 2 and grads[0][0] == "cuda"
     reader = LogReader(str(tmp_path))
     tags = reader.tags("gpu")
-    assert sorted(tags) == ["graph", "histogram", "hparams", "image", "scalar"]
+    assert sorted(tags) == ["config", "graph", "histogram", "hparams", "image", "scalar"]
     assert [h.step for h in reader.histograms("gpu", "grads/4.weight")] == [1, 2]
     np.testing.assert_allclose(reader.histograms("gpu", "grads/4.weight")[-1].max,
                                grads[-1][1].max(), rtol=1e-6)
