@@ -1,0 +1,124 @@
+"""diff.py on small ONNX models built with onnx.helper: exact sets of added, removed and
+changed ops, renamed ops matched by structure, and what changed per op."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from visualdl.kinds.graph.diff import diff_models
+from visualdl.kinds.graph.parse import parse_model
+
+
+def _mlp(*, names=("fc1", "act", "fc2"), alpha: float | None = None, w2_scale: float = 1.0,
+         hidden: int = 4, extra_tanh: bool = False, drop_relu: bool = False) -> onnx.ModelProto:
+    """x[1,3] -> MatMul(W1) -> Relu (or LeakyRelu with alpha) -> MatMul(W2) -> [Tanh] -> y."""
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((3, hidden)).astype(np.float32), "W1")
+    w2 = numpy_helper.from_array((w2_scale * np.ones((hidden, 2))).astype(np.float32), "W2")
+    act = (helper.make_node("Relu", ["h"], ["a"], name=names[1]) if alpha is None else
+           helper.make_node("LeakyRelu", ["h"], ["a"], name=names[1], alpha=alpha))
+    nodes = [helper.make_node("MatMul", ["x", "W1"], ["h"], name=names[0])]
+    if drop_relu:
+        nodes.append(helper.make_node("MatMul", ["h", "W2"], ["z"], name=names[2]))
+    else:
+        nodes += [act, helper.make_node("MatMul", ["a", "W2"], ["z"], name=names[2])]
+    if extra_tanh:
+        nodes.append(helper.make_node("Tanh", ["z"], ["y"], name="squash"))
+    else:
+        nodes.append(helper.make_node("Identity", ["z"], ["y"], name="out"))
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])], [w1, w2])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _diff(before: onnx.ModelProto, after: onnx.ModelProto) -> dict:
+    return diff_models(parse_model(before), parse_model(after))
+
+
+def _names(items: list[dict], side: str) -> set[str]:
+    return {item[side]["name"] for item in items}
+
+
+def test_identical_models_have_no_changes():
+    out = _diff(_mlp(), _mlp())
+    assert out["summary"]["counts"] == {"added": 0, "removed": 0, "changed": 0, "unchanged": 4,
+                                        "matched_by_name": 4, "matched_by_structure": 0}
+    assert (out["added"], out["removed"], out["changed"]) == ([], [], [])
+    assert out["related"] is True and out["message"] is None
+
+
+def test_renamed_ops_are_matched_by_structure():
+    out = _diff(_mlp(), _mlp(names=("dense_a", "relu_b", "dense_c")))
+    counts = out["summary"]["counts"]
+    assert (counts["matched_by_name"], counts["matched_by_structure"]) == (1, 3)
+    assert counts["unchanged"] == 4 and out["added"] == [] and out["removed"] == []
+
+
+def test_renamed_and_changed_op_is_listed_with_its_change():
+    out = _diff(_mlp(alpha=0.1), _mlp(names=("a", "b", "c"), alpha=0.2))
+    [changed] = out["changed"]
+    assert (changed["before"]["name"], changed["after"]["name"]) == ("act", "b")
+    assert changed["matched_by"] == "structure"
+    assert changed["changes"] == {"attributes": [{"name": "alpha", "before": "0.1",
+                                                  "after": "0.2"}]}
+
+
+def test_changed_op_type_and_attribute():
+    out = _diff(_mlp(), _mlp(alpha=0.3))
+    [changed] = out["changed"]
+    assert changed["before"]["name"] == "act"
+    assert changed["changes"] == {
+        "op_type": {"before": "Relu", "after": "LeakyRelu"},
+        "attributes": [{"name": "alpha", "before": None, "after": "0.3"}]}
+
+
+def test_changed_initializer_values():
+    out = _diff(_mlp(), _mlp(w2_scale=1.5))
+    [changed] = out["changed"]
+    assert changed["before"]["name"] == "fc2"
+    [init] = changed["changes"]["initializers"]
+    assert init == {"slot": 1, "values": "differ", "max_abs_diff": 0.5,
+                    "before": {"name": "W2", "dtype": "float32", "shape": [4, 2]},
+                    "after": {"name": "W2", "dtype": "float32", "shape": [4, 2]}}
+
+
+def test_changed_shapes_are_listed_per_slot():
+    out = _diff(_mlp(), _mlp(hidden=5))
+    changed = {c["before"]["name"]: c["changes"] for c in out["changed"]}
+    assert set(changed) == {"fc1", "act", "fc2"}
+    assert changed["act"] == {
+        "inputs": [{"slot": 0, "before": {"dtype": "float32", "shape": [1, 4]},
+                    "after": {"dtype": "float32", "shape": [1, 5]}}],
+        "outputs": [{"slot": 0, "before": {"dtype": "float32", "shape": [1, 4]},
+                     "after": {"dtype": "float32", "shape": [1, 5]}}]}
+    assert changed["fc1"]["initializers"][0]["before"]["shape"] == [3, 4]
+    assert changed["fc1"]["initializers"][0]["after"]["shape"] == [3, 5]
+    assert "max_abs_diff" not in changed["fc1"]["initializers"][0]
+
+
+def test_added_and_removed_ops():
+    out = _diff(_mlp(), _mlp(extra_tanh=True, drop_relu=True))
+    assert _names(out["removed"], "before") == {"act", "out"}
+    assert _names(out["added"], "after") == {"squash"}
+    assert {c["before"]["name"] for c in out["changed"]} == set()
+    summary = out["summary"]
+    assert summary["ops"] == {"before": 4, "after": 3}
+    table = {row["op_type"]: (row["before"], row["after"]) for row in summary["op_types"]}
+    assert table == {"MatMul": (2, 2), "Relu": (1, 0), "Identity": (1, 0), "Tanh": (0, 1)}
+    assert summary["parameters"] == {"before": 20, "after": 20}
+
+
+def test_unrelated_models_say_so_and_keep_the_summary():
+    other = helper.make_model(helper.make_graph(
+        [helper.make_node("Sigmoid", ["p"], ["q"], name="s")], "other",
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("q", TensorProto.FLOAT, [2])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    out = _diff(_mlp(), other)
+    assert out["related"] is False
+    assert "unrelated" in out["message"]
+    assert out["summary"]["counts"]["added"] == 1 and out["summary"]["counts"]["removed"] == 4
+    assert out["summary"]["parameters"] == {"before": 20, "after": 0}
