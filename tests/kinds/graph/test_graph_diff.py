@@ -3,35 +3,16 @@ changed ops, renamed ops matched by structure, and what changed per op."""
 
 from __future__ import annotations
 
-import numpy as np
+import warnings
+
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+import pytest
+from onnx import TensorProto, helper
 
 from visualdl.kinds.graph.diff import diff_models
 from visualdl.kinds.graph.parse import parse_model
 
-
-def _mlp(*, names=("fc1", "act", "fc2"), alpha: float | None = None, w2_scale: float = 1.0,
-         hidden: int = 4, extra_tanh: bool = False, drop_relu: bool = False) -> onnx.ModelProto:
-    """x[1,3] -> MatMul(W1) -> Relu (or LeakyRelu with alpha) -> MatMul(W2) -> [Tanh] -> y."""
-    rng = np.random.default_rng(0)
-    w1 = numpy_helper.from_array(rng.standard_normal((3, hidden)).astype(np.float32), "W1")
-    w2 = numpy_helper.from_array((w2_scale * np.ones((hidden, 2))).astype(np.float32), "W2")
-    act = (helper.make_node("Relu", ["h"], ["a"], name=names[1]) if alpha is None else
-           helper.make_node("LeakyRelu", ["h"], ["a"], name=names[1], alpha=alpha))
-    nodes = [helper.make_node("MatMul", ["x", "W1"], ["h"], name=names[0])]
-    if drop_relu:
-        nodes.append(helper.make_node("MatMul", ["h", "W2"], ["z"], name=names[2]))
-    else:
-        nodes += [act, helper.make_node("MatMul", ["a", "W2"], ["z"], name=names[2])]
-    if extra_tanh:
-        nodes.append(helper.make_node("Tanh", ["z"], ["y"], name="squash"))
-    else:
-        nodes.append(helper.make_node("Identity", ["z"], ["y"], name="out"))
-    graph = helper.make_graph(
-        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])], [w1, w2])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+from .diff_models import mlp as _mlp
 
 
 def _diff(before: onnx.ModelProto, after: onnx.ModelProto) -> dict:
@@ -122,3 +103,53 @@ def test_unrelated_models_say_so_and_keep_the_summary():
     assert "unrelated" in out["message"]
     assert out["summary"]["counts"]["added"] == 1 and out["summary"]["counts"]["removed"] == 4
     assert out["summary"]["parameters"] == {"before": 20, "after": 0}
+
+
+def test_two_framework_exports_differing_in_one_layer():
+    from .diff_models import framework_pair
+
+    out = _diff(*framework_pair())
+    assert out["summary"]["counts"] == {"added": 0, "removed": 0, "changed": 1, "unchanged": 2,
+                                        "matched_by_name": 3, "matched_by_structure": 0}
+    [changed] = out["changed"]
+    assert (changed["before"]["name"], changed["before"]["op_type"]) == ("2", "Gemm")
+    changes = changed["changes"]
+    assert set(changes) == {"inputs", "outputs", "initializers"}
+    assert [(c["slot"], c["before"]["shape"], c["after"]["shape"])
+            for c in changes["initializers"]] == [(1, [3, 8], [5, 8]), (2, [3], [5])]
+    assert changes["outputs"] == [{"slot": 0, "before": {"dtype": "float32", "shape": ["batch", 3]},
+                                   "after": {"dtype": "float32", "shape": ["batch", 5]}}]
+    assert out["summary"]["parameters"] == {"before": 4 * 8 + 8 + 8 * 3 + 3,
+                                            "after": 4 * 8 + 8 + 8 * 5 + 5}
+
+
+@pytest.mark.torch
+def test_torch_export_beside_ours(torch, tmp_path):
+    """The same stack exported by torch and by our framework (weights initialised apart):
+    every op is matched (torch names its nodes ``/0/Gemm``, ours ``0``: by structure), and
+    the two Gemms differ in their weights' values and in the attributes torch writes out."""
+    from .diff_models import framework_pair
+
+    ours, _ = framework_pair()
+    nn = torch.nn
+    torch.manual_seed(0)
+    stack = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    path = tmp_path / "torch.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(stack, (torch.zeros(2, 4),), str(path), input_names=["x"],
+                          output_names=["y"], dynamo=False,
+                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    out = _diff(onnx.load(str(path)), ours)
+    counts = out["summary"]["counts"]
+    assert (counts["added"], counts["removed"]) == (0, 0)
+    assert counts["matched_by_structure"] == 3
+    assert {(c["before"]["name"], c["after"]["name"]) for c in out["changed"]} == {
+        ("/0/Gemm", "0"), ("/2/Gemm", "2")}
+    for changed in out["changed"]:  # torch writes Gemm's default alpha and beta; we do not
+        assert changed["changes"]["attributes"] == [
+            {"name": "alpha", "before": "1", "after": None},
+            {"name": "beta", "before": "1", "after": None}]
+        assert [(i["slot"], i["values"]) for i in changed["changes"]["initializers"]] == [
+            (1, "differ"), (2, "differ")]
+        assert set(changed["changes"]) == {"attributes", "initializers"}
