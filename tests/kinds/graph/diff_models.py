@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 def mlp(*, names=("fc1", "act", "fc2"), alpha: float | None = None, w2_scale: float = 1.0,
          hidden: int = 4, extra_tanh: bool = False, drop_relu: bool = False) -> onnx.ModelProto:
-    """x[1,3] -> MatMul(W1) -> Relu (or LeakyRelu with alpha) -> MatMul(W2) -> [Tanh] -> y."""
+    """x[1,3] -> MatMul(W1) -> Relu (or LeakyRelu with alpha) -> MatMul(W2) -> [Tanh] -> Identity -> y."""
     rng = np.random.default_rng(0)
     w1 = numpy_helper.from_array(rng.standard_normal((3, hidden)).astype(np.float32), "W1")
     w2 = numpy_helper.from_array((w2_scale * np.ones((hidden, 2))).astype(np.float32), "W2")
@@ -22,9 +22,8 @@ def mlp(*, names=("fc1", "act", "fc2"), alpha: float | None = None, w2_scale: fl
     else:
         nodes += [act, helper.make_node("MatMul", ["a", "W2"], ["z"], name=names[2])]
     if extra_tanh:
-        nodes.append(helper.make_node("Tanh", ["z"], ["y"], name="squash"))
-    else:
-        nodes.append(helper.make_node("Identity", ["z"], ["y"], name="out"))
+        nodes.append(helper.make_node("Tanh", ["z"], ["t"], name="squash"))
+    nodes.append(helper.make_node("Identity", ["t" if extra_tanh else "z"], ["y"], name="out"))
     graph = helper.make_graph(
         nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])], [w1, w2])
@@ -43,3 +42,12 @@ def framework_pair() -> tuple[onnx.ModelProto, onnx.ModelProto]:
         return stack.to_onnx([np.zeros((2, 4), np.float32)])
 
     return export(3), export(5)
+
+
+def unrelated() -> onnx.ModelProto:
+    """One Sigmoid on an input named unlike the MLP's: nothing of it matches the MLP."""
+    return helper.make_model(helper.make_graph(
+        [helper.make_node("Sigmoid", ["p"], ["q"], name="s")], "other",
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("q", TensorProto.FLOAT, [2])]),
+        opset_imports=[helper.make_opsetid("", 17)])

@@ -7,12 +7,12 @@ import warnings
 
 import onnx
 import pytest
-from onnx import TensorProto, helper
 
 from visualdl.kinds.graph.diff import diff_models
 from visualdl.kinds.graph.parse import parse_model
 
 from .diff_models import mlp as _mlp
+from .diff_models import unrelated
 
 
 def _diff(before: onnx.ModelProto, after: onnx.ModelProto) -> dict:
@@ -82,26 +82,22 @@ def test_changed_shapes_are_listed_per_slot():
 
 def test_added_and_removed_ops():
     out = _diff(_mlp(), _mlp(extra_tanh=True, drop_relu=True))
-    assert _names(out["removed"], "before") == {"act", "out"}
+    assert _names(out["removed"], "before") == {"act"}
     assert _names(out["added"], "after") == {"squash"}
-    assert {c["before"]["name"] for c in out["changed"]} == set()
+    assert out["changed"] == []
     summary = out["summary"]
-    assert summary["ops"] == {"before": 4, "after": 3}
+    assert summary["ops"] == {"before": 4, "after": 4}
     table = {row["op_type"]: (row["before"], row["after"]) for row in summary["op_types"]}
-    assert table == {"MatMul": (2, 2), "Relu": (1, 0), "Identity": (1, 0), "Tanh": (0, 1)}
+    assert table == {"MatMul": (2, 2), "Relu": (1, 0), "Identity": (1, 1), "Tanh": (0, 1)}
     assert summary["parameters"] == {"before": 20, "after": 20}
 
 
 def test_unrelated_models_say_so_and_keep_the_summary():
-    other = helper.make_model(helper.make_graph(
-        [helper.make_node("Sigmoid", ["p"], ["q"], name="s")], "other",
-        [helper.make_tensor_value_info("p", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("q", TensorProto.FLOAT, [2])]),
-        opset_imports=[helper.make_opsetid("", 17)])
-    out = _diff(_mlp(), other)
+    out = _diff(_mlp(), unrelated())
     assert out["related"] is False
     assert "unrelated" in out["message"]
     assert out["summary"]["counts"]["added"] == 1 and out["summary"]["counts"]["removed"] == 4
+    assert out["changed"] == []
     assert out["summary"]["parameters"] == {"before": 20, "after": 0}
 
 
@@ -153,3 +149,12 @@ def test_torch_export_beside_ours(torch, tmp_path):
         assert [(i["slot"], i["values"]) for i in changed["changes"]["initializers"]] == [
             (1, "differ"), (2, "differ")]
         assert set(changed["changes"]) == {"attributes", "initializers"}
+
+
+def test_renamed_op_of_another_type_is_a_changed_op():
+    """Renamed and retyped: the one unmatched op between two matched ones is its successor."""
+    out = _diff(_mlp(), _mlp(names=("fc1", "swish", "fc2"), alpha=0.5))
+    [changed] = out["changed"]
+    assert (changed["before"]["name"], changed["after"]["name"]) == ("act", "swish")
+    assert changed["matched_by"] == "structure"
+    assert changed["changes"]["op_type"] == {"before": "Relu", "after": "LeakyRelu"}

@@ -95,14 +95,24 @@ class _Matcher:
         self.fwd = _name_matches(a, b)
         self.back = {v: k for k, v in self.fwd.items()}
         self.by_name = set(self.fwd)
+        self.any_type = False  # True: candidates are grouped without their op type
 
     def run(self) -> None:
+        """Propagate with equal op types; when that is done, pair the one unmatched op on
+        each side of a matched pair's slot whatever their op types (a replaced op), and go on."""
         queue = deque(sorted(self.fwd.items()))
         while queue:
-            x, y = queue.popleft()
-            for pair in self._downstream(x, y) + self._upstream(x, y):
-                self._pair(*pair)
-                queue.append(pair)
+            while queue:
+                x, y = queue.popleft()
+                for pair in self._downstream(x, y) + self._upstream(x, y):
+                    self._pair(*pair)
+                    queue.append(pair)
+            self.any_type = True
+            for x, y in sorted(self.fwd.items()):
+                for pair in self._downstream(x, y) + self._upstream(x, y):
+                    self._pair(*pair)
+                    queue.append(pair)
+            self.any_type = False
 
     def _pair(self, x: int, y: int) -> None:
         self.fwd[x] = y
@@ -114,6 +124,8 @@ class _Matcher:
         for slot in range(min(len(na.outputs), len(nb.outputs))):
             left = self._free(self.a.output_consumers(na, slot), self.a, self.fwd)
             right = self._free(self.b.output_consumers(nb, slot), self.b, self.back)
+            if self.any_type:
+                left, right = _singletons(left), _singletons(right)
             found += _pair_groups(left, right)
         return found
 
@@ -126,6 +138,8 @@ class _Matcher:
                 continue
             left = self._free([pa], self.a, self.fwd)
             right = self._free([pb], self.b, self.back)
+            if self.any_type:
+                left, right = _singletons(left), _singletons(right)
             found += _pair_groups(left, right)
         return found
 
@@ -139,6 +153,14 @@ class _Matcher:
                 node = side.nodes[nid]
                 groups[(node.role, node.op_type, slot)].append(nid)
         return groups
+
+
+def _singletons(groups: dict[tuple[str, str, int], list[int]]) -> dict[Any, list[int]]:
+    """The groups keyed by (role, slot) only, kept where one op is left for a slot."""
+    merged: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for (role, _, slot), ids in groups.items():
+        merged[(role, slot)] += ids
+    return {key: ids for key, ids in merged.items() if len(set(ids)) == 1}
 
 
 def _pair_groups(left: dict[Any, list[int]], right: dict[Any, list[int]]) -> list[tuple[int, int]]:
