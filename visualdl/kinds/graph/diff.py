@@ -108,11 +108,22 @@ class _Matcher:
                     self._pair(*pair)
                     queue.append(pair)
             self.any_type = True
-            for x, y in sorted(self.fwd.items()):
+            for x, y in self._next_to_unmatched():
                 for pair in self._downstream(x, y) + self._upstream(x, y):
                     self._pair(*pair)
                     queue.append(pair)
             self.any_type = False
+
+    def _next_to_unmatched(self) -> list[tuple[int, int]]:
+        """Matched pairs that feed or are fed by an unmatched op of the first model."""
+        a, found = self.a, set()
+        for node in a.nodes:
+            if node.id in self.fwd:
+                continue
+            refs = [a.input_producer(node, i) for i in range(len(node.inputs))]
+            refs += [r for i in range(len(node.outputs)) for r in a.output_consumers(node, i)]
+            found.update(r[0] for r in refs if r is not None and r[0] in self.fwd)
+        return [(x, self.fwd[x]) for x in sorted(found) if self.fwd[x] is not None]
 
     def _pair(self, x: int, y: int) -> None:
         self.fwd[x] = y
