@@ -6,16 +6,18 @@ structure), every 500th Relu turned into a LeakyRelu, one block's weights change
 last block's residual Add removed. Measured:
 
 * server: parsing each model (onnx decode + shape inference + flattening, done once per
-  model and cached), ``diff_models`` alone, and ``GET /api/graph/diff`` on a fresh server
-  (both parses included) and again with both models parsed;
-* Chromium: from "Compare with…" chosen in the graph view until the diff's summary, the
-  list of changed ops and the colours of the drawn graph are on screen.
+  model and cached), ``diff_models`` alone, opening both models on a fresh server, and
+  ``GET /api/graph/diff`` once the diff is cached;
+* Chromium (both models open on the server, the diff not yet computed): from "Compare
+  with…" until the diff's summary, the list of changed ops, the other model's drawing and
+  the colours of both are on screen.
 
 Run: ``python bench/graph_diff.py`` (a few minutes on 2 cores).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 import time
@@ -111,9 +113,13 @@ def main() -> int:
     server = start_server(models=paths)
     try:
         with requests.Session() as session:
-            cold, answer = http_diff(server.url, session)
-            warm, _ = http_diff(server.url, session)
-        drawn = browser_time(server.url)
+            t = time.perf_counter()
+            for model in ("file:0", "file:1"):
+                session.get(f"{server.url}/api/graph/summary", params={"model": model},
+                            timeout=600).raise_for_status()
+            opened = time.perf_counter() - t
+            drawn = browser_time(server.url)  # the diff is computed on this request
+            warm, answer = http_diff(server.url, session)
     finally:
         server.stop()
     c = body["summary"]["counts"]
@@ -130,14 +136,15 @@ def main() -> int:
         ("server: parse after", f"{t2 - t1:.2f} s", "", ""),
         ("server: diff_models (both parsed)", f"{t3 - t2:.2f} s", f"≤ {TARGET_S:.0f} s",
          "PASS" if ok else "MISS"),
-        ("HTTP /api/graph/diff, fresh server (both parses included)", f"{cold:.2f} s", "", ""),
-        ("HTTP /api/graph/diff, both models parsed", f"{warm:.2f} s", f"≤ {TARGET_S:.0f} s",
-         "PASS" if warm <= TARGET_S else "MISS"),
-        ("answer size", f"{len(str(answer)) / 1e6:.1f} MB (as Python text)", "", ""),
+        ("HTTP: open both models on a fresh server (parse + hierarchy, each once)",
+         f"{opened:.2f} s", "", ""),
+        ("HTTP /api/graph/diff again (cached)", f"{warm:.3f} s", "", ""),
+        ("answer size (JSON)", f"{len(json.dumps(answer)) / 1e3:.1f} kB", "", ""),
     ]
     if drawn is not None:
-        rows.append(("Chromium: Compare with… to diff drawn (list, summary, colours;"
-                     " both models parsed)", f"{drawn:.2f} s", f"≤ {TARGET_S:.0f} s",
+        rows.append(("Chromium: Compare with… to diff drawn (the diff computed, the other"
+                     " model's initial view laid out and drawn, list, summary, colours)",
+                     f"{drawn:.2f} s", f"≤ {TARGET_S:.0f} s",
                      "PASS" if drawn <= TARGET_S else "MISS"))
     print("| measurement | value | target | |\n| --- | --- | --- | --- |")
     for row in rows:

@@ -7,6 +7,8 @@ what is wrong with the file; nothing the user sends can cause a 500.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +31,7 @@ __all__ = ["MAX_UPLOAD_BYTES", "blueprint", "store"]
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
 UPLOAD_PATH = "/api/graph/upload"
 MAX_EXPANDED = 100_000
+DIFF_CACHE = 4  # diffs kept: the view asks again for the JSON export and on every reopen
 
 blueprint = Blueprint("graph", __name__)
 
@@ -273,14 +276,39 @@ def diff() -> Response:
     download = _flag("download")
 
     def build() -> dict[str, Any]:
-        from visualdl.kinds.graph.diff import diff_models
-
         names = {s.id: s.name for s in store().sources() if s.id in (a_id, b_id)}
         return {"before": {"model": a_id, "name": names.get(a_id, a_id)},
                 "after": {"model": b_id, "name": names.get(b_id, b_id)},
-                **diff_models(a_doc.model, b_doc.model)}
+                **_diff_of(a_id, a_doc, b_id, b_doc)}
 
     response = etag_json(etag_for("graph-diff", a_id, b_id), build)
     if download:
         response.headers["Content-Disposition"] = 'attachment; filename="graph-diff.json"'
     return response
+
+
+class _DiffCache:
+    """The last few diffs, each valid while both parsed documents are the store's."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: OrderedDict[tuple[str, str], tuple[Any, Any, dict[str, Any]]] = OrderedDict()
+
+
+def _diff_of(a_id: str, a_doc: GraphDocument, b_id: str, b_doc: GraphDocument) -> dict[str, Any]:
+    from visualdl.kinds.graph.diff import diff_models
+
+    cache = app_cache("graph diffs", _DiffCache)
+    key = (a_id, b_id)
+    with cache.lock:
+        hit = cache.items.get(key)
+        if hit is not None and hit[0] is a_doc and hit[1] is b_doc:
+            cache.items.move_to_end(key)
+            return hit[2]
+    body = diff_models(a_doc.model, b_doc.model)
+    with cache.lock:
+        cache.items[key] = (a_doc, b_doc, body)
+        cache.items.move_to_end(key)
+        while len(cache.items) > DIFF_CACHE:
+            cache.items.popitem(last=False)
+    return body

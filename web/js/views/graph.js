@@ -86,7 +86,7 @@ class GraphView {
     setChildren(
       this.ctx.main,
       el('div', { class: 'graph-view' }, toolbar.element, this.error, this.empty, this.differ.report,
-        el('div', { class: 'graph-body' }, el('div', { class: 'graph-canvas' }, this.canvas.svg), this.differ.pane, this.props)),
+        el('div', { class: 'graph-body' }, el('div', { class: 'graph-canvas' }, this.canvas.svg), this.props)),
     );
     setChildren(this.ctx.settings, el('h2', {}, 'Graph'), legend());
   }

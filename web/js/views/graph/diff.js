@@ -34,7 +34,8 @@ export class GraphDiff {
     this.report = el('section', { class: 'graph-diff', 'aria-label': 'Model diff', hidden: true, 'data-state': 'empty' });
     this.canvas = new GraphCanvas({ onActivate: (t) => this.#activate(t), onBackground: () => {} });
     this.canvas.svg.setAttribute('aria-label', 'The model compared with. Pan and zoom follow the left side.');
-    this.pane = el('div', { class: 'graph-canvas graph-canvas-after', hidden: true }, this.canvas.svg);
+    // in the document only while a diff is open (one drawing otherwise, as before)
+    this.pane = el('div', { class: 'graph-canvas graph-canvas-after' }, this.canvas.svg);
   }
 
   /** The other models, as options (the open one is not one of them). */
@@ -72,7 +73,7 @@ export class GraphDiff {
       this.jsonLink.href = apiURL('api/graph/diff', { ...params, download: 1 });
       this.jsonLink.hidden = false;
       this.svgButton.hidden = false;
-      this.pane.hidden = false;
+      this.host.main().svg.parentNode.after(this.pane);
       this.#drawOther(view);
       this.host.main().onTransform = (c) => this.#follow(c, this.canvas);
       this.canvas.onTransform = (c) => this.#follow(c, this.host.main());
@@ -85,7 +86,7 @@ export class GraphDiff {
       if (seq !== this.seq) return null;
       this.report.dataset.state = 'error';
       setChildren(this.report, el('p', { class: 'graph-error', role: 'alert' }, `Cannot compare with ${other.name}: ${err.message}`));
-      this.pane.hidden = true;
+      this.pane.remove();
       return null;
     }
   }
@@ -97,7 +98,7 @@ export class GraphDiff {
     this.select.value = '';
     this.report.hidden = true;
     this.report.dataset.state = 'empty';
-    this.pane.hidden = true;
+    this.pane.remove();
     this.jsonLink.hidden = true;
     this.svgButton.hidden = true;
     this.host.main().onTransform = null;
