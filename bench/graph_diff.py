@@ -50,8 +50,8 @@ def edited(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, int]]:
             node.op_type = "LeakyRelu"
             node.attribute.append(helper.make_attribute("alpha", 0.1))
             retyped += 1
-        elif i % 7 == 0:
-            node.name = f"renamed_{i}"
+        elif i % 7 == 0:  # renamed in its scope (an exporter's naming changed)
+            node.name = f"{node.name.rsplit('/', 1)[0]}/renamed_{i}"
             renamed += 1
     last = nodes[-1]
     del nodes[-1]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 import onnx
 import pytest
 
@@ -158,3 +160,19 @@ def test_renamed_op_of_another_type_is_a_changed_op():
     assert (changed["before"]["name"], changed["after"]["name"]) == ("act", "swish")
     assert changed["matched_by"] == "structure"
     assert changed["changes"]["op_type"] == {"before": "Relu", "after": "LeakyRelu"}
+
+
+def test_string_weights_differ_without_a_numeric_delta():
+    def model(word: str) -> onnx.ModelProto:
+        words = onnx.numpy_helper.from_array(np.array([word, "b"], dtype=object), "words")
+        graph = onnx.helper.make_graph(
+            [onnx.helper.make_node("Identity", ["words"], ["y"], name="copy")], "strings", [],
+            [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.STRING, [2])], [words])
+        return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+
+    assert _diff(model("a"), model("a"))["changed"] == []
+    [changed] = _diff(model("a"), model("z"))["changed"]
+    assert changed["changes"]["initializers"] == [{
+        "slot": 0, "values": "differ",
+        "before": {"name": "words", "dtype": "object", "shape": [2]},
+        "after": {"name": "words", "dtype": "object", "shape": [2]}}]

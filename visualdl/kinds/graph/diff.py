@@ -55,17 +55,27 @@ class _Side:
         return self.consumers.get((node.scope, name), []) if name else []
 
     def digest(self, init: Initializer) -> str | None:
-        """A hash of an initializer's values (None when they are in an external file)."""
+        """A hash of an initializer's values (None when they are in an external file or of a
+        type numpy cannot decode)."""
         key = id(init)
         if key not in self._hashes:
-            proto = init.proto
-            if proto.data_location == TensorProto.EXTERNAL:
+            values = _values(init)
+            if values is None:
                 self._hashes[key] = None
-            else:
-                raw = numpy_helper.to_array(proto)
-                self._hashes[key] = hashlib.blake2b(np.ascontiguousarray(raw).tobytes(),
-                                                    digest_size=12).hexdigest()
+            else:  # object arrays (strings) hash their items, not their pointers
+                raw = (repr(values.ravel().tolist()).encode() if values.dtype.kind == "O"
+                       else np.ascontiguousarray(values).tobytes())
+                self._hashes[key] = hashlib.blake2b(raw, digest_size=12).hexdigest()
         return self._hashes[key]
+
+
+def _values(init: Initializer) -> np.ndarray | None:
+    if init.proto.data_location == TensorProto.EXTERNAL:
+        return None
+    try:
+        return numpy_helper.to_array(init.proto)
+    except Exception:  # noqa: BLE001 - exotic or malformed tensors: values "unknown"
+        return None
 
 
 def _name_matches(a: _Side, b: _Side) -> dict[int, int]:
@@ -123,7 +133,7 @@ class _Matcher:
             refs = [a.input_producer(node, i) for i in range(len(node.inputs))]
             refs += [r for i in range(len(node.outputs)) for r in a.output_consumers(node, i)]
             found.update(r[0] for r in refs if r is not None and r[0] in self.fwd)
-        return [(x, self.fwd[x]) for x in sorted(found) if self.fwd[x] is not None]
+        return [(x, self.fwd[x]) for x in sorted(found)]
 
     def _pair(self, x: int, y: int) -> None:
         self.fwd[x] = y
@@ -243,9 +253,10 @@ def _init_change(a: _Side, b: _Side, ia: Initializer | None,
     change: dict[str, Any] = {"before": before, "after": after,
                               "values": "unknown" if da is None or db is None else "differ"}
     if same_type and change["values"] == "differ":
-        delta = np.abs(numpy_helper.to_array(ia.proto).astype(np.float64)
-                       - numpy_helper.to_array(ib.proto).astype(np.float64))
-        change["max_abs_diff"] = float(delta.max()) if delta.size else 0.0
+        va, vb = _values(ia), _values(ib)
+        if va is not None and vb is not None and va.dtype.kind in "iufb":
+            delta = np.abs(va.astype(np.float64) - vb.astype(np.float64))
+            change["max_abs_diff"] = float(delta.max()) if delta.size else 0.0
     return change
 
 
