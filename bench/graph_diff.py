@@ -1,9 +1,9 @@
 """Benchmark of the model diff: two 50,000-node models, server side and in the browser.
 
 The models are bench/graph.py's synthetic residual chain (MatMul/Add/Relu/MatMul/Add blocks
-scoped ``stageS/blockB/...``) and an edited copy of it: every 7th op renamed (matched by
-structure), every 500th Relu turned into a LeakyRelu, one block's weights changed and the
-last block's residual Add removed. Measured:
+scoped ``stageS/blockB/...``) and an edited copy of it: every 7th op renamed in its scope
+(matched by structure), the Relu of every 500th block turned into a LeakyRelu, the first
+MatMul's weight changed and the last op (a residual Add) removed. Measured:
 
 * server: parsing each model (onnx decode + shape inference + flattening, done once per
   model and cached), ``diff_models`` alone, opening both models on a fresh server, and
