@@ -63,10 +63,13 @@ export class GraphDiff {
     setChildren(this.report, el('p', { class: 'muted' }, `Comparing ${model.name} with ${other.name}…`));
     const params = { model: model.id, other: id };
     try {
-      const [body, view] = await Promise.all([
+      const answers = await Promise.allSettled([
         getJSON('api/graph/diff', params),
         postJSON('api/graph/view', { model: id, expanded: 'initial', ...this.host.options() }),
       ]);
+      const failed = answers.find((a) => a.status === 'rejected'); // the diff's says which side
+      if (failed) throw failed.reason;
+      const [body, view] = answers.map((a) => a.value);
       if (seq !== this.seq) return null;
       this.body = body;
       renderDiff(this.report, body, { select: (side, op) => this.#show(side, op) });
