@@ -176,3 +176,26 @@ def test_string_weights_differ_without_a_numeric_delta():
         "slot": 0, "values": "differ",
         "before": {"name": "words", "dtype": "object", "shape": [2]},
         "after": {"name": "words", "dtype": "object", "shape": [2]}}]
+
+
+def test_an_op_is_paired_once_when_two_slots_offer_different_partners():
+    """Split -> Add(a, b) before; after, one Add reads a and another reads b (all renamed):
+    the first Add is paired with one of them, the other one is added."""
+    def split(name: str) -> onnx.NodeProto:
+        return onnx.helper.make_node("Split", ["x"], ["a", "b"], name=name, axis=0,
+                                     num_outputs=2)
+
+    def model(nodes: list[onnx.NodeProto], outputs: list[str]) -> onnx.ModelProto:
+        graph = onnx.helper.make_graph(
+            nodes, "split", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4])],
+            [onnx.helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, [2]) for o in outputs])
+        return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)])
+
+    before = model([split("split"), onnx.helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+                   ["y"])
+    after = model([split("s2"), onnx.helper.make_node("Add", ["a", "a"], ["p"], name="first"),
+                   onnx.helper.make_node("Add", ["b", "b"], ["q"], name="second")], ["p", "q"])
+    out = _diff(before, after)
+    counts = out["summary"]["counts"]
+    assert (counts["added"], counts["removed"], counts["matched_by_structure"]) == (1, 0, 2)
+    assert _names(out["added"], "after") == {"second"}

@@ -113,16 +113,19 @@ class _Matcher:
         queue = deque(sorted(self.fwd.items()))
         while queue:
             while queue:
-                x, y = queue.popleft()
-                for pair in self._downstream(x, y) + self._upstream(x, y):
-                    self._pair(*pair)
-                    queue.append(pair)
+                self._extend(*queue.popleft(), queue)
             self.any_type = True
             for x, y in self._next_to_unmatched():
-                for pair in self._downstream(x, y) + self._upstream(x, y):
-                    self._pair(*pair)
-                    queue.append(pair)
+                self._extend(x, y, queue)
             self.any_type = False
+
+    def _extend(self, x: int, y: int, queue: deque[tuple[int, int]]) -> None:
+        """Pair the neighbours of the matched pair (x, y); an op already paired (by an
+        earlier slot or pair) keeps its partner."""
+        for nx, ny in self._downstream(x, y) + self._upstream(x, y):
+            if nx not in self.fwd and ny not in self.back:
+                self._pair(nx, ny)
+                queue.append((nx, ny))
 
     def _next_to_unmatched(self) -> list[tuple[int, int]]:
         """Matched pairs that feed or are fed by an unmatched op of the first model."""
