@@ -7,6 +7,8 @@ what is wrong with the file; nothing the user sends can cause a 500.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +31,7 @@ __all__ = ["MAX_UPLOAD_BYTES", "blueprint", "store"]
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
 UPLOAD_PATH = "/api/graph/upload"
 MAX_EXPANDED = 100_000
+DIFF_CACHE = 4  # diffs kept: the view asks again for the JSON export and on every reopen
 
 blueprint = Blueprint("graph", __name__)
 
@@ -230,3 +233,82 @@ def tensor() -> Response:
 
     return etag_json(etag_for("graph-tensor", model_id, name, limit), build)
 
+
+
+def _diff_side(prefix: str) -> tuple[str, GraphDocument]:
+    """The model named by ``<prefix>model`` (an id) or ``<prefix>run``/``tag``/``step``
+    (a logged graph; the latest step when none is given). Unknown: a 404 naming what."""
+    model_key = "other" if prefix else "model"
+    if request.args.get(model_key):
+        model_id = request.args[model_key]
+        if store().source(model_id) is None:
+            raise ApiError(404, f"unknown model ({model_key}={model_id})")
+    else:
+        model_id = _logged_id(prefix)
+    try:
+        return model_id, store().document(model_id)
+    except KeyError:
+        raise ApiError(404, f"unknown model ({model_key}={model_id})") from None
+    except ModelError as err:
+        raise ApiError(422, f"{model_key}: {err}") from None
+
+
+def _logged_id(prefix: str) -> str:
+    run, tag = arg_str(f"{prefix}run"), arg_str(f"{prefix}tag")
+    step_arg = request.args.get(f"{prefix}step", "")
+    step = arg_int(f"{prefix}step", 0, -(2**63), 2**63 - 1) if step_arg else None
+    found = [s for s in store().sources()
+             if s.origin == "log" and s.run == run and s.tag == tag
+             and (step is None or s.step == step)]
+    if not found:
+        where = f"{prefix}run={run}, {prefix}tag={tag}" + (f", {prefix}step={step}"
+                                                             if step is not None else "")
+        raise ApiError(404, f"no logged graph for {where}")
+    return max(found, key=lambda s: s.step or 0).id
+
+
+@blueprint.get("/api/graph/diff")
+def diff() -> Response:
+    """The diff of two models (``model``/``other`` ids, or ``run``/``tag``/``step`` and
+    ``other_run``/``other_tag``/``other_step``); ``download=1`` answers it as a file."""
+    a_id, a_doc = _diff_side("")
+    b_id, b_doc = _diff_side("other_")
+    download = _flag("download")
+
+    def build() -> dict[str, Any]:
+        names = {s.id: s.name for s in store().sources() if s.id in (a_id, b_id)}
+        return {"before": {"model": a_id, "name": names.get(a_id, a_id)},
+                "after": {"model": b_id, "name": names.get(b_id, b_id)},
+                **_diff_of(a_id, a_doc, b_id, b_doc)}
+
+    response = etag_json(etag_for("graph-diff", a_id, b_id), build)
+    if download:
+        response.headers["Content-Disposition"] = 'attachment; filename="graph-diff.json"'
+    return response
+
+
+class _DiffCache:
+    """The last few diffs, each valid while both parsed documents are the store's."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: OrderedDict[tuple[str, str], tuple[Any, Any, dict[str, Any]]] = OrderedDict()
+
+
+def _diff_of(a_id: str, a_doc: GraphDocument, b_id: str, b_doc: GraphDocument) -> dict[str, Any]:
+    from visualdl.kinds.graph.diff import diff_models
+
+    cache = app_cache("graph diffs", _DiffCache)
+    key = (a_id, b_id)
+    with cache.lock:
+        hit = cache.items.get(key)
+        if hit is not None and hit[0] is a_doc and hit[1] is b_doc:
+            cache.items.move_to_end(key)
+            return hit[2]
+    body = diff_models(a_doc.model, b_doc.model)
+    with cache.lock:
+        cache.items[key] = (a_doc, b_doc, body)
+        cache.items.move_to_end(key)
+        while len(cache.items) > DIFF_CACHE:
+            cache.items.popitem(last=False)
+    return body

@@ -3,7 +3,7 @@
 // server (/api/graph/view); this module picks the model, asks for what to show, and keeps
 // the selection. graph/ holds the rest: the SVG canvas (canvas.js, drawn by render.js, moved
 // by panzoom.js), find (find.js), the toolbar and legend (toolbar.js), the properties panel
-// (panel.js) and export (export.js).
+// (panel.js), export (export.js) and the diff with another model (diff.js).
 import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
 import { getJSON, postJSON, postForm } from '../shared/api.js';
@@ -12,6 +12,7 @@ import { GraphCanvas } from './graph/canvas.js';
 import { GraphFind } from './graph/find.js';
 import { buildToolbar, legend, viewOptions } from './graph/toolbar.js';
 import { renderModel, renderNode, renderGroup, renderTensor } from './graph/panel.js';
+import { GraphDiff } from './graph/diff.js';
 
 state.declare('graph_model', '');
 
@@ -73,13 +74,18 @@ class GraphView {
       exportPNG: () => this.exportPNG(),
     }, this.finder.element);
     ({ modelSelect: this.modelSelect, status: this.status } = toolbar);
+    this.differ = new GraphDiff({
+      main: () => this.canvas, model: () => this.model, models: () => this.models, options: viewOptions,
+      reveal: (id) => this.reveal(id), fail: (err) => this.#fail(err),
+    });
+    toolbar.element.insertBefore(this.differ.element, toolbar.status);
     this.error = el('p', { class: 'graph-error', role: 'alert', hidden: true });
     this.panel = el('div', { class: 'graph-props-body' });
     this.props = el('aside', { class: 'graph-props', 'aria-label': 'Properties' }, this.panel);
     this.empty = el('p', { class: 'empty', hidden: true });
     setChildren(
       this.ctx.main,
-      el('div', { class: 'graph-view' }, toolbar.element, this.error, this.empty,
+      el('div', { class: 'graph-view' }, toolbar.element, this.error, this.empty, this.differ.report,
         el('div', { class: 'graph-body' }, el('div', { class: 'graph-canvas' }, this.canvas.svg), this.props)),
     );
     setChildren(this.ctx.settings, el('h2', {}, 'Graph'), legend());
@@ -134,6 +140,7 @@ class GraphView {
     const current = this.model ? this.model.id : state.get('graph_model');
     setChildren(this.modelSelect, this.models.map((m) => el('option', { value: m.id }, `${m.name} (${m.source})`)));
     if (current) this.modelSelect.value = current;
+    this.differ.fillOptions();
   }
 
   async selectModel(id) {
@@ -146,6 +153,8 @@ class GraphView {
     this.expanded = null;
     this.selected = null;
     this.finder.reset();
+    this.differ.close();
+    this.differ.fillOptions();
     // summary and view in parallel: the server parses the model once for both
     const summary = getJSON('api/graph/summary', { model: id }).then((body) => {
       if (this.model !== model) return;
@@ -206,6 +215,7 @@ class GraphView {
   #draw(data) {
     this.canvas.draw(data);
     this.finder.mark();
+    this.differ.paint();
     if (this.selected && this.canvas.node(this.selected)) this.canvas.node(this.selected).classList.add('selected');
     this.#renderStatus();
   }
@@ -337,6 +347,11 @@ class GraphView {
     this.error.textContent = '';
   }
 
+  /** Open the diff with model `id` (the "Compare with…" choice; for tests and benchmarks). */
+  compareWith(id) {
+    return this.differ.open(id);
+  }
+
   /** Time from a zoom step until the next frame has been drawn (for tests and benchmarks). */
   zoomFrame(factor = 1.1) {
     return this.canvas.zoomFrame(factor);
@@ -360,6 +375,7 @@ class GraphView {
     this.destroyed = true; // answers still in flight are dropped
     this.cleanup.forEach((fn) => fn());
     this.canvas.destroy();
+    this.differ.destroy();
     if (window.__vdlGraph === this) delete window.__vdlGraph;
   }
 }

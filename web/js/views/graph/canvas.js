@@ -56,6 +56,7 @@ export class GraphCanvas {
 
   /** After every pan/zoom frame: level of detail by zoom, and only nearby tiles drawn. */
   #onTransform(k) {
+    if (this.onTransform) this.onTransform(this); // e.g. a diff's other side follows
     this.svg.classList.toggle('far', k < 0.45);
     if (!this.tiles) return;
     const many = this.data && this.data.nodes.length > OVERVIEW_MIN_NODES;
@@ -165,6 +166,15 @@ export class GraphCanvas {
     } finally {
       this.#onTransform(this.pz.k);
     }
+  }
+
+  /** A copy of the whole drawing (every tile, no pan/zoom transform), e.g. to combine. */
+  drawingClone() {
+    return this.#withAllTiles(() => {
+      const clone = this.viewport.cloneNode(true);
+      clone.removeAttribute('transform');
+      return clone;
+    });
   }
 
   exportSVG(filename) {

@@ -1,0 +1,229 @@
+// Model diff in the graph view. "Compare with…" picks the other model; /api/graph/diff gives
+// the report (drawn by diffpanel.js); the other model is drawn beside the current one in a
+// second canvas whose pan and zoom follow the first (and the other way round). Ops are
+// coloured: removed (red) and changed (amber) on the left, added (green) and changed on the
+// right; an op inside a collapsed group colours the group. The colours are attributes of the
+// drawn boxes, so "Diff SVG" (both sides in one file) keeps them.
+import { el, setChildren } from '../../shared/dom.js';
+import { getJSON, postJSON, apiURL } from '../../shared/api.js';
+import { GraphCanvas } from './canvas.js';
+import { svgEl } from './render.js';
+import { exportSVG } from './download.js';
+import { renderDiff } from './diffpanel.js';
+
+export const DIFF_COLORS = { added: '#1a9e3f', removed: '#d62728', changed: '#f0a000' };
+const GAP = 80; // px between the two drawings in the exported SVG
+const TITLE = 30;
+
+export class GraphDiff {
+  /**
+   * host: {main(): the view's GraphCanvas, model(): the open model, models(): every model,
+   * options(): drawing options, reveal(id): show an op of the open model, fail(err)}.
+   */
+  constructor(host) {
+    this.host = host;
+    this.body = null; // the /api/graph/diff answer shown
+    this.other = null; // the model compared with
+    this.expanded = null; // the other side's expanded groups
+    this.seq = 0;
+    this.select = el('select', { id: 'graph-compare', 'aria-label': 'Compare with', onchange: () => this.open(this.select.value) });
+    this.jsonLink = el('a', { class: 'btn', id: 'graph-diff-json', hidden: true, download: 'graph-diff.json' }, 'Diff JSON');
+    this.svgButton = el('button', { type: 'button', class: 'btn', id: 'graph-diff-svg', hidden: true, onclick: () => this.exportSVG() }, 'Diff SVG');
+    this.element = el('span', { class: 'graph-compare' },
+      el('label', { for: 'graph-compare', class: 'inline' }, 'Compare with… '), this.select, this.jsonLink, this.svgButton);
+    this.report = el('section', { class: 'graph-diff', 'aria-label': 'Model diff', hidden: true, 'data-state': 'empty' });
+    this.canvas = new GraphCanvas({ onActivate: (t) => this.#activate(t), onBackground: () => {} });
+    this.canvas.svg.setAttribute('aria-label', 'The model compared with. Pan and zoom follow the left side.');
+    // in the document only while a diff is open (one drawing otherwise, as before)
+    this.pane = el('div', { class: 'graph-canvas graph-canvas-after' }, this.canvas.svg);
+  }
+
+  /** The other models, as options (the open one is not one of them). */
+  fillOptions() {
+    const current = this.host.model();
+    const options = this.host.models().filter((m) => !current || m.id !== current.id);
+    setChildren(this.select, el('option', { value: '' }, '—'),
+      options.map((m) => el('option', { value: m.id }, `${m.name} (${m.source})`)));
+    this.select.value = this.other && options.some((m) => m.id === this.other.id) ? this.other.id : '';
+  }
+
+  /** Compare the open model with model `id` ('' closes the diff). */
+  async open(id) {
+    const seq = ++this.seq;
+    const model = this.host.model();
+    const other = this.host.models().find((m) => m.id === id);
+    if (!model || !other) {
+      this.close();
+      return null;
+    }
+    this.other = other;
+    this.select.value = id;
+    this.report.hidden = false;
+    this.report.dataset.state = 'loading';
+    setChildren(this.report, el('p', { class: 'muted' }, `Comparing ${model.name} with ${other.name}…`));
+    const params = { model: model.id, other: id };
+    try {
+      const answers = await Promise.allSettled([
+        getJSON('api/graph/diff', params),
+        postJSON('api/graph/view', { model: id, expanded: 'initial', ...this.host.options() }),
+      ]);
+      const failed = answers.find((a) => a.status === 'rejected'); // the diff's says which side
+      if (failed) throw failed.reason;
+      const [body, view] = answers.map((a) => a.value);
+      if (seq !== this.seq) return null;
+      this.body = body;
+      renderDiff(this.report, body, { select: (side, op) => this.#show(side, op) });
+      this.jsonLink.href = apiURL('api/graph/diff', { ...params, download: 1 });
+      this.jsonLink.hidden = false;
+      this.svgButton.hidden = false;
+      this.host.main().svg.parentNode.after(this.pane);
+      this.#drawOther(view);
+      this.host.main().onTransform = (c) => this.#follow(c, this.canvas);
+      this.canvas.onTransform = (c) => this.#follow(c, this.host.main());
+      await this.host.main().fit(); // the left side is narrower now; the right one follows
+      this.#follow(this.host.main(), this.canvas);
+      this.paint();
+      this.report.dataset.state = 'ready';
+      return body;
+    } catch (err) {
+      if (seq !== this.seq) return null;
+      this.report.dataset.state = 'error';
+      setChildren(this.report, el('p', { class: 'graph-error', role: 'alert' }, `Cannot compare with ${other.name}: ${err.message}`));
+      this.pane.remove();
+      return null;
+    }
+  }
+
+  close() {
+    this.seq += 1;
+    this.body = null;
+    this.other = null;
+    this.select.value = '';
+    this.report.hidden = true;
+    this.report.dataset.state = 'empty';
+    this.pane.remove();
+    this.jsonLink.hidden = true;
+    this.svgButton.hidden = true;
+    this.host.main().onTransform = null;
+    this.unpaint(this.host.main());
+  }
+
+  #drawOther(view) {
+    this.expanded = new Set(view.expanded);
+    this.canvas.draw(view);
+    this.canvas.state = 'ready';
+  }
+
+  /** Make `to` show what `from` shows (same scale and offset). */
+  #follow(from, to) {
+    const a = from.pz;
+    const b = to.pz;
+    if (a.k !== b.k || a.tx !== b.tx || a.ty !== b.ty) b.set(a.k, a.tx, a.ty);
+  }
+
+  /** Colour both drawings (again after either is redrawn). */
+  paint() {
+    if (!this.body) return;
+    const b = this.body;
+    this.#paintSide(this.host.main(), [
+      ...b.removed.map((i) => [i.before, 'removed']), ...b.changed.map((i) => [i.before, 'changed'])]);
+    this.#paintSide(this.canvas, [
+      ...b.added.map((i) => [i.after, 'added']), ...b.changed.map((i) => [i.after, 'changed'])]);
+  }
+
+  #paintSide(canvas, items) {
+    const marks = new Map(); // drawn id -> status
+    for (const [ref, status] of items) {
+      const id = canvas.node(ref.id) ? ref.id : drawnGroup(canvas, ref.group);
+      if (!id) continue;
+      marks.set(id, marks.has(id) && marks.get(id) !== status ? 'changed' : status);
+    }
+    for (const [id, status] of marks) {
+      const g = canvas.node(id);
+      const box = g.querySelector('rect.box');
+      if (!box) continue;
+      if (!g.dataset.diff) g.dataset.stroke = `${box.getAttribute('stroke')} ${box.getAttribute('stroke-width')}`;
+      g.dataset.diff = status;
+      box.setAttribute('stroke', DIFF_COLORS[status]);
+      box.setAttribute('stroke-width', '4');
+    }
+  }
+
+  /** Take the colours off a drawing. */
+  unpaint(canvas) {
+    if (!canvas.data) return;
+    for (const n of canvas.data.nodes) {
+      const g = canvas.node(n.id);
+      if (!g || !g.dataset.diff) continue;
+      const [stroke, width] = g.dataset.stroke.split(' ');
+      const box = g.querySelector('rect.box');
+      box.setAttribute('stroke', stroke);
+      box.setAttribute('stroke-width', width);
+      delete g.dataset.diff;
+      delete g.dataset.stroke;
+    }
+  }
+
+  async #show(side, id) {
+    if (side === 'before') {
+      await this.host.reveal(id);
+      return;
+    }
+    const item = this.canvas.data && this.canvas.data.nodes.find((n) => n.id === id);
+    if (item) await this.canvas.centerOn(item);
+  }
+
+  /** A click on the other side: a collapsed group expands, a frame head collapses. */
+  async #activate(target) {
+    const head = target.closest('.frame-head');
+    const node = target.closest('.node');
+    let path = null;
+    if (head) path = head.parentNode.dataset.path;
+    else if (node && node.dataset.id.startsWith('g:')) path = node.dataset.id.slice(2);
+    if (path === null || !this.other) return;
+    const next = new Set(this.expanded);
+    if (head) [...next].forEach((p) => { if (p === path || p.startsWith(`${path}/`)) next.delete(p); });
+    else next.add(path);
+    try {
+      const view = await postJSON('api/graph/view', { model: this.other.id, expanded: [...next], ...this.host.options() });
+      this.#drawOther(view);
+      this.paint();
+    } catch (err) {
+      this.host.fail(err);
+    }
+  }
+
+  /** Both drawings side by side, with their colours and the two models' names, as an SVG file. */
+  exportSVG() {
+    const main = this.host.main();
+    if (!this.body || !main.data || !this.canvas.data) return;
+    const [wa, ha] = [main.data.width, main.data.height];
+    const [wb, hb] = [this.canvas.data.width, this.canvas.data.height];
+    const content = svgEl('g');
+    const side = (drawing, x, name) => {
+      const g = svgEl('g', { transform: `translate(${x},0)` });
+      g.append(svgEl('text', { x: 0, y: 16, 'font-size': 16, 'font-weight': 700, 'font-family': 'sans-serif', fill: '#222' }, name));
+      drawing.setAttribute('transform', `translate(0,${TITLE})`);
+      g.append(drawing);
+      content.append(g);
+    };
+    side(main.drawingClone(), 0, this.body.before.name);
+    side(this.canvas.drawingClone(), wa + GAP, this.body.after.name);
+    exportSVG(content, wa + GAP + wb, Math.max(ha, hb) + TITLE, 'graph-diff.svg');
+  }
+
+  destroy() {
+    this.seq += 1;
+    this.canvas.destroy();
+  }
+}
+
+/** The id of the deepest drawn collapsed group holding group path `path`, if any. */
+function drawnGroup(canvas, path) {
+  const parts = path ? path.split('/') : [];
+  for (let n = parts.length; n > 0; n -= 1) {
+    const id = `g:${parts.slice(0, n).join('/')}`;
+    if (canvas.node(id)) return id;
+  }
+  return null;
+}
