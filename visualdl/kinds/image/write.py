@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.kinds.checks import check_size, require_real, to_array
+from visualdl.kinds.checks import check_pixel_range, check_size, require_real, to_array
 from visualdl.kinds.image.boxes import check_boxes, encode_boxes, image_size
 
 FORMATS = ("HWC", "CHW", "HW", "NCHW", "NHWC")
@@ -37,7 +37,7 @@ def check_image(tag: str, img: Any, dataformats: str) -> tuple[np.ndarray, str]:
         )
     if array.size == 0:
         raise ValueError(f"{tag!r}: image is empty, shape {array.shape}")
-    _check_range(tag, array)
+    check_pixel_range(tag, array, "image")
     check_size(tag, "the image (as uint8 pixels)", _laid_out_size(array.shape, fmt))
     return array, fmt
 
@@ -53,26 +53,6 @@ def _laid_out_size(shape: tuple[int, ...], fmt: str) -> int:
         rows = math.ceil(n / cols)
         return (rows * h + (rows - 1) * _GRID_PAD) * (cols * w + (cols - 1) * _GRID_PAD) * c
     return math.prod(shape)  # HW, HWC, CHW: one byte a value
-
-
-def _check_range(tag: str, array: np.ndarray) -> None:
-    kind = array.dtype.kind
-    if kind == "f":
-        if not np.isfinite(array).all():
-            raise ValueError(f"{tag!r}: image contains NaN or infinite values")
-        lo, hi = array.min(), array.max()
-        if lo < -1e-6 or hi > 1 + 1e-6:
-            raise ValueError(
-                f"{tag!r}: float images must lie in [0, 1], got values in [{lo:g}, {hi:g}]"
-            )
-    elif kind in "iu" and array.dtype != np.uint8:
-        lo, hi = array.min(), array.max()
-        if lo < 0 or hi > 255:
-            raise ValueError(
-                f"{tag!r}: integer images must lie in [0, 255], got values in [{lo}, {hi}]"
-            )
-    elif kind == "b":
-        raise TypeError(f"{tag!r}: image must be uint8 or float, got dtype bool")
 
 
 def to_hwc_uint8(array: np.ndarray, fmt: str) -> np.ndarray:
