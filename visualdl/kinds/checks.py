@@ -168,3 +168,11 @@ def check_pixel_range(tag: str, array: np.ndarray, what: str) -> None:
         if lo < 0 or hi > 255:
             raise ValueError(
                 f"{tag!r}: integer {what}s must lie in [0, 255], got values in [{lo}, {hi}]")
+
+
+def pixels_uint8(array: np.ndarray) -> np.ndarray:
+    """Pixels that passed ``check_pixel_range`` as uint8: floats in [0, 1] scaled by 255
+    and rounded, integers as they are."""
+    if array.dtype.kind == "f":
+        array = np.rint(np.clip(array, 0.0, 1.0) * 255.0)
+    return np.asarray(array, dtype=np.uint8)

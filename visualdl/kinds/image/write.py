@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.kinds.checks import check_pixel_range, check_size, require_real, to_array
+from visualdl.kinds.checks import (
+    check_pixel_range, check_size, pixels_uint8, require_real, to_array)
 from visualdl.kinds.image.boxes import check_boxes, encode_boxes, image_size
 
 FORMATS = ("HWC", "CHW", "HW", "NCHW", "NHWC")
@@ -65,9 +66,7 @@ def to_hwc_uint8(array: np.ndarray, fmt: str) -> np.ndarray:
         array = make_grid(array.transpose(0, 2, 3, 1))
     elif fmt == "NHWC":
         array = make_grid(array)
-    if array.dtype.kind == "f":
-        array = np.rint(np.clip(array, 0.0, 1.0) * 255.0)
-    return np.ascontiguousarray(array, dtype=np.uint8)
+    return np.ascontiguousarray(pixels_uint8(array))
 
 
 def make_grid(batch: np.ndarray) -> np.ndarray:

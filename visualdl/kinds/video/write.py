@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.kinds.checks import check_pixel_range, check_size, require_real, to_array
+from visualdl.kinds.checks import (
+    check_pixel_range, check_size, pixels_uint8, require_real, to_array)
 
 FORMATS = ("THWC", "TCHW", "THW", "NTCHW", "NTHWC")
 _CHANNELS = (1, 3, 4)
@@ -95,9 +96,7 @@ def to_thwc_uint8(array: np.ndarray, fmt: str) -> np.ndarray:
         if fmt == "NTCHW":
             array = array.transpose(0, 1, 3, 4, 2)
         array = _grid(array)
-    if array.dtype.kind == "f":
-        array = np.rint(np.clip(array, 0.0, 1.0) * 255.0)
-    array = np.asarray(array, dtype=np.uint8)
+    array = pixels_uint8(array)
     channels = array.shape[3]
     if channels == 1:
         array = np.repeat(array, 3, axis=3)
