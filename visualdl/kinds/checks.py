@@ -149,3 +149,30 @@ def require_real(tag: str, array: np.ndarray, what: str) -> None:
 def require_finite(tag: str, array: np.ndarray, what: str) -> None:
     if array.dtype.kind == "f" and not np.isfinite(array).all():
         raise ValueError(f"{tag!r}: {what} contains NaN or infinite values")
+
+
+def check_pixel_range(tag: str, array: np.ndarray, what: str) -> None:
+    """Pixels (of an image or video, ``what``) are uint8, or floats in [0, 1], or integers
+    in [0, 255]: anything else would be clipped into a picture that silently lies."""
+    kind = array.dtype.kind
+    if kind == "b":
+        raise TypeError(f"{tag!r}: {what} must be uint8 or float, got dtype bool")
+    if kind == "f":
+        require_finite(tag, array, what)
+        lo, hi = array.min(), array.max()
+        if lo < -1e-6 or hi > 1 + 1e-6:
+            raise ValueError(
+                f"{tag!r}: float {what}s must lie in [0, 1], got values in [{lo:g}, {hi:g}]")
+    elif array.dtype != np.uint8:
+        lo, hi = array.min(), array.max()
+        if lo < 0 or hi > 255:
+            raise ValueError(
+                f"{tag!r}: integer {what}s must lie in [0, 255], got values in [{lo}, {hi}]")
+
+
+def pixels_uint8(array: np.ndarray) -> np.ndarray:
+    """Pixels that passed ``check_pixel_range`` as uint8: floats in [0, 1] scaled by 255
+    and rounded, integers as they are."""
+    if array.dtype.kind == "f":
+        array = np.rint(np.clip(array, 0.0, 1.0) * 255.0)
+    return np.asarray(array, dtype=np.uint8)

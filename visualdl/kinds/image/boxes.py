@@ -50,18 +50,26 @@ def check_boxes(tag: str, boxes: Any, labels: Any, scores: Any,
         raise ValueError(f"{tag!r}: boxes must have shape (N, 4) as (xmin, ymin, xmax, ymax), "
                          f"got shape {array.shape}")
     array = array.astype(np.float64)
-    for i, (x0, y0, x1, y1) in enumerate(array.tolist()):
-        if not all(np.isfinite([x0, y0, x1, y1])):
-            raise ValueError(f"{tag!r}: box {i} has a NaN or infinite coordinate")
-        if x0 > x1 or y0 > y1:
-            raise ValueError(f"{tag!r}: box {i} {_fmt(x0, y0, x1, y1)} has xmin > xmax or "
-                             f"ymin > ymax")
-        if x0 < -_SLACK or y0 < -_SLACK or x1 > width + _SLACK or y1 > height + _SLACK:
-            raise ValueError(f"{tag!r}: box {i} {_fmt(x0, y0, x1, y1)} lies outside the "
-                             f"{width}x{height} image (boxes are in pixels: "
-                             f"0 <= x <= {width}, 0 <= y <= {height})")
+    x0, y0, x1, y1 = array.T
+    bad = np.flatnonzero(~np.isfinite(array).all(axis=1) | (x0 > x1) | (y0 > y1)
+                         | (x0 < -_SLACK) | (y0 < -_SLACK)
+                         | (x1 > width + _SLACK) | (y1 > height + _SLACK))
+    if len(bad):  # checked at once, explained for the first bad box
+        _refuse_box(tag, int(bad[0]), array[bad[0]].tolist(), height, width)
     n = len(array)
     return Boxes(array.astype(np.float32), _labels(tag, labels, n), _scores(tag, scores, n))
+
+
+def _refuse_box(tag: str, i: int, box: list[float], height: int, width: int) -> None:
+    x0, y0, x1, y1 = box
+    if not all(np.isfinite(box)):
+        raise ValueError(f"{tag!r}: box {i} has a NaN or infinite coordinate")
+    if x0 > x1 or y0 > y1:
+        raise ValueError(f"{tag!r}: box {i} {_fmt(x0, y0, x1, y1)} has xmin > xmax or "
+                         f"ymin > ymax")
+    raise ValueError(f"{tag!r}: box {i} {_fmt(x0, y0, x1, y1)} lies outside the "
+                     f"{width}x{height} image (boxes are in pixels: "
+                     f"0 <= x <= {width}, 0 <= y <= {height})")
 
 
 def _fmt(*values: float) -> str:

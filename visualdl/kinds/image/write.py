@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.kinds.checks import check_size, require_real, to_array
+from visualdl.kinds.checks import (
+    check_pixel_range, check_size, pixels_uint8, require_real, to_array)
 from visualdl.kinds.image.boxes import check_boxes, encode_boxes, image_size
 
 FORMATS = ("HWC", "CHW", "HW", "NCHW", "NHWC")
@@ -37,7 +38,7 @@ def check_image(tag: str, img: Any, dataformats: str) -> tuple[np.ndarray, str]:
         )
     if array.size == 0:
         raise ValueError(f"{tag!r}: image is empty, shape {array.shape}")
-    _check_range(tag, array)
+    check_pixel_range(tag, array, "image")
     check_size(tag, "the image (as uint8 pixels)", _laid_out_size(array.shape, fmt))
     return array, fmt
 
@@ -55,26 +56,6 @@ def _laid_out_size(shape: tuple[int, ...], fmt: str) -> int:
     return math.prod(shape)  # HW, HWC, CHW: one byte a value
 
 
-def _check_range(tag: str, array: np.ndarray) -> None:
-    kind = array.dtype.kind
-    if kind == "f":
-        if not np.isfinite(array).all():
-            raise ValueError(f"{tag!r}: image contains NaN or infinite values")
-        lo, hi = array.min(), array.max()
-        if lo < -1e-6 or hi > 1 + 1e-6:
-            raise ValueError(
-                f"{tag!r}: float images must lie in [0, 1], got values in [{lo:g}, {hi:g}]"
-            )
-    elif kind in "iu" and array.dtype != np.uint8:
-        lo, hi = array.min(), array.max()
-        if lo < 0 or hi > 255:
-            raise ValueError(
-                f"{tag!r}: integer images must lie in [0, 255], got values in [{lo}, {hi}]"
-            )
-    elif kind == "b":
-        raise TypeError(f"{tag!r}: image must be uint8 or float, got dtype bool")
-
-
 def to_hwc_uint8(array: np.ndarray, fmt: str) -> np.ndarray:
     """Lay the image out as height x width x channels uint8; a batch becomes a grid."""
     if fmt == "HW":
@@ -85,9 +66,7 @@ def to_hwc_uint8(array: np.ndarray, fmt: str) -> np.ndarray:
         array = make_grid(array.transpose(0, 2, 3, 1))
     elif fmt == "NHWC":
         array = make_grid(array)
-    if array.dtype.kind == "f":
-        array = np.rint(np.clip(array, 0.0, 1.0) * 255.0)
-    return np.ascontiguousarray(array, dtype=np.uint8)
+    return np.ascontiguousarray(pixels_uint8(array))
 
 
 def make_grid(batch: np.ndarray) -> np.ndarray:

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from visualdl.kinds.checks import check_utf8
+
 __all__ = ["Audio", "CellError", "check_cell", "ImageCell", "AudioCell"]
 
 
@@ -83,9 +85,9 @@ def check_cell(value: Any) -> tuple[Any, int]:
 def _check_unicode(text: str) -> None:
     """Records hold UTF-8: a str with lone surrogates cannot be stored (nor read back)."""
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise CellError("the text is not valid Unicode (lone surrogates)", ValueError) from None
+        check_utf8("", "the text", text)
+    except ValueError as err:
+        raise CellError(_unprefixed(err), ValueError) from None
 
 
 def _numpy_scalar(value: Any) -> Any:

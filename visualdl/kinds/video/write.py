@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.kinds.checks import check_size, require_real, to_array
+from visualdl.kinds.checks import (
+    check_pixel_range, check_size, pixels_uint8, require_real, to_array)
 
 FORMATS = ("THWC", "TCHW", "THW", "NTCHW", "NTHWC")
 _CHANNELS = (1, 3, 4)
@@ -55,28 +56,10 @@ def check_video(tag: str, frames: Any, dataformats: str) -> tuple[np.ndarray, st
             f"for dataformats={fmt}")
     if array.size == 0:
         raise ValueError(f"{tag!r}: video is empty, shape {array.shape}")
-    _check_range(tag, array)
+    check_pixel_range(tag, array, "video")
     t, h, w = _dims(array.shape, fmt)
     check_size(tag, "the video (as uint8 frames)", t * h * w * 3)
     return array, fmt
-
-
-def _check_range(tag: str, array: np.ndarray) -> None:
-    kind = array.dtype.kind
-    if kind == "b":
-        raise TypeError(f"{tag!r}: video must be uint8 or float, got dtype bool")
-    if kind == "f":
-        if not np.isfinite(array).all():
-            raise ValueError(f"{tag!r}: video contains NaN or infinite values")
-        lo, hi = array.min(), array.max()
-        if lo < -1e-6 or hi > 1 + 1e-6:
-            raise ValueError(
-                f"{tag!r}: float videos must lie in [0, 1], got values in [{lo:g}, {hi:g}]")
-    elif array.dtype != np.uint8:
-        lo, hi = array.min(), array.max()
-        if lo < 0 or hi > 255:
-            raise ValueError(
-                f"{tag!r}: integer videos must lie in [0, 255], got values in [{lo}, {hi}]")
 
 
 def check_fps(tag: str, fps: Any) -> float:
@@ -113,9 +96,7 @@ def to_thwc_uint8(array: np.ndarray, fmt: str) -> np.ndarray:
         if fmt == "NTCHW":
             array = array.transpose(0, 1, 3, 4, 2)
         array = _grid(array)
-    if array.dtype.kind == "f":
-        array = np.rint(np.clip(array, 0.0, 1.0) * 255.0)
-    array = np.asarray(array, dtype=np.uint8)
+    array = pixels_uint8(array)
     channels = array.shape[3]
     if channels == 1:
         array = np.repeat(array, 3, axis=3)
