@@ -80,12 +80,11 @@ def _series(data: Any, run: str, tag: str, run_index: int, per_series: int) -> d
             "y": encode_array(values.astype(np.float64))}
 
 
-def _scalar_charts(data: Any, runs: list[str], tags: list[str], budget: Budget,
-                   left_out: list[str], sel: Selection) -> dict:
+def _scalar_charts(data: Any, runs: list[str], tags_of: dict[str, set[str]], tags: list[str],
+                   budget: Budget, left_out: list[str], sel: Selection) -> dict:
     """Every series drawn is stored once (a tag may be in a layout chart and alone); the
     charts refer to them by index, with the label of each line. With a run grouping, the
     per-tag charts hold their groups' lines instead."""
-    tags_of = {run: set(data.tags(run).get("scalar", ())) for run in runs}
     page = order.order(order.last_updates(data, runs))
     rank = {s["name"]: i for i, s in enumerate(page["sections"])}
     specs = chart_specs(layouts_of(data), runs, tags_of, tags, left_out, rank)
@@ -248,14 +247,15 @@ def collect(data: Any, selection: Selection, budget: Budget = Budget()) -> dict:
     tags_of = {run: [t for tags in data.tags(run).values() for t in tags] for run in all_runs}
     runs, tags = resolve(selection, all_runs, tags_of)
     chosen = set(tags)
-    scalar_tags = [t for t in tags
-                   if any(t in data.tags(r).get("scalar", ()) for r in runs)]
+    scalar_of = {run: set(data.tags(run).get("scalar", ())) for run in runs}
+    scalar_tags = [t for t in tags if any(t in scalar_of[r] for r in runs)]
     media = _Media(left=budget.media_bytes, item_bytes=budget.item_bytes)
     out = {
         "runs": runs,
         "smoothing": selection.smoothing,
         "logy": selection.logy,
-        "scalars": _scalar_charts(data, runs, scalar_tags, budget, media.left_out, selection),
+        "scalars": _scalar_charts(data, runs, scalar_of, scalar_tags, budget, media.left_out,
+                                  selection),
         "table": _table(data, runs, budget),
         "images": _media(data, runs, chosen, selection, media, "image"),
         "audio": _media(data, runs, chosen, selection, media, "audio"),

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from visualdl.kinds.config.merge import run_config
+from visualdl.kinds.config.merge import group_values
 from visualdl.series.groups import BANDS, STATS, GroupSpec, group_runs, group_stats
 from visualdl.series.patterns import PatternError
 from visualdl.report.select import ReportError
@@ -37,16 +37,6 @@ def parse_group(text: str, stat: str, band: str) -> GroupSpec | None:
     return None
 
 
-def _hparams_of(data: Any) -> Callable[[str], dict | None]:
-    def lookup(run: str) -> dict | None:
-        try:
-            found = run_config(data, run)
-        except KeyError:
-            return None
-        return found.flat if found.wall_time is not None else None
-    return lookup
-
-
 def grouped_chart(data: Any, runs: list[str], tag: str, spec: GroupSpec, smoothing: float,
                   stat: str, band: str, points: int,
                   encode: Callable[[np.ndarray], dict]) -> tuple[list[dict], int, int]:
@@ -54,7 +44,7 @@ def grouped_chart(data: Any, runs: list[str], tag: str, spec: GroupSpec, smoothi
     series = {run: data.scalars(run, tag) for run in runs
               if tag in data.tags(run).get("scalar", ())}
     out, kept, total = [], 0, 0
-    for name, members in group_runs(series, spec, _hparams_of(data)).items():
+    for name, members in group_runs(series, spec, group_values(data)).items():
         result = group_stats([(series[r].steps, series[r].values) for r in members],
                              smoothing=smoothing, stat=stat, band=band, points=points)
         kept += len(result.steps)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from visualdl.kinds.config.flatten import deep_merge, flatten
 
-__all__ = ["RunConfig", "run_config"]
+__all__ = ["RunConfig", "run_config", "group_values"]
 
 KIND = "config"
 
@@ -51,6 +51,20 @@ def run_config(data: Any, run: str, memo: dict | None = None) -> RunConfig:
     if memo is not None:
         memo[run] = (seen, out)
     return out
+
+
+def group_values(data: Any) -> Callable[[str], dict[str, Any] | None]:
+    """A run's values to group runs by (``hp:`` grouping on the scalars page, its
+    ``/api/scalars/groups`` and a report): its config view as dotted keys (``model.depth``),
+    so that configs group runs as hparams do; None for an unknown run or one with neither."""
+
+    def lookup(run: str) -> dict[str, Any] | None:
+        try:
+            found = run_config(data, run)
+        except KeyError:
+            return None
+        return found.flat if found.wall_time is not None else None
+    return lookup
 
 
 def _build(run: str, events: list, hp: Any) -> RunConfig:

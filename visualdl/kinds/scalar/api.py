@@ -330,7 +330,8 @@ def scalar_groups() -> Response:
             series[run] = data.scalars(run, tag)
         except KeyError:
             continue  # a run without the tag (or gone) is left out, as in a chart
-    hparams_of = _hparams_lookup(data) if spec.hparams else (lambda r: None)
+    group_values = registry.get("config").part("merge").group_values
+    hparams_of = group_values(data) if spec.hparams else (lambda r: None)
     out = []
     for name, members in groups.group_runs(series, spec, hparams_of).items():
         result = groups.group_stats([(series[r].steps, series[r].values) for r in members],
@@ -384,20 +385,6 @@ def _body_choice(body: Any, name: str, default: str, choices: tuple[str, ...]) -
     if value not in choices:
         raise ApiError(400, f"parameter {name} must be one of: {', '.join(choices)}")
     return value
-
-
-def _hparams_lookup(data: Any):
-    """A run's values to group by: its config view (``add_config`` merged with its hparams,
-    as dotted keys: ``model.depth``), so that configs group runs as hparams do."""
-    run_config = registry.get("config").part("merge").run_config
-
-    def lookup(run: str) -> dict[str, Any] | None:
-        try:
-            found = run_config(data, run)
-        except KeyError:
-            return None
-        return found.flat if found.wall_time is not None else None
-    return lookup
 
 
 @blueprint.get("/api/scalars/download")

@@ -56,6 +56,13 @@ export async function getJSONWhenReady(path, params = {},
   }
 }
 
+/** GET a file to download (a URL from apiURL): its Blob; a server error throws as getJSON. */
+export async function getBlob(url) {
+  const response = await fetch(url, { cache: 'no-cache' });
+  if (!response.ok) await parse(response); // throws the ApiError of the {"error"} body
+  return response.blob();
+}
+
 /** POST a JSON body and parse the JSON answer. */
 export async function postJSON(path, body, params = {}) {
   const response = await fetch(apiURL(path, params), {

@@ -2,6 +2,8 @@
 // page's URL state plus the runs the run list shows), one self-contained file that opens
 // with no server. An error (a filter matching nothing) is said in the status line.
 
+import { getBlob } from './api.js';
+
 // Runs named in the query at most this long; past it the URL state (runFilter, off) says
 // which runs are shown (a filter by values, runWhere, then counts only up to there).
 const MAX_QUERY = 8000;
@@ -22,15 +24,8 @@ export function installSaveHtml(button, runList, status) {
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {
-      const response = await fetch(reportURL(runList.active(), runList.all()));
-      if (!response.ok) {
-        let message = response.statusText;
-        try {
-          message = (await response.json()).error || message;
-        } catch (_) { /* not JSON */ }
-        throw new Error(message);
-      }
-      const url = URL.createObjectURL(await response.blob());
+      const blob = await getBlob(reportURL(runList.active(), runList.all()));
+      const url = URL.createObjectURL(blob);
       const link = document.createElement('a');
       link.href = url;
       link.download = 'visualdl-report.html';
