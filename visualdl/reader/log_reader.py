@@ -571,12 +571,7 @@ class LogReader:
             files = [_file_facts(s, store) for s in self._run_files.get(run, ())
                      if s.reader is not None and not s.refused]
             tags = list(store.scalars)
-        ends = {}
-        for tag in tags:
-            try:
-                ends[tag] = self.scalar_ends(run, tag)
-            except KeyError:
-                continue
+            ends = {tag: store.scalar_ends(tag) for tag in tags}  # one lock for all tags
         nan = self._health.first_nonfinite(run, tags, lambda t: self.scalars(run, t),
                                            {t: e[0] for t, e in ends.items() if e})
         return run_health.assess(files, [e for e in ends.values() if e], nan, now)

@@ -9,6 +9,8 @@ NaN keeps one NaN, so divergence stays visible.
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 __all__ = ["minmax_indices", "MIN_POINTS", "window_indices", "smoothed_at", "select",
@@ -183,22 +185,32 @@ def smoothed_at(values: np.ndarray, idx: np.ndarray, weight: float) -> np.ndarra
     return ema[idx - start]
 
 
+def gather_back(values: np.ndarray, idx: np.ndarray,
+                span: int) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """Blocks of ``idx`` with each point's ``span`` predecessors (itself last), as
+    ``(start, at, got, inside)``: ``got`` the float64 rows, ``inside`` False where a row
+    reaches before the series' start. Reads only those points, a bounded block at a time:
+    a few points of a long window cost far less than a pass over all of it."""
+    ago = np.arange(span - 1, -1, -1, dtype=np.int64)
+    rows = max(1, _GATHER // span)
+    for a in range(0, idx.shape[0], rows):
+        at = idx[a:a + rows]
+        pos = at[:, None] - ago[None, :]
+        got = np.asarray(values[np.maximum(pos, 0).ravel()], dtype=np.float64)
+        yield a, at, got.reshape(pos.shape), pos >= 0
+
+
 def _ema_at_points(values: np.ndarray, idx: np.ndarray, w: float,
                    warm: int) -> np.ndarray | None:
     """The EMA at each of ``idx`` as the weighted sum of its ``warm`` predecessors (itself
     included): a few points of a long window without the pass over all of it. None when a
     non-finite value is among them (they do not count towards the debiasing: the pass
     handles that)."""
-    ago = np.arange(warm - 1, -1, -1, dtype=np.int64)  # how many points before idx
-    kernel = (1.0 - w) * np.power(w, ago.astype(np.float64))
+    ago = np.arange(warm - 1, -1, -1, dtype=np.float64)  # how many points before idx
+    kernel = (1.0 - w) * np.power(w, ago)
     out = np.empty(idx.shape[0])
-    rows = max(1, _GATHER // warm)
-    for a in range(0, idx.shape[0], rows):
-        at = idx[a:a + rows]
-        pos = at[:, None] - ago[None, :]
-        inside = pos >= 0
-        gathered = np.asarray(values[np.maximum(pos, 0).ravel()], dtype=np.float64)
-        gathered = np.where(inside.ravel(), gathered, 0.0).reshape(pos.shape)
+    for a, at, got, inside in gather_back(values, idx, warm):
+        gathered = np.where(inside, got, 0.0)
         if not np.isfinite(gathered).all():
             return None
         last = gathered @ kernel
@@ -206,5 +218,5 @@ def _ema_at_points(values: np.ndarray, idx: np.ndarray, w: float,
         # reaches the series' start, else at least warm (w**n below the tolerance)
         with np.errstate(under="ignore"):
             debias = 1.0 - np.power(w, np.minimum(at + 1, warm).astype(np.float64))
-        out[a:a + rows] = last / debias
+        out[a:a + at.shape[0]] = last / debias
     return out

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from visualdl.series.downsample import SMOOTH_MAX_SPAN, smoothed_at
+from visualdl.series.downsample import SMOOTH_MAX_SPAN, gather_back, smoothed_at
 
 __all__ = ["MODES", "Smoothing", "smooth_at", "envelope_at", "time_ema", "running_mean",
            "MAX_RUNNING_POINTS"]
@@ -303,17 +303,11 @@ def _running_at(values: np.ndarray, idx: np.ndarray, points: int) -> np.ndarray:
 
 
 def _running_gathered(values: np.ndarray, idx: np.ndarray, points: int) -> np.ndarray:
-    ago = np.arange(points - 1, -1, -1, dtype=np.int64)
     out = np.empty(idx.shape[0])
-    rows = max(1, _GATHER // points)
-    for a in range(0, idx.shape[0], rows):
-        at = idx[a:a + rows]
-        pos = at[:, None] - ago[None, :]
-        inside = pos >= 0
-        got = np.asarray(values[np.maximum(pos, 0).ravel()], dtype=np.float64).reshape(pos.shape)
+    for a, at, got, inside in gather_back(values, idx, points):
         ok = inside & np.isfinite(got)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(ok, got, 0.0).sum(axis=1) / ok.sum(axis=1)
         own = got[:, -1]
-        out[a:a + rows] = np.where(np.isfinite(own), mean, own)
+        out[a:a + at.shape[0]] = np.where(np.isfinite(own), mean, own)
     return out
