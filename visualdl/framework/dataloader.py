@@ -73,12 +73,14 @@ class DataLoader:
 
     ``shuffle`` draws a new permutation each epoch from ``default_rng(seed + epoch)``; with
     ``seed=None`` the seed comes from the global generator (``vf.seed``). ``drop_last`` skips
-    a final short batch.
+    a final short batch. A ``batch_sampler`` (an iterable of index arrays with a length, e.g.
+    ``vf.distributed.DistributedBatchSampler``) replaces batching, shuffling and drop_last.
     """
 
     def __init__(self, dataset: Dataset, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False, seed: int | None = None,
-                 collate_fn: Callable[[list], Any] | None = None, device: str | None = None) -> None:
+                 collate_fn: Callable[[list], Any] | None = None, device: str | None = None,
+                 batch_sampler: Any = None) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         self.dataset, self.batch_size = dataset, int(batch_size)
@@ -86,8 +88,11 @@ class DataLoader:
         self.seed = seed if seed is not None else int(_random.generator().integers(0, 2**31))
         self.collate_fn, self.device = collate_fn, device
         self.epoch = 0
+        self.batch_sampler = batch_sampler
 
     def __len__(self) -> int:
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
         n = len(self.dataset)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
@@ -97,16 +102,22 @@ class DataLoader:
             return np.arange(n)
         return np.random.default_rng(self.seed + self.epoch).permutation(n)
 
-    def __iter__(self) -> Iterator[Any]:
+    def _index_batches(self) -> Iterator[np.ndarray]:
+        if self.batch_sampler is not None:
+            yield from self.batch_sampler
+            return
         order = self._order()
         self.epoch += 1
         stop = len(self) * self.batch_size if self.drop_last else len(order)
+        for start in range(0, stop, self.batch_size):
+            yield order[start:start + self.batch_size]
+
+    def __iter__(self) -> Iterator[Any]:
         fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is None
         on_gpu = self.device is not None and _device.normalize(self.device) == _device.CUDA
-        for start in range(0, stop, self.batch_size):
+        for number, idx in enumerate(self._index_batches()):
             rec = _profiling.active  # vf.profiler: each batch's making is a Dataloader span
             t0 = time.perf_counter_ns() if rec is not None else 0
-            idx = order[start:start + self.batch_size]
             if fast:
                 if rec is not None and on_gpu:  # the host -> device copy, timed apart
                     host = [a[idx] for a in self.dataset.arrays]
@@ -125,5 +136,5 @@ class DataLoader:
                         if isinstance(t, Tensor):
                             rec.track(t._data, t._device, "DataLoader.__next__")
                 rec.span(DATALOADER, "DataLoader.__next__", t0,
-                         args={"Batch": start // self.batch_size, "Samples": len(idx)})
+                         args={"Batch": number, "Samples": len(idx)})
             yield batch

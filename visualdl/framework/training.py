@@ -62,6 +62,10 @@ class Model:
         self.metrics: list[Metric] = []
         self.stop_training = False
         self.batch: tuple[list[Tensor], list[Tensor]] | None = None  # (inputs, labels) now
+        self.train_loader: Any = None  # the loader fit() iterates (sharded when distributed)
+        self.start_epoch = 0  # fit() starts here; a resuming callback's on_train_begin sets it
+        self.resumed: dict | None = None  # {"step", "restart", "world_size"} of a resume
+        self.checkpoints: list[dict] = []  # {"path", "step"} of each checkpoint reported
 
     # ------------------------------------------------------------ setup
     def prepare(self, optimizer: Any = None, loss: Any = None,
@@ -217,23 +221,40 @@ class Model:
     def fit(self, train_data: Any = None, eval_data: Any = None, batch_size: int = 1,
             epochs: int = 1, eval_freq: int = 1, log_freq: int = 10, save_dir: str | None = None,
             save_freq: int = 1, verbose: int = 1, drop_last: bool = False, shuffle: bool = True,
-            num_workers: int = 0, callbacks: Any = None) -> dict:
+            num_workers: int = 0, callbacks: Any = None, distributed: bool = False) -> dict:
         """Train for ``epochs`` over ``train_data`` (a Dataset, DataLoader or iterable of
         batches), evaluating on ``eval_data`` every ``eval_freq`` epochs and after the last.
-        Returns the last evaluation's logs (or the last epoch's train logs)."""
+        Returns the last evaluation's logs (or the last epoch's train logs).
+
+        ``distributed=True``: data-parallel over the group of ``vf.distributed`` (processes
+        of ``spawn``, or Ray Train's workers, which also resume from and report checkpoints):
+        the network becomes a ``DataParallel`` replica, each rank trains on its shard with
+        ``batch_size`` per rank, and gradients are averaged every step."""
         del num_workers  # batches are built in this thread (numpy fancy-indexing is cheap)
-        train_loader = self._loader(train_data, batch_size, shuffle, drop_last)
+        cbks_extra: list = []
+        if distributed:
+            from .distributed import fit as _distributed
+
+            comm = _distributed.prepare_model(self)
+            train_loader = _distributed.shard(comm, train_data, batch_size, shuffle, drop_last,
+                                              self._device())
+            cbks_extra = _distributed.callbacks()
+        else:
+            train_loader = self._loader(train_data, batch_size, shuffle, drop_last)
         eval_loader = self._loader(eval_data, batch_size, False, False)
         if train_loader is None:
             raise ValueError("fit needs train_data")
+        self.train_loader = train_loader
         steps = len(train_loader) if hasattr(train_loader, "__len__") else None
-        cbks = self._callbacks(callbacks, "train", verbose, log_freq, save_dir, save_freq,
+        cbks = self._callbacks(cbks_extra + _as_list(callbacks), "train", verbose, log_freq,
+                               save_dir, save_freq,
                                {"batch_size": batch_size, "epochs": epochs, "steps": steps,
                                 "eval": eval_loader is not None})
         self.stop_training = False
+        self.start_epoch, self.resumed, self.checkpoints = 0, None, []
         result: dict = {}
         cbks.on_train_begin()
-        for epoch in range(epochs):
+        for epoch in range(self.start_epoch, epochs):
             cbks.on_epoch_begin(epoch)
             result = self._train_epoch(train_loader, cbks)
             cbks.on_epoch_end(epoch, result)

@@ -1,0 +1,39 @@
+"""Data-parallel training equals one process on the concatenated batch (2 ranks by spawn,
+gloo), and the sampler's layout that makes it so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.framework.distributed import workers
+from visualdl.framework.distributed import DistributedBatchSampler, spawn
+
+
+def test_sampler_pieces_are_the_single_process_batches():
+    """Rank r's k-th batch is the r-th half of the k-th batch of one process with twice the
+    batch size over the same order; padded so every rank gets every step."""
+    ranks = [list(DistributedBatchSampler(11, 3, 2, r, shuffle=True, seed=5)) for r in (0, 1)]
+    whole = np.random.default_rng(5).permutation(11)
+    whole = np.concatenate([whole, whole[:1]])  # padded to a multiple of 2
+    assert len(ranks[0]) == len(ranks[1]) == 2
+    for k in range(2):
+        assert np.array_equal(np.concatenate([ranks[0][k], ranks[1][k]]), whole[k * 6:(k + 1) * 6])
+    resumed = DistributedBatchSampler(11, 3, 1, 0, shuffle=True, seed=5)
+    resumed.set_epoch(0, offset=6)  # an elastic restart on 1 rank after 6 samples
+    assert np.array_equal(np.concatenate(list(resumed)), np.random.default_rng(5).permutation(11)[6:])
+
+
+@pytest.mark.torch
+def test_two_ranks_equal_one_process_on_the_global_batch():
+    alone = workers.train(batch_size=16, epochs=3, distributed=False)
+    ranks = spawn(workers.train, args=(8, 3, True), nprocs=2, timeout_s=300)
+    for result in ranks:
+        assert result["grads"].keys() == alone["grads"].keys()
+        for name, g in alone["grads"].items():
+            np.testing.assert_allclose(result["grads"][name], g, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"first step's gradient of {name}")
+        for name, w in alone["weights"].items():
+            np.testing.assert_allclose(result["weights"][name], w, rtol=1e-4, atol=1e-5,
+                                       err_msg=f"final weight {name}")
+    assert not np.allclose(alone["weights"]["0.weight"], workers.make_model().network.parameters()[0].numpy())

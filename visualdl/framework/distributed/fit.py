@@ -1,0 +1,62 @@
+"""What ``Model.fit(..., distributed=True)`` does to a model and its training data.
+
+The model's network becomes a ``DataParallel`` replica and its optimizer a
+``fleet.distributed_optimizer`` (so each step averages gradients); the training data is
+sharded by rank with a ``DistributedBatchSampler`` whose shuffle seed is rank 0's. Before the
+first step every rank's dataset size and batch size are compared: a rank given other data
+would otherwise run a different number of steps and leave its peers waiting in an
+all-reduce, so it fails at once with its rank named.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dataloader as _data
+from .env import init_parallel_env
+from .fleet import distributed_model, distributed_optimizer
+from .parallel import check_same_everywhere
+from .sampler import DistributedBatchSampler
+
+
+def prepare_model(model: Any) -> Any:
+    """Make ``model`` (a ``vf.Model``) data-parallel in place; returns the communicator."""
+    comm = init_parallel_env()
+    model.network = distributed_model(model.network)
+    if model.optimizer is not None:
+        model.optimizer = distributed_optimizer(model.optimizer)
+    return comm
+
+
+def shard(comm: Any, data: Any, batch_size: int, shuffle: bool, drop_last: bool,
+          device: str | None) -> _data.DataLoader:
+    """A loader of this rank's share of ``data`` (a Dataset, a DataLoader or (x, y) arrays):
+    per-rank batches of ``batch_size``, the same global order on every rank."""
+    seed = None
+    if isinstance(data, _data.DataLoader):
+        if data.batch_sampler is not None:
+            raise ValueError("fit(distributed=True) shards the data itself: pass the dataset "
+                             "(or a DataLoader without batch_sampler)")
+        loader = data
+        data, batch_size, shuffle = loader.dataset, loader.batch_size, loader.shuffle
+        drop_last, seed = loader.drop_last, loader.seed
+    elif isinstance(data, tuple):
+        data = _data.TensorDataset(*data)
+    if not isinstance(data, _data.Dataset):
+        raise TypeError(f"fit(distributed=True) needs a Dataset, a DataLoader or (x, y) "
+                        f"arrays to shard by rank, got {type(data).__name__}")
+    seed = int(_data.DataLoader(data, 1).seed) if seed is None else seed
+    check_same_everywhere(comm, "the training data (samples, batch_size)",
+                          (len(data), int(batch_size)))
+    seed = comm.all_gather_object(seed)[0]  # rank 0's: one order everywhere
+    sampler = DistributedBatchSampler(len(data), batch_size, comm.world_size, comm.rank,
+                                      shuffle=shuffle, drop_last=drop_last, seed=seed)
+    return _data.DataLoader(data, batch_size, device=device, batch_sampler=sampler)
+
+
+def callbacks() -> list:
+    """Callbacks a distributed fit adds in front of the user's: under Ray Train (inside
+    ``ray_train.fit_on_ray``), resuming from and reporting checkpoints through Ray."""
+    from . import ray_train
+
+    return [ray_train.ElasticCheckpoint()] if ray_train.options() is not None else []

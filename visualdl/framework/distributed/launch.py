@@ -1,0 +1,139 @@
+"""``spawn``: run ``fn`` in ``nprocs`` processes of this machine, one rank each (no Ray).
+
+Each child gets ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1`` and a free
+``MASTER_PORT`` in its environment (so ``init_parallel_env`` finds its group) and
+``threads_per_worker`` threads (``NUMBA_NUM_THREADS``/``OMP_NUM_THREADS``, set before the
+child imports anything). The parent watches them: when one fails (an exception, or killed by
+a signal) it ends the others and raises a ``DistributedError`` naming that rank and why --
+no rank is left waiting for a dead peer. ``fn``'s return values come back in rank order.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import socket
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from .errors import DistributedError
+
+_THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                     "MKL_NUM_THREADS")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _child(fn: Callable[..., Any], args: tuple, rank: int, results: Any) -> None:
+    try:
+        value = fn(*args)
+    except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
+        results.put((rank, False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+        raise SystemExit(1) from None
+    results.put((rank, True, value))
+
+
+def _why(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 2,
+          threads_per_worker: int = 1, env: dict[str, str] | None = None,
+          timeout_s: float | None = None) -> list[Any]:
+    """Run ``fn(*args)`` as ranks 0..nprocs-1 and return their results in rank order.
+
+    ``fn`` must be importable by name (a module-level function): children start fresh
+    (``spawn`` start method, safe with threads and Numba). ``timeout_s`` bounds the whole
+    job (default: none; each collective has its own timeout, see ``init_parallel_env``)."""
+    if nprocs < 1:
+        raise ValueError(f"nprocs must be >= 1, got {nprocs}")
+    ctx = mp.get_context("spawn")
+    results = ctx.SimpleQueue()
+    port = free_port()
+    procs = []
+    saved = dict(os.environ)
+    try:
+        for rank in range(nprocs):
+            os.environ.update({"RANK": str(rank), "LOCAL_RANK": str(rank),
+                               "WORLD_SIZE": str(nprocs), "MASTER_ADDR": "127.0.0.1",
+                               "MASTER_PORT": str(port)})
+            os.environ.update({v: str(threads_per_worker) for v in _THREAD_VARIABLES})
+            os.environ.update(env or {})
+            p = ctx.Process(target=_child, args=(fn, args, rank, results),
+                            name=f"visualdl-rank{rank}", daemon=True)
+            p.start()
+            procs.append(p)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return _collect(procs, results, timeout_s)
+
+
+def _collect(procs: list, results: Any, timeout_s: float | None) -> list[Any]:
+    """Results in rank order; on a failure end the others and raise the root cause."""
+    values: dict[int, Any] = {}
+    failed: dict[int, str] = {}
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    try:
+        while len(values) < len(procs) and not failed:
+            _drain(results, values, failed)
+            for rank, p in enumerate(procs):
+                if rank not in values and p.exitcode is not None:
+                    _drain(results, values, failed)
+                    if rank not in values and rank not in failed:
+                        failed[rank] = f"worker {_why(p.exitcode)}"
+            if deadline is not None and time.monotonic() > deadline and not failed:
+                for r in range(len(procs)):
+                    if r not in values:
+                        failed[r] = f"still running after the job's timeout_s={timeout_s:g} s"
+            time.sleep(0.01)
+        if failed:  # the peers of a dead rank fail too, soon after: let them say so
+            settle = time.monotonic() + 1.0
+            while time.monotonic() < settle and any(p.exitcode is None for p in procs):
+                _drain(results, values, failed)
+                time.sleep(0.02)
+            _drain(results, values, failed)
+        return [values[r] for r in range(len(procs))] if not failed else []
+    finally:
+        for p in procs:
+            if failed and p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(5)
+            if p.is_alive():
+                p.kill()
+                p.join()
+        if failed:
+            raise _root_cause(failed)
+
+
+def _drain(results: Any, values: dict[int, Any], failed: dict[int, str]) -> None:
+    while not results.empty():
+        rank, ok, value = results.get()
+        if ok:
+            values[rank] = value
+        else:
+            failed[rank] = f"failed: {value}"
+
+
+def _root_cause(failed: dict[int, str]) -> DistributedError:
+    """The failure that started it: a rank that did not merely lose its peers."""
+    lost = [r for r, why in failed.items() if "left or did not answer" in why]
+    first = next((r for r in sorted(failed) if r not in lost), min(failed))
+    others = [f"rank {r} then lost its peers" for r in sorted(lost) if r != first]
+    tail = f" ({'; '.join(others)})" if others else ""
+    head, _, detail = failed[first].partition("\n")
+    return DistributedError(first, head + tail + ("\n" + detail if detail else ""))

@@ -1,0 +1,198 @@
+"""``DataParallel``: a replica of the model on each rank, gradients averaged by all-reduce.
+
+At wrapping, every rank's model signature (each state entry's name, shape and dtype) is
+gathered and compared, so ranks built with different models fail at once with the rank
+named, before any collective could pair mismatched buffers; then rank 0's parameters and
+buffers are broadcast, so all replicas start equal.
+
+After backward, ``sync_gradients`` packs the gradients into flat buckets (last layers first,
+up to ``bucket_size_mb`` each), starts each bucket's all-reduce as soon as it is packed (so
+the reduction of one bucket overlaps the packing of the next) and divides by the world size.
+It is called by the optimizer of ``fleet.distributed_optimizer`` before each step (and by
+``Model.fit(distributed=True)``, which uses that optimizer). Our backward engine accumulates
+leaf gradients at its very end, so the reduction cannot start inside backward;
+docs/distributed.md gives the measured share of the all-reduce that this leaves on the table.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .. import device as _device
+from ..nn.layer import Layer
+from ..sparse import RowSparseGrad
+from ..tensor import Tensor
+from .communicator import Communicator
+from .env import communicator
+from .errors import DistributedError
+
+_live: weakref.WeakSet[DataParallel] = weakref.WeakSet()
+
+
+def model_signature(layer: Layer) -> list[tuple[str, tuple[int, ...], str]]:
+    """(name, shape, dtype) of every state entry: what must agree across ranks."""
+    return [(name, tuple(t.shape), str(t.dtype)) for name, t in layer.state_dict().items()]
+
+
+def _signature_difference(mine: list, theirs: list) -> str | None:
+    """How ``theirs`` differs from ``mine`` (rank 0's), in words; None when equal."""
+    if mine == theirs:
+        return None
+    a, b = {n: (s, d) for n, s, d in mine}, {n: (s, d) for n, s, d in theirs}
+    missing, extra = [n for n in a if n not in b], [n for n in b if n not in a]
+    if missing or extra:
+        return (f"{len(theirs)} state entries against rank 0's {len(mine)} (missing "
+                f"{missing[:5]}, extra {extra[:5]})")
+    for name in a:
+        if a[name] != b[name]:
+            return (f"{name!r} is {b[name][0]} {b[name][1]} where rank 0 has "
+                    f"{a[name][0]} {a[name][1]}")
+    return "the same entries in another order"
+
+
+def check_same_everywhere(comm: Communicator, what: str, value: Any,
+                          describe: Any = None) -> list[Any]:
+    """Gather ``value`` from every rank; raise on every rank (so none is left waiting in a
+    later collective) a DistributedError naming the first rank whose value differs from
+    rank 0's. ``describe(rank0_value, other)`` words the difference (None: equal)."""
+    values = comm.all_gather_object(value)
+    for rank, other in enumerate(values[1:], start=1):
+        why = (describe(values[0], other) if describe is not None
+               else None if other == values[0] else f"{other!r} where rank 0 has {values[0]!r}")
+        if why is not None:
+            raise DistributedError(rank, f"{what} differs from rank 0's: {why}")
+    return values
+
+
+class _Bucket:
+    """One flat buffer and the (parameter, start, end) slots packed into it."""
+
+    def __init__(self, params: list[Tensor], dtype: np.dtype) -> None:
+        self.slots: list[tuple[Tensor, int, int]] = []
+        start = 0
+        for p in params:
+            self.slots.append((p, start, start + p.numel()))
+            start += p.numel()
+        self.buffer = np.empty(start, dtype)
+
+    def pack(self) -> None:
+        buf = self.buffer
+        for p, start, end in self.slots:
+            g = p.grad
+            if g is None:
+                buf[start:end] = 0  # a parameter unused here may be used on another rank
+            elif isinstance(g, RowSparseGrad):
+                raise DistributedError(None, f"DataParallel: {tuple(p.shape)} parameter has a "
+                                             f"row-sparse gradient (Embedding(sparse=True)); "
+                                             f"use a dense embedding for data-parallel training")
+            else:
+                buf[start:end] = g.numpy().reshape(-1)
+
+    def unpack(self, scale: float) -> None:
+        buf = self.buffer
+        buf *= scale
+        for p, start, end in self.slots:
+            value = buf[start:end].reshape(p.shape)
+            g = p.grad
+            if g is None:
+                p.grad = Tensor(value.copy(), device=p.device)
+            elif p.device == _device.CPU:
+                np.copyto(g.numpy(), value)  # the gradient's own memory on the CPU
+            else:
+                be = _device.backend(p.device)
+                be.assign_(g._data, be.asarray(value))
+
+
+class DataParallel(Layer):
+    """Wrap ``layer`` for data-parallel training on the current group (``init_parallel_env``).
+
+    The wrapper shares the layer's parameters, buffers and sub-layers under the same names,
+    so checkpoints, histogram tags and ``state_dict`` are those of the plain layer.
+    ``bucket_size_mb`` bounds each all-reduce's buffer (smaller: more, earlier reductions)."""
+
+    def __init__(self, layer: Layer, comm: Communicator | None = None,
+                 bucket_size_mb: float = 4.0) -> None:
+        if not isinstance(layer, Layer):
+            raise TypeError(f"DataParallel wraps a vf.nn.Layer, got {type(layer).__name__}")
+        if isinstance(layer, DataParallel):
+            raise TypeError("DataParallel: the layer is already wrapped")
+        super().__init__()
+        for name in ("_parameters", "_buffers", "_non_persistent", "_sub_layers"):
+            object.__setattr__(self, name, getattr(layer, name))
+        object.__setattr__(self, "_layers", layer)
+        object.__setattr__(self, "comm", comm if comm is not None else communicator())
+        check_same_everywhere(self.comm, "the model", model_signature(layer),
+                              _signature_difference)
+        self._broadcast_state()
+        object.__setattr__(self, "_buckets", self._make_buckets(bucket_size_mb))
+        _live.add(self)
+
+    def _broadcast_state(self) -> None:
+        """Rank 0's parameters and buffers on every rank (one broadcast per dtype)."""
+        if self.comm.world_size == 1:
+            return
+        by_dtype: dict[str, list[Tensor]] = {}
+        for t in self._layers.state_dict().values():
+            by_dtype.setdefault(str(t.dtype), []).append(t)
+        for tensors in by_dtype.values():
+            flat = np.concatenate([t.numpy().reshape(-1) for t in tensors])
+            self.comm.broadcast(flat, src=0)
+            start = 0
+            for t in tensors:
+                n = t.numel()
+                be = _device.backend(t.device)
+                be.assign_(t._data, be.asarray(flat[start:start + n].reshape(t.shape)))
+                start += n
+
+    def _make_buckets(self, bucket_size_mb: float) -> list[_Bucket]:
+        limit = max(1, int(bucket_size_mb * 2**20))
+        buckets: list[_Bucket] = []
+        group: list[Tensor] = []
+        size = 0
+        params = [p for p in self._layers.parameters() if p.requires_grad]
+        for p in reversed(params):  # backward produces the last layers' gradients first
+            nbytes = p.numel() * np.dtype(p.dtype).itemsize
+            if group and (size + nbytes > limit or p.dtype != group[0].dtype):
+                buckets.append(_Bucket(group, np.dtype(group[0].dtype)))
+                group, size = [], 0
+            group.append(p)
+            size += nbytes
+        if group:
+            buckets.append(_Bucket(group, np.dtype(group[0].dtype)))
+        return buckets
+
+    @property
+    def num_buckets(self) -> int:
+        return len(self._buckets)
+
+    def sync_gradients(self) -> None:
+        """Average every parameter's gradient over the ranks (in place)."""
+        world = self.comm.world_size
+        if world == 1:
+            return
+        pending = []
+        for bucket in self._buckets:
+            bucket.pack()
+            pending.append(self.comm.allreduce(bucket.buffer, async_op=True))
+        for bucket, work in zip(self._buckets, pending):
+            work.wait()
+            bucket.unpack(1.0 / world)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._layers(*args, **kwargs)
+
+    def train(self, mode: bool = True) -> Layer:
+        super().train(mode)
+        self._layers.train(mode)
+        return self
+
+
+def sync_all(params: list[Tensor]) -> None:
+    """``sync_gradients`` of each live DataParallel that holds any of ``params``."""
+    ids = {id(p) for p in params}
+    for dp in list(_live):
+        if any(id(p) in ids for p in dp._layers.parameters()):
+            dp.sync_gradients()

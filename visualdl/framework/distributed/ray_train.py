@@ -1,0 +1,154 @@
+"""Elastic data-parallel training on Ray Train (``visualdl[distributed]``).
+
+    from visualdl.framework.distributed.ray_train import fit_on_ray
+
+    def train(config):                    # runs in every worker
+        model = build_model()
+        model.fit(train_set, eval_set, epochs=5, batch_size=32, distributed=True,
+                  callbacks=[vf.callbacks.VisualDL("runs/dp")])
+
+    fit_on_ray(train, num_workers=(1, 2), storage_path="/tmp/ray_results", name="digits")
+
+Ray Train (V2) runs ``train`` in ``num_workers`` actors and sets up the torch.distributed
+gloo group in each, which ``init_parallel_env`` reuses. With ``num_workers=(min, max)`` the
+group is elastic: when a worker dies Ray Train tears the group down and starts a new one
+with as many workers as the cluster can hold now (at least ``min``; up to ``max_failures``
+times), and while it runs it grows again, at the next resize check
+(``resize_interval_s``), when resources come back. Every new group resumes from the last
+checkpoint reported through ``ray.train.report``: ``ElasticCheckpoint`` (added by
+``fit(distributed=True)`` inside ``fit_on_ray``) reports one every ``checkpoint_every``
+steps and at each epoch's end, and loads it on start -- model, optimizer, epoch and the
+sample offset in the epoch, so at most the steps since that checkpoint are redone, whatever
+the new world size.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..callbacks.base import Callback
+from .env import get_rank, get_world_size
+from .resume import load_training_state, save_training_state
+
+_options: dict | None = None  # set in each worker by _entry: fit_on_ray's settings
+
+
+def options() -> dict | None:
+    """fit_on_ray's settings inside one of its workers; None elsewhere."""
+    return _options
+
+
+def _entry(config: dict) -> None:
+    """What each Ray Train worker runs: our settings, one thread, then the user's function."""
+    global _options
+    _options = dict(config["visualdl"])
+    from .. import threads
+
+    threads.set_num_threads(_options["threads_per_worker"])
+    config["fn"](config["config"])
+
+
+def fit_on_ray(train_fn: Callable[[dict], Any], config: dict | None = None, *,
+               num_workers: int | tuple[int, int] = 2, max_failures: int = 3,
+               storage_path: str, name: str, checkpoint_every: int = 20,
+               resize_interval_s: float = 10.0, timeout_s: float = 120.0,
+               threads_per_worker: int = 1) -> Any:
+    """Run ``train_fn(config)`` on Ray Train workers; returns Ray's ``Result``.
+
+    ``num_workers``: an int, or ``(min, max)`` for an elastic group. ``max_failures``: how
+    many worker failures to recover from (-1: no limit). ``timeout_s``: the collectives'
+    timeout (a hung peer ends the group, which Ray then restarts). Needs a Ray cluster
+    (``ray.init`` first for a local one)."""
+    try:
+        from ray.train import FailureConfig, RunConfig, ScalingConfig
+        from ray.train.torch import TorchConfig, TorchTrainer
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError("fit_on_ray needs Ray Train and PyTorch: pip install "
+                                  "'visualdl[distributed]'", name=exc.name) from exc
+    if checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    settings = {"checkpoint_every": int(checkpoint_every), "timeout_s": float(timeout_s),
+                "threads_per_worker": int(threads_per_worker),
+                "storage": os.path.join(os.path.abspath(storage_path), name)}
+    trainer = TorchTrainer(
+        _entry,
+        train_loop_config={"fn": train_fn, "config": dict(config or {}), "visualdl": settings},
+        scaling_config=ScalingConfig(num_workers=num_workers,
+                                     elastic_resize_monitor_interval_s=resize_interval_s),
+        run_config=RunConfig(name=name, storage_path=os.path.abspath(storage_path),
+                             failure_config=FailureConfig(max_failures=max_failures)),
+        torch_config=TorchConfig(backend="gloo", timeout_s=int(max(1, timeout_s))),
+    )
+    return trainer.fit()
+
+
+class ElasticCheckpoint(Callback):
+    """Resume from Ray's last checkpoint on start; report one every ``checkpoint_every``
+    steps and at each epoch's end (rank 0 saves it; every rank reports, as Ray asks)."""
+
+    def __init__(self) -> None:
+        opts = options() or {}
+        self.every = int(opts.get("checkpoint_every", 20))
+        self.storage = opts.get("storage", "")
+        self.step = 0  # train steps done, counted across epochs and restarts
+        self.epoch = 0
+        self.samples = 0  # samples of the current epoch done (all ranks together)
+        self.restart = 0
+
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        import ray.train
+
+        checkpoint = ray.train.get_checkpoint()
+        if checkpoint is None:
+            return
+        with checkpoint.as_directory() as directory:
+            state = load_training_state(self.model, directory)
+        self.step, self.epoch, self.samples = state["step"], state["epoch"], state["samples"]
+        self.restart = state["restart"] + 1
+        sampler = getattr(self.model.train_loader, "batch_sampler", None)
+        if sampler is not None:
+            sampler.set_epoch(self.epoch, self.samples)
+        self.model.start_epoch = self.epoch
+        self.model.resumed = {"step": self.step, "restart": self.restart,
+                              "world_size": get_world_size()}
+
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        if epoch != self.epoch:
+            self.epoch, self.samples = epoch, 0
+
+    def on_train_batch_end(self, step: int, logs: dict | None = None) -> None:
+        self.step += 1
+        self.samples += int((logs or {}).get("batch_size", 0)) * get_world_size()
+        if self.step % self.every == 0:
+            self._report(logs or {})
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        self.epoch, self.samples = epoch + 1, 0
+        self._report(logs or {})
+
+    def _report(self, logs: dict) -> None:
+        import ray.train
+
+        metrics = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float))}
+        metrics.update(step=self.step, epoch=self.epoch, world_size=get_world_size(),
+                       restart=self.restart, time=time.time())
+        name = f"checkpoint_{self.step:08d}"
+        if get_rank() != 0:
+            ray.train.report(metrics, checkpoint=None, checkpoint_dir_name=name)
+            return
+        directory = tempfile.mkdtemp(prefix="visualdl-ckpt-")
+        try:
+            save_training_state(self.model, directory, {
+                "step": self.step, "epoch": self.epoch, "samples": self.samples,
+                "restart": self.restart})
+            ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory),
+                             checkpoint_dir_name=name)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        self.model.checkpoints.append({"path": os.path.join(self.storage, name),
+                                       "step": self.step})
