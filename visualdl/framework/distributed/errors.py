@@ -11,5 +11,5 @@ class DistributedError(RuntimeError):
     """A fault of a distributed job; ``rank`` is the worker it concerns (None: the job)."""
 
     def __init__(self, rank: int | None, message: str) -> None:
-        self.rank = rank
+        self.rank, self.detail = rank, message
         super().__init__(message if rank is None else f"rank {rank}: {message}")

@@ -36,7 +36,12 @@ def _child(fn: Callable[..., Any], args: tuple, rank: int, results: Any) -> None
     try:
         value = fn(*args)
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
-        results.put((rank, False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+        if isinstance(exc, DistributedError):  # it names its rank already (maybe another)
+            about = rank if exc.rank is None else exc.rank
+            results.put((rank, False, (about, f"{exc.detail}\n{traceback.format_exc()}")))
+        else:
+            results.put((rank, False, (rank, f"failed: {type(exc).__name__}: {exc}\n"
+                                             f"{traceback.format_exc()}")))
         raise SystemExit(1) from None
     results.put((rank, True, value))
 
@@ -85,7 +90,7 @@ def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 2,
 def _collect(procs: list, results: Any, timeout_s: float | None) -> list[Any]:
     """Results in rank order; on a failure end the others and raise the root cause."""
     values: dict[int, Any] = {}
-    failed: dict[int, str] = {}
+    failed: dict[int, tuple[int, str]] = {}
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     try:
         while len(values) < len(procs) and not failed:
@@ -94,11 +99,11 @@ def _collect(procs: list, results: Any, timeout_s: float | None) -> list[Any]:
                 if rank not in values and p.exitcode is not None:
                     _drain(results, values, failed)
                     if rank not in values and rank not in failed:
-                        failed[rank] = f"worker {_why(p.exitcode)}"
+                        failed[rank] = (rank, f"worker {_why(p.exitcode)}")
             if deadline is not None and time.monotonic() > deadline and not failed:
                 for r in range(len(procs)):
                     if r not in values:
-                        failed[r] = f"still running after the job's timeout_s={timeout_s:g} s"
+                        failed[r] = (r, f"still running after the job's timeout_s={timeout_s:g} s")
             time.sleep(0.01)
         if failed:  # the peers of a dead rank fail too, soon after: let them say so
             settle = time.monotonic() + 1.0
@@ -120,20 +125,21 @@ def _collect(procs: list, results: Any, timeout_s: float | None) -> list[Any]:
             raise _root_cause(failed)
 
 
-def _drain(results: Any, values: dict[int, Any], failed: dict[int, str]) -> None:
+def _drain(results: Any, values: dict[int, Any], failed: dict[int, tuple[int, str]]) -> None:
     while not results.empty():
         rank, ok, value = results.get()
         if ok:
             values[rank] = value
         else:
-            failed[rank] = f"failed: {value}"
+            failed[rank] = value  # (the rank it is about, what happened)
 
 
-def _root_cause(failed: dict[int, str]) -> DistributedError:
+def _root_cause(failed: dict[int, tuple[int, str]]) -> DistributedError:
     """The failure that started it: a rank that did not merely lose its peers."""
-    lost = [r for r, why in failed.items() if "left or did not answer" in why]
+    lost = [r for r, (_, why) in failed.items() if "left or did not answer" in why]
     first = next((r for r in sorted(failed) if r not in lost), min(failed))
     others = [f"rank {r} then lost its peers" for r in sorted(lost) if r != first]
     tail = f" ({'; '.join(others)})" if others else ""
-    head, _, detail = failed[first].partition("\n")
-    return DistributedError(first, head + tail + ("\n" + detail if detail else ""))
+    about, why = failed[first]
+    head, _, detail = why.partition("\n")
+    return DistributedError(about, head + tail + ("\n" + detail if detail else ""))

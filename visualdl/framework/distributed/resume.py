@@ -9,6 +9,7 @@ import json
 import os
 from typing import Any
 
+from ..serialization import load as _load
 from .env import get_rank
 from .errors import DistributedError
 
@@ -34,9 +35,20 @@ def load_training_state(model: Any, directory: str) -> dict[str, int]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DistributedError(get_rank(), f"checkpoint {directory} is not a visualdl "
                                            f"training checkpoint ({exc})") from exc
+    path = os.path.join(directory, MODEL_NAME)
     try:
-        model.load(os.path.join(directory, MODEL_NAME))
-    except (KeyError, ValueError, IndexError) as exc:
+        saved = _load(path + ".vfparams")
+    except (OSError, ValueError, KeyError) as exc:
+        raise DistributedError(get_rank(), f"checkpoint {directory} has no readable model "
+                                           f"({exc})") from exc
+    own = model.network.state_dict()
+    wrong = [f"{name} {tuple(saved[name].shape)} where the model has {tuple(t.shape)}"
+             for name, t in own.items() if name in saved and tuple(saved[name].shape) != t.shape]
+    missing = [name for name in own if name not in saved]
+    extra = [name for name in saved if name not in own]
+    if wrong or missing or extra:  # checked before anything is loaded: the model is intact
         raise DistributedError(get_rank(), f"checkpoint {directory} was saved from another "
-                                           f"model: {exc}") from exc
+                                           f"model: shapes {wrong[:3]}, missing {missing[:3]}, "
+                                           f"unexpected {extra[:3]}")
+    model.load(path)
     return state

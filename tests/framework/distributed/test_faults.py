@@ -1,0 +1,90 @@
+"""Bad input and faults of a distributed job: a clear DistributedError naming the rank and
+the problem, and no rank left waiting (every test here returns; timeouts are short)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from tests.framework.distributed import workers
+from visualdl.framework.distributed import DistributedError, spawn
+from visualdl.framework.distributed.launch import free_port
+from visualdl.framework.distributed.resume import load_training_state, save_training_state
+
+pytestmark = pytest.mark.torch
+SHORT = {"VISUALDL_DIST_TIMEOUT": "10"}
+
+
+def test_ranks_with_different_models_fail_naming_the_rank():
+    with pytest.raises(DistributedError) as err:
+        spawn(workers.train_per_rank, args=([16, 12], [96, 96]), nprocs=2, env=SHORT,
+              timeout_s=120)
+    assert err.value.rank == 1
+    message = str(err.value)
+    assert message.startswith("rank 1: the model differs from rank 0's")
+    assert "'0.weight' is (12, 12)" in message and "(16, 12)" in message
+
+
+def test_ranks_with_different_data_sizes_fail_naming_the_rank():
+    with pytest.raises(DistributedError) as err:
+        spawn(workers.train_per_rank, args=([16, 16], [96, 90]), nprocs=2, env=SHORT,
+              timeout_s=120)
+    assert err.value.rank == 1
+    message = str(err.value)
+    assert message.startswith("rank 1: the training data (samples, batch_size) differs")
+    assert "(90, 8) where rank 0 has (96, 8)" in message
+
+
+def test_a_worker_killed_mid_training_ends_the_job_naming_it():
+    start = time.monotonic()
+    with pytest.raises(DistributedError) as err:
+        spawn(workers.die_at_step, args=(1, 3), nprocs=2, env=SHORT, timeout_s=120)
+    assert err.value.rank == 1
+    assert str(err.value) == "rank 1: worker was killed by SIGKILL (rank 0 then lost its peers)"
+    assert time.monotonic() - start < 120  # the job ended: rank 0 was not left waiting
+
+
+def _connect_alone(rank: int, port: int):
+    from visualdl.framework.distributed.gloo import connect
+
+    return connect(rank, 2, "127.0.0.1", port, timeout_s=2)
+
+
+def test_rank_0_alone_names_the_rank_that_never_joined():
+    with pytest.raises(DistributedError) as err:
+        _connect_alone(0, free_port())
+    assert str(err.value).startswith("rank 0: rank 1 of 2 did not join the rendezvous")
+    assert "within 2 s" in str(err.value)
+
+
+def test_a_rank_that_cannot_reach_rank_0_says_so():
+    port = free_port()  # nobody serves it
+    with pytest.raises(DistributedError) as err:
+        _connect_alone(1, port)
+    assert str(err.value).startswith(f"rank 1: could not reach rank 0's rendezvous at "
+                                     f"127.0.0.1:{port} within 2 s")
+
+
+def test_a_checkpoint_from_another_model_is_refused(tmp_path):
+    other = workers.make_model(hidden=8)
+    save_training_state(other, str(tmp_path), {"step": 5, "epoch": 0, "samples": 40,
+                                               "restart": 0})
+    model = workers.make_model(hidden=16)
+    before = model.network.parameters()[0].numpy().copy()
+    with pytest.raises(DistributedError) as err:
+        load_training_state(model, str(tmp_path))
+    message = str(err.value)
+    assert message.startswith(f"rank 0: checkpoint {tmp_path} was saved from another model")
+    assert "0.weight (8, 12) where the model has (16, 12)" in message
+    np.testing.assert_array_equal(model.network.parameters()[0].numpy(), before)
+
+
+def test_a_folder_that_is_no_training_checkpoint_is_refused(tmp_path):
+    (tmp_path / "visualdl_state.json").write_text("{\"step\": 1}")
+    with pytest.raises(DistributedError) as err:
+        load_training_state(workers.make_model(), str(tmp_path))
+    assert "is not a visualdl training checkpoint" in str(err.value)
+    assert os.path.isdir(tmp_path)
