@@ -80,3 +80,61 @@ def die_at_step(victim: int, step: int) -> None:
 
     model.fit(toy_data(), batch_size=4, epochs=3, verbose=0, callbacks=[Die()],
               distributed=True)
+
+
+def digits(test_fraction: float = 0.25) -> tuple[np.ndarray, ...]:
+    """scikit-learn's bundled 8x8 digits as (x_train, y_train, x_test, y_test), flattened."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    x, y = (d.data / 16.0).astype(np.float32), d.target.astype(np.int64)
+    order = np.random.default_rng(0).permutation(len(y))
+    cut = int(len(y) * (1 - test_fraction))
+    return x[order[:cut]], y[order[:cut]], x[order[cut:]], y[order[cut:]]
+
+
+def ray_digits(config: dict) -> None:
+    """One Ray Train worker's training (fit_on_ray's train_fn): an MLP on the digits.
+
+    Writes, for the test to watch, ``<dir>/progress/<pid>`` = "rank step world_size" after
+    every step and, on rank 0 at the end, ``<dir>/result.json`` with the test accuracy."""
+    import json
+
+    import visualdl.framework as vf
+    from visualdl.framework import nn
+    from visualdl.framework.distributed import get_rank, get_world_size
+
+    folder = config["dir"]
+    os.makedirs(os.path.join(folder, "progress"), exist_ok=True)
+    mine = os.path.join(folder, "progress", str(os.getpid()))
+
+    class Progress(vf.callbacks.Callback):
+        step = 0
+
+        def on_train_begin(self, logs=None):
+            self.step = (self.model.resumed or {}).get("step", 0)
+
+        def on_train_batch_end(self, step, logs=None):
+            self.step += 1
+            with open(mine, "w") as f:
+                f.write(f"{get_rank()} {self.step} {get_world_size()}")
+            if config.get("step_delay") and self.step <= 22 * config.get("slow_epochs", 99):
+                import time
+
+                time.sleep(config["step_delay"])  # time for the test to act mid-epoch
+
+    x, y, xt, yt = digits()
+    vf.seed(0)
+    net = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+    model = vf.Model(net)
+    model.prepare(vf.optim.Adam(net.parameters(), config.get("lr", 1e-2)), vf.nn.CrossEntropyLoss(),
+                  vf.metric.Accuracy())
+    callbacks = [Progress()]
+    if config.get("logdir"):
+        callbacks.append(vf.callbacks.VisualDL(config["logdir"], log_graph=False))
+    result = model.fit((x, y), (xt, yt), batch_size=32, epochs=config["epochs"], verbose=0,
+                       callbacks=callbacks, distributed=True)
+    if get_rank() == 0:
+        with open(os.path.join(folder, "result.json"), "w") as f:
+            json.dump({"acc": result["acc"], "resumed": model.resumed,
+                       "checkpoints": model.checkpoints}, f)

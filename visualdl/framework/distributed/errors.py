@@ -13,3 +13,6 @@ class DistributedError(RuntimeError):
     def __init__(self, rank: int | None, message: str) -> None:
         self.rank, self.detail = rank, message
         super().__init__(message if rank is None else f"rank {rank}: {message}")
+
+    def __reduce__(self) -> tuple:  # pickled across processes (spawn, Ray) as it was made
+        return (DistributedError, (self.rank, self.detail))

@@ -21,7 +21,7 @@ from typing import Any
 
 from .errors import DistributedError
 
-_THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                      "MKL_NUM_THREADS")
 
 
@@ -75,7 +75,7 @@ def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 2,
             os.environ.update({"RANK": str(rank), "LOCAL_RANK": str(rank),
                                "WORLD_SIZE": str(nprocs), "MASTER_ADDR": "127.0.0.1",
                                "MASTER_PORT": str(port)})
-            os.environ.update({v: str(threads_per_worker) for v in _THREAD_VARIABLES})
+            os.environ.update({v: str(threads_per_worker) for v in THREAD_VARIABLES})
             os.environ.update(env or {})
             p = ctx.Process(target=_child, args=(fn, args, rank, results),
                             name=f"visualdl-rank{rank}", daemon=True)

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..callbacks.base import Callback
 from .env import get_rank, get_world_size
+from .launch import THREAD_VARIABLES as _THREAD_VARIABLES
 from .resume import load_training_state, save_training_state
 
 _options: dict | None = None  # set in each worker by _entry: fit_on_ray's settings
@@ -51,6 +52,31 @@ def _entry(config: dict) -> None:
 
     threads.set_num_threads(_options["threads_per_worker"])
     config["fn"](config["config"])
+
+
+def start_local_cluster(num_cpus: int = 2, threads_per_worker: int = 1,
+                        pythonpath: list[str] | None = None) -> Any:
+    """Start a Ray cluster on this machine, on the loopback address only (127.0.0.1: Ray
+    otherwise announces the machine's network address), without the dashboard.
+
+    Workers inherit this process's environment (no runtime_env to set up): one thread each,
+    and ``pythonpath`` prepended to ``PYTHONPATH`` so they import what the driver does.
+    Call ``ray.shutdown()`` when done."""
+    # Ray's switch for single-machine clusters (its default on macOS and Windows): the node
+    # then takes the loopback address. Read by ray's processes at import, from the
+    # environment they inherit; set on the already imported module too, for this process.
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    for variable in _THREAD_VARIABLES:
+        os.environ[variable] = str(threads_per_worker)
+    if pythonpath:
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            list(pythonpath) + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    import ray
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    return ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+                    _node_ip_address="127.0.0.1")
 
 
 def fit_on_ray(train_fn: Callable[[dict], Any], config: dict | None = None, *,
