@@ -3,4 +3,4 @@ engine reports and the step, listed per run (``/api/ranks``, the run's checkpoin
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind("checkpoint", __name__, message="checkpoint", parts=("write", "read"))
+KIND = Kind("checkpoint", __name__, message="checkpoint")

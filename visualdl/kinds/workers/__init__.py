@@ -6,4 +6,4 @@ host, pid), written first in its own file, and the elastic restarts and resizes
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind("workers", __name__, message="worker", parts=("write", "read"))
+KIND = Kind("workers", __name__, message="worker")
