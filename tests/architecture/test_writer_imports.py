@@ -49,6 +49,8 @@ with LogWriter(logdir=logdir + "/run") as w:
     w.add_profile("worker0", {"traceEvents": [{"ph": "X", "name": "op", "ts": 0, "dur": 1}]}, 0)
     w.add_table("tab", {"n": [1, 2], "img": [np.zeros((2, 2), np.uint8)] * 2}, 0)
     w.add_tensor("ten", np.arange(3), 0)
+    w.add_checkpoint("ckpt/step0", 0)
+    w.add_resize(1, 0, 1)
     w.add_graph(model(), tag="proto")
     w.add_graph(model().SerializeToString(), tag="bytes")
     w.add_graph(path, tag="path")

@@ -76,6 +76,8 @@ def _smoke_calls(tmp_path) -> dict[str, Callable[[SummaryWriter], Any]]:
         "add_tensor": lambda w: w.add_tensor("tensor", np.arange(3.0), 1),
         "add_table": lambda w: w.add_table("table", {"a": [1, 2]}, 1),  # ours, not torch's
         "add_config": lambda w: w.add_config({"model": {"depth": 2}}),  # ours, not torch's
+        "add_checkpoint": lambda w: w.add_checkpoint("ckpt/1", 1),  # ours, not torch's
+        "add_resize": lambda w: w.add_resize(1, 1, 1),  # ours, not torch's
     }
 
 

@@ -139,4 +139,6 @@ def write_kinds(root: Path) -> Path:
             w.add_tensor("weights", np.arange(6, dtype=np.float32).reshape(2, 3), 0)
             w.add_video("clip", np.full((2, 4, 4, 3), 100, np.uint8), 0)
             w.add_mesh("cloud", np.eye(3), 0, faces=[[0, 1, 2]])
+            w.add_checkpoint(f"ckpt/{run}/step{CURVE_STEPS - 1}", CURVE_STEPS - 1)
+            w.add_resize(1, CURVE_STEPS // 2, 1)
     return root

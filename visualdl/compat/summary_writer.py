@@ -93,13 +93,16 @@ class SummaryWriter:
     ...     writer.add_scalar("train/loss", 0.25, global_step=1)
 
     ``system_metrics`` goes to ``LogWriter`` (seconds between samples of the machine's
-    state, or False); only the main run samples, not add_scalars' runs.
+    state, or False); only the main run samples, not add_scalars' runs. ``rank`` and
+    ``world_size`` go to every ``LogWriter`` it opens (a worker of a data-parallel run; see
+    ``LogWriter``), and ``add_resize``/``add_checkpoint`` to the main run's.
     """
 
     def __init__(
         self, log_dir: Any = None, comment: str = "", purge_step: Any = None,
         max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = "",
-        *, system_metrics: float | bool = 10,
+        *, system_metrics: float | bool = 10, rank: int | None = None,
+        world_size: int | None = None,
     ) -> None:
         if not log_dir:
             log_dir = default_log_dir(comment)
@@ -108,6 +111,7 @@ class SummaryWriter:
         self.max_queue = max_queue
         self.flush_secs = flush_secs
         self.filename_suffix = filename_suffix
+        self._rank = {"rank": rank, "world_size": world_size}
         if purge_step is not None:
             warnings.warn(
                 "visualdl SummaryWriter: purge_step is ignored; events after it are kept "
@@ -124,11 +128,21 @@ class SummaryWriter:
             queue = max(queue, _LOGWRITER_QUEUE)  # else LogWriter names the bad value
         return LogWriter(logdir=log_dir, max_queue=queue,
                          flush_secs=self.flush_secs, filename_suffix=self.filename_suffix,
-                         system_metrics=system_metrics)
+                         system_metrics=system_metrics, **self._rank)
 
     def get_logdir(self) -> str:
         """The directory this writer writes to."""
         return self.log_dir
+
+    # -- a data-parallel run ---------------------------------------------------------
+    def add_resize(self, world_size: int, global_step: Any, restart: int,
+                   walltime: Any = None) -> None:
+        """An elastic restart or resize (see ``LogWriter.add_resize``)."""
+        self._writer.add_resize(world_size, _step(global_step), restart, walltime)
+
+    def add_checkpoint(self, path: Any, global_step: Any, walltime: Any = None) -> None:
+        """A checkpoint saved at ``global_step`` (see ``LogWriter.add_checkpoint``)."""
+        self._writer.add_checkpoint(path, _step(global_step), walltime)
 
     # -- scalars -------------------------------------------------------------------
     def add_scalar(

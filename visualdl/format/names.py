@@ -1,7 +1,8 @@
 """How record files and object-storage segments are named: the one place the writer, the
 reader, run discovery and the storage listing learn it from.
 
-A record file is ``vdlrecords.<unix seconds>.<host>.<pid>[suffix].log``; in object storage a
+A record file is ``vdlrecords.<unix seconds>.<host>.<pid>[.rank<N>][suffix].log`` (a worker of
+a data-parallel run names its rank, so that each rank's file is its own); in object storage a
 writer's records are a stream of immutable segments,
 ``vdlrecords.<start ns>.<host>.<pid>.<uuid8>[suffix].seg<NNNNNN>``, read in segment order.
 """
@@ -14,8 +15,8 @@ import socket
 import time
 import uuid
 
-__all__ = ["RECORD_MARK", "SEGMENT_RE", "segment_key", "segment_name", "record_file_name",
-           "stream_name"]
+__all__ = ["RECORD_MARK", "SEGMENT_RE", "rank_suffix", "segment_key", "segment_name",
+           "record_file_name", "stream_name"]
 
 #: The part of a file name that marks one of our record files (VisualDL 2.x uses it too).
 RECORD_MARK = "vdlrecords"
@@ -32,6 +33,11 @@ def segment_key(name: str) -> tuple[str, int] | None:
 def segment_name(stream: str, n: int) -> str:
     """The name (or URL) of segment ``n`` of ``stream``."""
     return f"{stream}.seg{n:06d}"
+
+
+def rank_suffix(rank: int) -> str:
+    """The part of a ranked writer's file name that names its rank."""
+    return f".rank{rank}"
 
 
 def _host() -> str:

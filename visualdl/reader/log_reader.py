@@ -425,22 +425,32 @@ class LogReader:
         with self._lock:
             return self._store(run).tags()
 
-    def scalars(self, run: str, tag: str) -> Scalars:
-        """All points of a scalar tag: (steps, wall_times, values) as read-only arrays."""
+    def scalars(self, run: str, tag: str, rank: int | None = None) -> Scalars:
+        """All points of a scalar tag: (steps, wall_times, values) as read-only arrays.
+        In a data-parallel run, those of one ``rank`` (by default rank 0's, with those of
+        files that name no rank): ranks are never merged (see :meth:`ranks`)."""
         with self._lock:
             store = self._store(run)
             if tag not in store.scalars:
                 raise KeyError(f"run {run!r} has no scalar tag {tag!r}")
-            return store.scalar_view(tag)
+            return store.scalar_view(tag, rank)
 
-    def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
-        """(points, first wall time, last wall time, last value) of a scalar tag, None when
-        it has no points; cheaper than :meth:`scalars` (nothing is copied)."""
+    def scalar_ends(self, run: str, tag: str, rank: int | None = None,
+                    ) -> tuple[int, float, float, float] | None:
+        """(points, first wall time, last wall time, last value) of a scalar tag (of one
+        ``rank``, as for :meth:`scalars`), None when it has no points; cheaper than
+        :meth:`scalars` (nothing is copied)."""
         with self._lock:
             store = self._store(run)
             if tag not in store.scalars:
                 raise KeyError(f"run {run!r} has no scalar tag {tag!r}")
-            return store.scalar_ends(tag)
+            return store.scalar_ends(tag, rank)
+
+    def ranks(self, run: str) -> list[int]:
+        """The ranks of a data-parallel run whose files are read, from their ``Worker``
+        records; [] for a run of one process."""
+        with self._lock:
+            return self._store(run).ranks()
 
     # Shorthands for the built-in kinds, as users of other readers expect them; every kind,
     # a plugin's too, is read with events(run, kind, tag).

@@ -87,7 +87,7 @@ class _Series:
         if self.spilled is not None:
             return self.spilled.view()
         if not self.chunks:
-            return Scalars(*(readonly(np.empty(0, t)) for t in (np.int64, np.float64, np.float64)))
+            return _empty()
         if len(self.chunks) > 1 or self.chunks[0][3] is not None or \
                 self.chunks[0][0].dtype != np.int64 or self.chunks[0][2].dtype != np.float64:
             self.chunks = [_join(self.chunks)]
@@ -123,6 +123,22 @@ def _join(chunks: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, None]:
     return steps, walls, values, None
 
 
+def _empty() -> Scalars:
+    return Scalars(*(readonly(np.empty(0, t)) for t in (np.int64, np.float64, np.float64)))
+
+
+def _merge(views: list[Scalars]) -> Scalars:
+    """Several files' series of one tag as one, in wall-time order (stable: a file's own
+    order is kept on ties)."""
+    walls = np.concatenate([v.wall_times for v in views])
+    order = np.argsort(walls, kind="stable")
+    return Scalars(
+        readonly(np.concatenate([v.steps for v in views])[order]),
+        readonly(walls[order]),
+        readonly(np.concatenate([v.values for v in views])[order]),
+    )
+
+
 class _Events:
     """A list of events per tag; merged in wall-time order when several files feed it.
     ``listed``: some event is more than a declaration (an hparams experiment, which only
@@ -151,12 +167,21 @@ class _Events:
 
 
 class RunStore:
+    """One run's data. Series are kept per file (``scalars[tag][file_id]``) and merged when
+    read: a run of one process has its files merged into one series per tag. In a
+    data-parallel run each rank writes files of its own, each starting with a ``Worker``
+    record (``file_ranks``): a tag's series is then the merge of one rank's files only, rank
+    0 (with any file that names no rank) by default, so that ranks never mix."""
+
     def __init__(self) -> None:
         self.scalars: dict[str, dict[int, _Series]] = {}
         self.events: dict[str, dict[str, _Events]] = {}
         self._merged: dict[str, tuple[int, Scalars]] = {}
         #: file id -> the offset of its last close marker (its writer was closed)
         self.closed: dict[int, int] = {}
+        #: file id -> the rank its Worker record names (files of a data-parallel run only)
+        self.file_ranks: dict[int, int] = {}
+        self._rank_merged: dict[tuple[str, int], tuple[int, Scalars]] = {}
 
     # -- adding -------------------------------------------------------------------
     def add_entry(self, entry: Entry | DecodedSeries | CompactSeries, file_id: int, path: str,
@@ -179,6 +204,10 @@ class RunStore:
         if field == "close":  # the file's close marker: not a kind's data
             self.closed[file_id] = max(offset, self.closed.get(file_id, -1))
             return
+        if field == "worker" and file_id not in self.file_ranks:  # the file's rank
+            self.file_ranks[file_id] = entry.worker.rank
+            self._merged.clear()  # a merge made before may have mixed this file in
+            self._rank_merged.clear()
         msg = getattr(entry, field)
         unit = registry.by_message(field)
         if unit is None:  # a plugin entry; one whose kind is not installed is skipped
@@ -265,37 +294,61 @@ class RunStore:
                 out[kind] = tags
         return out
 
-    def scalar_view(self, tag: str) -> Scalars:
+    def ranks(self) -> list[int]:
+        """The ranks whose files this run holds; [] for a run of one process."""
+        return sorted(set(self.file_ranks.values()))
+
+    def _files_of(self, tag: str, rank: int | None) -> dict[int, _Series]:
+        """The per-file series of ``tag`` that make up one rank's series (``rank`` None:
+        the default one, rank 0 and files that name no rank). KeyError for a rank the run
+        does not have."""
         per_file = self.scalars[tag]
+        if not self.file_ranks:  # one process: every file (rank 0 is the run itself)
+            if rank:
+                raise KeyError(f"the run has no rank {rank} (it has no ranked files)")
+            return per_file
+        want = rank or 0
+        if rank and rank not in self.file_ranks.values():
+            raise KeyError(f"the run has no rank {rank}; its ranks: {self.ranks()}")
+        ranks = self.file_ranks
+        return {fid: s for fid, s in per_file.items() if ranks.get(fid, 0) == want}
+
+    def scalar_view(self, tag: str, rank: int | None = None) -> Scalars:
+        """The series of ``tag`` (of one rank: see :meth:`_files_of`), the files it
+        came from merged in wall-time order."""
+        if rank is None and not self.file_ranks:  # the single-process path, as it was
+            per_file = self.scalars[tag]
+            cache: dict = self._merged
+            key: Any = tag
+        else:
+            per_file = self._files_of(tag, rank)
+            cache, key = self._rank_merged, (tag, rank or 0)
         if len(per_file) == 1:
             return next(iter(per_file.values())).view()
+        if not per_file:
+            return _empty()
         total = sum(s.n for s in per_file.values())
-        cached = self._merged.get(tag)
+        cached = cache.get(key)
         if cached is not None and cached[0] == total:
             return cached[1]
-        views = [s.view() for s in per_file.values()]
-        walls = np.concatenate([v.wall_times for v in views])
-        order = np.argsort(walls, kind="stable")
-        merged = Scalars(
-            readonly(np.concatenate([v.steps for v in views])[order]),
-            readonly(walls[order]),
-            readonly(np.concatenate([v.values for v in views])[order]),
-        )
-        self._merged[tag] = (total, merged)
+        merged = _merge([s.view() for s in per_file.values()])
+        cache[key] = (total, merged)
         return merged
 
-    def scalar_ends(self, tag: str) -> tuple[int, float, float, float] | None:
+    def scalar_ends(self, tag: str, rank: int | None = None,
+                    ) -> tuple[int, float, float, float] | None:
         """(points, first wall time, last wall time, last value) of a series, None when
         it is empty: what a run table shows, read from the chunks' ends without building
         the series' int64/float64 view (which would undo the compaction of every tag of
         every run). Several files: from the merged view."""
-        per_file = self.scalars[tag]
+        per_file = self.scalars[tag] if rank is None and not self.file_ranks else \
+            self._files_of(tag, rank)
         if len(per_file) == 1:
             series = next(iter(per_file.values()))
             if series.spilled is None and series.chunks:
                 first, last = series.chunks[0], series.chunks[-1]
                 return (series.n, _wall(first, 0), _wall(last, -1), float(last[2][-1]))
-        view = self.scalar_view(tag)
+        view = self.scalar_view(tag, rank)
         if not view.steps.shape[0]:
             return None
         return (int(view.steps.shape[0]), float(view.wall_times[0]),

@@ -120,8 +120,13 @@ class DataProvider(ABC):
 
     # -- data ----------------------------------------------------------------------------------
     @abstractmethod
-    def scalars(self, run: str, tag: str) -> Scalars:
-        """Every point of a scalar tag (read-only arrays)."""
+    def scalars(self, run: str, tag: str, rank: int | None = None) -> Scalars:
+        """Every point of a scalar tag (read-only arrays); in a data-parallel run, those of
+        one ``rank`` (by default rank 0's)."""
+
+    def ranks(self, run: str) -> list[int]:
+        """The ranks of a data-parallel run; [] for a run of one process."""
+        return []
 
     def serving(self) -> contextlib.AbstractContextManager:
         """Held while a request builds a big answer (a chart of 2,000 runs): a provider
@@ -133,11 +138,12 @@ class DataProvider(ABC):
         disk: an answer about it is then partial (the API says ``"loading": true``)."""
         return not self.loaded
 
-    def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
+    def scalar_ends(self, run: str, tag: str, rank: int | None = None,
+                    ) -> tuple[int, float, float, float] | None:
         """(points, first wall time, last wall time, last value) of a scalar tag, None when
         empty: what the run table needs. Providers that keep series compact answer it
         without building the full series (see LogReaderProvider)."""
-        data = self.scalars(run, tag)
+        data = self.scalars(run, tag, rank)
         if not data.steps.shape[0]:
             return None
         return (int(data.steps.shape[0]), float(data.wall_times[0]),
@@ -145,7 +151,7 @@ class DataProvider(ABC):
 
     def scalar_view(self, run: str, tag: str, points: int, start_step: int | None = None,
                     end_step: int | None = None, wall_min: float | None = None,
-                    wall_max: float | None = None) -> ScalarView:
+                    wall_max: float | None = None, rank: int | None = None) -> ScalarView:
         """The series downsampled to at most ``points`` points, keeping each bucket's
         minimum and maximum so that spikes survive.
 
@@ -153,8 +159,8 @@ class DataProvider(ABC):
         None) restrict it to a window first (see ``downsample.window_indices``), so a
         zoomed chart gets the window at screen resolution: the same min/max buckets over
         the window, and every point once the window holds no more than ``points``.
-        ``total`` stays the length of the whole series."""
-        data = self.scalars(run, tag)
+        ``total`` stays the length of the whole series. ``rank``: as for :meth:`scalars`."""
+        data = self.scalars(run, tag, rank)
         total = int(data.steps.shape[0])
         idx, in_window = window_indices(data, points, start_step, end_step, wall_min, wall_max)
         steps, walls, values = data.take(idx)  # memory-mapped: then lets go of its pages
@@ -207,7 +213,7 @@ class EmptyProvider(DataProvider):
     def tags(self, run: str) -> dict[str, list[str]]:
         raise KeyError(run)
 
-    def scalars(self, run: str, tag: str) -> Scalars:
+    def scalars(self, run: str, tag: str, rank: int | None = None) -> Scalars:
         raise KeyError(run)
 
     def events(self, run: str, kind: str, tag: str) -> list:

@@ -184,11 +184,14 @@ class LogReaderProvider(DataProvider):
     def tags(self, run: str) -> dict[str, list[str]]:
         return self._require().tags(run)
 
-    def scalars(self, run: str, tag: str) -> Scalars:
+    def scalars(self, run: str, tag: str, rank: int | None = None) -> Scalars:
         reader = self._require()
         if reader.loading:  # a chart asks for it: read it first (visualdl.reader.first_load)
             reader.prioritize((tag,))
-        return reader.scalars(run, tag)
+        return reader.scalars(run, tag, rank)
+
+    def ranks(self, run: str) -> list[int]:
+        return self._require().ranks(run)
 
     def scalar_pending(self, tag: str) -> bool:
         reader = self._reader
@@ -196,8 +199,9 @@ class LogReaderProvider(DataProvider):
             return not self._loaded.is_set()
         return reader.scalar_pending(tag)
 
-    def scalar_ends(self, run: str, tag: str) -> tuple[int, float, float, float] | None:
-        return self._require().scalar_ends(run, tag)
+    def scalar_ends(self, run: str, tag: str, rank: int | None = None,
+                    ) -> tuple[int, float, float, float] | None:
+        return self._require().scalar_ends(run, tag, rank)
 
     def events(self, run: str, kind: str, tag: str) -> list:
         return self._require().events(run, kind, tag)

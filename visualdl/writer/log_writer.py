@@ -75,6 +75,14 @@ class LogWriter:
     state while the writer is open: CPU, memory, disk, network and NVIDIA GPUs, as
     ``system/<host>/...`` series (docs/system_metrics.md); ``False`` turns it off.
 
+    ``rank`` and ``world_size``: this writer is one worker of a data-parallel run. Left as
+    None, they are taken from the environment a launcher sets (``RANK``/``WORLD_SIZE``:
+    torchrun, Ray Train; ``PADDLE_TRAINER_ID``/``PADDLE_TRAINERS_NUM``); when neither says
+    anything the run has one process and its file is as it always was. A ranked writer's
+    file name carries its rank (each rank writes a file of its own into the shared run
+    folder) and its file starts with a ``Worker`` record (rank, world size, host, pid), so
+    the dashboard keeps each rank's curves apart (docs/distributed_logs.md).
+
     >>> with LogWriter(logdir="runs/exp1") as writer:
     ...     writer.add_scalar("train/loss", 0.25, step=1)
     """
@@ -90,8 +98,13 @@ class LogWriter:
         file_name: str = "",
         storage_options: Mapping[str, Any] | None = None,
         system_metrics: float | bool = 10,
+        *,
+        rank: int | None = None,
+        world_size: int | None = None,
     ) -> None:
         interval = _kind("system").part("sample").interval_of(system_metrics)
+        # (rank, world_size), or None for a single-process run
+        self._worker = _kind("workers").part("write").resolve_rank(rank, world_size)
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1:
             raise ValueError(f"max_queue must be a positive integer, got {max_queue!r}")
         if not isinstance(flush_secs, (int, float)) or not flush_secs > 0:
@@ -157,9 +170,11 @@ class LogWriter:
         self._chart_keys: dict[str, list[str]] = {}
 
     def _default_file_name(self) -> str:
+        suffix = self._suffix if self._worker is None else \
+            names.rank_suffix(self._worker[0]) + self._suffix
         if self._remote is not None:  # a stream of segments (see visualdl.writer.segments)
-            return names.stream_name(self._suffix)
-        return names.record_file_name(self._suffix)
+            return names.stream_name(suffix)
+        return names.record_file_name(suffix)
 
     def _join(self, name: str) -> str:
         if self._remote is not None:
@@ -168,7 +183,14 @@ class LogWriter:
 
     def _open_file(self) -> None:
         self._file = self._open_record_file()
-        self._file.write([self._header_record()])
+        self._file.write(self._opening_records())
+
+    def _opening_records(self) -> list[bytes]:
+        """What a file starts with: its header, then (a ranked writer) its ``Worker``."""
+        records = [self._header_record()]
+        if self._worker is not None:
+            records.append(_kind("workers").part("write").opening_record(*self._worker))
+        return records
 
     def _header_record(self) -> bytes:
         header = FileHeader(
@@ -222,6 +244,16 @@ class LogWriter:
     @property
     def file_name(self) -> str:
         return self._path
+
+    @property
+    def rank(self) -> int | None:
+        """This writer's rank in a data-parallel run; None for a single-process run."""
+        return None if self._worker is None else self._worker[0]
+
+    @property
+    def world_size(self) -> int | None:
+        """How many workers the run started with; None for a single-process run."""
+        return None if self._worker is None else self._worker[1]
 
     # -- the caller's side --------------------------------------------------------
     def add_scalar(self, tag: str, value: Any, step: int, walltime: float | None = None) -> None:
@@ -397,6 +429,25 @@ class LogWriter:
         key. The dashboard shows it nested and as dotted keys (``model.depth``)."""
         payload, nbytes = _kind("config").part("write").check(config)
         self._add_item("config", "config", 0, walltime, payload, nbytes)
+
+    def add_resize(self, world_size: int, step: int, restart: int,
+                   walltime: float | None = None) -> None:
+        """Record an elastic restart or resize: the group now has ``world_size`` workers and
+        resumed training at ``step``; ``restart`` counts them 1, 2, ... The charts mark it
+        on their step axis and the run table counts the restarts."""
+        rank = 0 if self._worker is None else self._worker[0]
+        step = check_step("add_resize", step)
+        payload, nbytes = _kind("workers").part("write").check(rank, world_size, step, restart)
+        self._add_item("workers", "workers", step, walltime, payload, nbytes)
+
+    def add_checkpoint(self, path: str | os.PathLike, step: int,
+                       walltime: float | None = None) -> None:
+        """Record that a checkpoint was saved at ``step`` (``path`` as the training engine
+        reports it: a file, a folder or a URL); the run's checkpoints are listed with their
+        step."""
+        rank = 0 if self._worker is None else self._worker[0]
+        payload, nbytes = _kind("checkpoint").part("write").check(rank, path)
+        self._add_item("checkpoint", "checkpoint", step, walltime, payload, nbytes)
 
     def add_graph(self, model: Any, step: int = 0, tag: str = "model",
                   walltime: float | None = None, input_spec: Any = None) -> None:
@@ -617,7 +668,7 @@ class LogWriter:
         try:
             if self._file is None:  # the first write in a forked child, or after a broken file
                 self._file = self._open_record_file()
-                todo.insert(0, self._header_record())
+                todo[:0] = self._opening_records()
             if todo:
                 self._file.write(todo)
         except Exception as exc:  # reported by flush()/close(), never swallowed
@@ -699,7 +750,7 @@ def _kind(name: str) -> Kind:
 def _encode_item(kind: str, tag: str, step: int, wall_time: float, payload: Any) -> Entry:
     """One ``Entry`` from what ``add`` queued: the kind's encoder fills its message, and the
     tag, step and wall time are stamped here (on messages that have them: hparams belong to
-    the run, not to a tag or a step)."""
+    the run, not to a tag or a step; a checkpoint has a step but no tag)."""
     unit = registry.get(kind)
     entry = Entry()
     msg = getattr(entry, unit.message)
@@ -707,8 +758,11 @@ def _encode_item(kind: str, tag: str, step: int, wall_time: float, payload: Any)
         msg.kind = kind
     unit.part("write").encode(msg, payload)
     msg.wall_time = wall_time
-    if "tag" in msg.DESCRIPTOR.fields_by_name:
-        msg.tag, msg.step = tag, step
+    fields = msg.DESCRIPTOR.fields_by_name
+    if "tag" in fields:
+        msg.tag = tag
+    if "step" in fields:
+        msg.step = step
     return entry
 
 

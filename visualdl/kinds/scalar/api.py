@@ -35,7 +35,7 @@ from visualdl.series.smoothing import MAX_RUNNING_POINTS, MODES, Smoothing, enve
 from visualdl.api.errors import ApiError
 from visualdl.api.jsonio import dumps, float_list, json_response
 
-__all__ = ["blueprint", "series_json", "DEFAULT_POINTS", "MAX_POINTS", "MAX_BATCH",
+__all__ = ["blueprint", "series_json", "rank_of", "check_rank", "DEFAULT_POINTS", "MAX_POINTS", "MAX_BATCH",
            "MAX_BATCH_POINTS"]
 
 KIND = "scalar"
@@ -80,15 +80,41 @@ class Window(NamedTuple):
                          self.envelope)
 
 
+MAX_RANK = 2**31 - 1  # ranks are int32 in the record format
+
+
+def rank_of(source: Any = None) -> int | None:
+    """The optional ``rank`` of a request: one worker's series of a data-parallel run
+    (absent: the run's default series, rank 0's)."""
+    args = request.args if source is None else source
+    if args.get("rank") in (None, ""):
+        return None
+    return arg_int("rank", 0, 0, MAX_RANK, source=source)
+
+
+def check_rank(run: str, rank: int | None) -> None:
+    """404 unless ``run`` has ``rank`` (rank 0 and None: every run has its default series)."""
+    if rank:
+        try:
+            ranks = provider().ranks(run)
+        except KeyError:
+            raise ApiError(404, "unknown run") from None
+        if rank not in ranks:
+            raise ApiError(404, f"unknown rank {rank} for this run (its ranks: "
+                                f"{', '.join(map(str, ranks)) or 'none: one process'})")
+
+
 def series_json(run: str, tag: str, points: int,
-                window: "Window | tuple[int | None, int | None]" = Window()) -> dict[str, Any]:
+                window: "Window | tuple[int | None, int | None]" = Window(),
+                rank: int | None = None) -> dict[str, Any]:
     """The downsampled series of ``run``/``tag`` as a JSON-ready dict; ``window`` (a
     ``Window``, or a ``(start_step, end_step)`` pair) restricts it to a zoomed chart's
-    window."""
+    window; ``rank``: one worker's series of a data-parallel run (None: the default)."""
     if not isinstance(window, Window):
         window = Window(*window)
+    check_rank(run, rank)
     view = read_tag(run, KIND, tag,
-                    lambda r, t: provider().scalar_view(r, t, points, *window[:4]))
+                    lambda r, t: provider().scalar_view(r, t, points, *window[:4], rank=rank))
     out = {
         "run": run,
         "tag": tag,
@@ -103,21 +129,24 @@ def series_json(run: str, tag: str, points: int,
                    window_total=view.window_total)
         if window.wall_min is not None or window.wall_max is not None:
             out.update(wall_min=window.wall_min, wall_max=window.wall_max)
+    if rank is not None:
+        out["rank"] = rank
     if view.index is not None:
-        out.update(_smoothed(run, tag, view.index, window.smoothing_spec))
+        out.update(_smoothed(run, tag, view.index, window.smoothing_spec, rank))
     if provider().scalar_pending(tag):
         out["loading"] = True  # the first load has more of it: ask again when it is done
     return out
 
 
-def _smoothed(run: str, tag: str, idx: np.ndarray, spec: Smoothing) -> dict[str, Any]:
+def _smoothed(run: str, tag: str, idx: np.ndarray, spec: Smoothing,
+              rank: int | None = None) -> dict[str, Any]:
     """The whole series' smoothed values at ``idx`` (``smoothed``, with what they are:
     ``smoothing``, and ``smoothing_mode``/``smoothing_points`` when not the EMA) and the
     envelope's ``lower``/``upper`` (see ``series.smoothing``); nothing that was not asked,
     or whose window is too wide to read."""
     if not spec.active and not spec.envelope:
         return {}
-    data = read_tag(run, KIND, tag, provider().scalars)
+    data = read_tag(run, KIND, tag, lambda r, t: provider().scalars(r, t, rank))
     out: dict[str, Any] = {}
     try:
         smoothed = smooth_at(data, idx, spec) if spec.active else None
@@ -207,17 +236,45 @@ def scalars() -> Response:
     ``&smoothing_points=N``) another smoothing, and ``&envelope=1`` the min/max of the raw
     points around each answered point (``lower``/``upper``): see ``series.smoothing``.
     While the first load of the logdir still has points of the tag to read, the answer
-    says ``"loading": true`` (here, in each batch item, and in a grouped chart)."""
+    says ``"loading": true`` (here, in each batch item, and in a grouped chart).
+    ``&rank=N``: worker N's series of a data-parallel run (by default rank 0's; see
+    ``/api/ranks``)."""
     run, tag = arg_str("run"), arg_str("tag")
     points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS)
     window = window_of()
-    etag = etag_for("scalars", provider().version, run, tag, points, tuple(window))
-    return etag_json(etag, lambda: series_json(run, tag, points, window))
+    rank = rank_of()
+    etag = etag_for("scalars", provider().version, run, tag, points, tuple(window), rank)
+    return etag_json(etag, lambda: series_json(run, tag, points, window, rank))
+
+
+@blueprint.get("/api/scalars/ranks")
+def scalars_of_ranks() -> Response:
+    """One tag of a data-parallel run, every rank's series (the per-rank overlay):
+    ``?run=&tag=&points=`` and the window and smoothing parameters of ``/api/scalars``;
+    ``{"run", "tag", "ranks": [rank, ...], "series": [an /api/scalars answer per rank]}``.
+    A run of one process answers its one series as rank 0."""
+    run, tag = arg_str("run"), arg_str("tag")
+    points = arg_int("points", DEFAULT_POINTS, MIN_POINTS, MAX_POINTS)
+    window = window_of()
+    data = provider()
+    etag = etag_for("scalar-ranks", data.version, run, tag, points, tuple(window))
+
+    def build() -> dict[str, Any]:
+        try:
+            ranks = data.ranks(run) or [0]
+        except KeyError:
+            raise ApiError(404, "unknown run") from None
+        each = max(MIN_POINTS, min(points, MAX_BATCH_POINTS // len(ranks)))
+        return {"run": run, "tag": tag, "ranks": ranks,
+                "series": [series_json(run, tag, each, window, rank) for rank in ranks]}
+
+    return etag_json(etag, build)
 
 
 @blueprint.post("/api/scalars/batch")
 def scalars_batch() -> Response:
-    """Many series in one request: ``{"series": [{"run", "tag"}, ...], "points": N}``, and
+    """Many series in one request: ``{"series": [{"run", "tag"}, ...], "points": N}`` (an
+    item may name a ``"rank"`` of a data-parallel run, as ``/api/scalars`` does), and
     optionally a window for every series (``"start_step"``/``"end_step"``, ``"wall_min"``/
     ``"wall_max"``, ``"smoothing"``), which an item may override with its own (a chart on
     a Relative axis: each run's window in wall time starts at that run's start).
@@ -276,7 +333,8 @@ def _batch_item(item: Any, points: int, window: Window) -> dict[str, Any]:
     ):
         return {"error": "each item must be {\"run\": string, \"tag\": string}"}
     try:
-        return series_json(item["run"], item["tag"], points, window_of(item, window))
+        return series_json(item["run"], item["tag"], points, window_of(item, window),
+                           rank_of(item))
     except ApiError as err:
         return {"run": item["run"], "tag": item["tag"], "error": err.message}
 

@@ -12,7 +12,7 @@ import { assignColors, colorOf } from './colors.js';
 import { createFilterInput } from './filterinput.js';
 import { showName } from './format.js';
 import {
-  columnsOf, indexTable, cellValue, cellText, sortRuns, parseWhere, whereTest, withGpuPeaks,
+  columnsOf, indexTable, cellValue, cellText, sortRuns, parseWhere, whereTest, withGpuPeaks, withWorkers,
 } from './runtable.js';
 import { fetchRunExtras, withExtras, differingColumns } from './runconfig.js';
 import { requestComparison, MAX_COMPARE } from './comparelink.js';
@@ -269,10 +269,11 @@ export function createRunList(container, onChange) {
     const mine = fetching;
     const tags = [...new Set([...state.get('rcols'), ...(where.ok ? where.tags : [])])];
     const peaks = getJSON('api/system/peaks').catch(() => null); // the GPU column: an extra
-    Promise.all([getJSON('api/runs/table', { tag: tags }), fetchRunExtras(), peaks]).then(
-      ([answer, extras, gpu]) => {
+    const workers = getJSON('api/runs/workers').catch(() => null); // world size, restarts: too
+    Promise.all([getJSON('api/runs/table', { tag: tags }), fetchRunExtras(), peaks, workers]).then(
+      ([answer, extras, gpu, dp]) => {
         if (mine !== fetching) return;
-        const body = withExtras(withGpuPeaks(answer, gpu), extras);
+        const body = withExtras(withWorkers(withGpuPeaks(answer, gpu), dp), extras);
         table = body;
         rows = indexTable(body);
         // metrics asked for only by the value filter are not columns

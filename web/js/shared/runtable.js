@@ -7,7 +7,7 @@
 // A table is column by column, as /api/runs/table answers: {runs: [run], hparams: {name:
 // [value]}, metrics: {tag: [value]}, start_time?: [t], last_update?: [t]}; tableOfHParams
 // makes one of the /api/hparams answer. Column ids: 'run', 'hp:<name>', 'm:<tag>', 'start',
-// 'updated', 'state' and 'nan' (run health).
+// 'updated', 'state' and 'nan' (run health), 'world' and 'restarts' (data-parallel runs).
 import { fmtValue } from './format.js';
 import { safeRegExp, bounded } from './regex.js';
 
@@ -20,6 +20,9 @@ export function columnsOf(table) {
   if (table.start_time) cols.push({ id: 'start', label: 'Started', kind: 'time' });
   if (table.last_update) cols.push({ id: 'updated', label: 'Updated', kind: 'time' });
   if (hasGpuPeak(table)) cols.push({ id: 'gpu', label: 'GPU mem peak', kind: 'bytes' });
+  if (hasWorkers(table)) {
+    cols.push({ id: 'world', label: 'World size', kind: 'workers' }, { id: 'restarts', label: 'Restarts', kind: 'workers' });
+  }
   cols.push(...healthColumns(table));
   return cols;
 }
@@ -60,6 +63,8 @@ export function cellValue(table, rows, run, id) {
   if (id === 'start') return table.start_time[i];
   if (id === 'updated') return table.last_update[i];
   if (id === 'gpu') return table.gpu_memory_peak ? table.gpu_memory_peak[i] ?? null : null;
+  if (id === 'world') return table.world_size ? table.world_size[i] ?? null : null;
+  if (id === 'restarts') return table.restarts ? table.restarts[i] ?? null : null;
   if (id === 'state' || id === 'nan') return healthValue(table, i, id);
   if (id.startsWith('hp:')) {
     const column = table.hparams[id.slice(3)];
@@ -203,6 +208,20 @@ function hasGpuPeak(table) {
 export function withGpuPeaks(table, peaks) {
   const byRun = (peaks && peaks.runs) || {};
   return { ...table, gpu_memory_peak: table.runs.map((run) => byRun[run] ?? null) };
+}
+
+// ---- data-parallel runs (/api/runs/workers) ----------------------------------------------
+
+function hasWorkers(table) {
+  return Boolean(table.world_size && table.world_size.some((v) => v !== null));
+}
+
+/** Add /api/runs/workers' answer to a table as its columns `world_size` and `restarts`
+ *  (null for runs of one process). */
+export function withWorkers(table, workers) {
+  const byRun = (workers && workers.runs) || {};
+  const of = (name) => table.runs.map((run) => (byRun[run] ? byRun[run][name] ?? null : null));
+  return { ...table, world_size: of('world_size'), restarts: of('restarts') };
 }
 
 // ---- run health (/api/runs/table's `state` and `nan` columns) ------------------------------

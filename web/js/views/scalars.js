@@ -3,7 +3,8 @@
 // logged or made here from tag regexes) and pinned copies of any, all kept in the URL.
 // This module decides which charts there are and draws them; scalars/ holds the rest: the
 // series store (store.js), the zoom controller (zoom.js), the sidebar (settings.js), the
-// cards' DOM (cards.js), and pure chart building (chart.js, groups.js, layouts.js).
+// cards' DOM (cards.js), pure chart building (chart.js, groups.js, layouts.js) and the
+// ranks of data-parallel runs (ranks.js: the rank drawn, per-rank overlays, restart marks).
 /* global Plotly */
 import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
@@ -24,6 +25,7 @@ import { smoothingQuery } from './scalars/smoothmodes.js';
 import { TagOrder, nanMarksOf } from './scalars/firstscreen.js';
 import { ZoomController, windowKey } from './scalars/zoom.js';
 import { buildSettings, chartOptions, xMode } from './scalars/settings.js';
+import { RankInfo, WorkersPanel, resizeMarks } from './scalars/ranks.js';
 import {
   createCard, showPinned, fillRunsMenu, annotateCard, groupNote, newChartForm, exportLayoutButton,
 } from './scalars/cards.js';
@@ -39,7 +41,15 @@ class ScalarsView {
   constructor(ctx) {
     this.ctx = ctx;
     this.drawn = new Map(); // key -> what its chart was last drawn from (see draw)
-    this.store = new SeriesStore({ info: () => ctx.info(), points: () => this.#points(), smoothing: smoothingQuery });
+    this.ranks = new RankInfo(() => {
+      if (this.destroyed) return;
+      this.panel.render(this.ctx.runs.active());
+      this.redrawVisible();
+    });
+    this.store = new SeriesStore({
+      info: () => ctx.info(), points: () => this.#points(), smoothing: smoothingQuery,
+      rankOf: (run) => this.ranks.rankOf(run),
+    });
     this.order = new TagOrder(() => !this.destroyed && this.#layoutCards());
     this.zoom = new ZoomController({
       onChange: (key) => this.ensure(key),
@@ -67,6 +77,10 @@ class ScalarsView {
       },
     });
     this.empty = el('p', { class: 'empty', hidden: true });
+    this.panel = new WorkersPanel(this.ranks, () => {
+      this.panel.render(this.ctx.runs.active());
+      this.redrawVisible();
+    });
     const gridEl = el('div', { class: 'groups' });
     const exporter = exportLayoutButton(() => exportLayout(exportedSpecs(this.specs)));
     this.exportDialog = exporter.dialog;
@@ -85,6 +99,7 @@ class ScalarsView {
         this.count,
         el('div', { class: 'scalar-tools' }, form, exporter.button),
       ),
+      this.panel.element,
       this.empty,
       gridEl,
     );
@@ -100,12 +115,24 @@ class ScalarsView {
     this.drawn.delete(key); // a new card (e.g. after the filter hid it) must be drawn again
     const spec = this.specs.get(key);
     const pinned = spec.pinned !== undefined || state.get('pin').includes(key);
-    return createCard(spec, pinned, {
+    const card = createCard(spec, pinned, {
       pin: () => this.#togglePin(spec.pinned ?? key),
       remove: () => this.#removeMade(spec),
       runsMenu: (menu) => fillRunsMenu(menu, this.ctx.runs.active(), parseSubsets(state.get('cruns')).get(key),
         (runs) => this.#setSubset(key, runs)),
     });
+    if (spec.kind === 'tag') { // a tag's chart may draw every rank of its data-parallel runs
+      const on = this.ranks.overlayOn(key);
+      const overlay = el('button', { type: 'button', class: 'btn', name: 'overlay', 'aria-pressed': String(on), hidden: true }, 'Ranks');
+      overlay.setAttribute('aria-label', `Draw every rank in chart ${spec.title}`);
+      overlay.addEventListener('click', () => {
+        this.ranks.toggleOverlay(key);
+        overlay.setAttribute('aria-pressed', String(this.ranks.overlayOn(key)));
+        this.ensure(key);
+      });
+      card.querySelector('.card-actions').prepend(overlay);
+    }
+    return card;
   }
 
   #togglePin(key) {
@@ -233,6 +260,10 @@ class ScalarsView {
       this.#ensureGroups(key, version);
       return;
     }
+    if (this.#overlaid(key)) {
+      this.#ensureOverlay(key, version);
+      return;
+    }
     const { lines, bands, pending } = this.#linesOf(key);
     if (pending) { // the matcher's answer calls back (redrawVisible)
       this.#markLoading(key);
@@ -270,6 +301,33 @@ class ScalarsView {
     return xAxisOf(lines, mode).revision;
   }
 
+  // ---- the per-rank overlay: every rank of each data-parallel run ------------------------
+  /** The chart's runs that have ranks. */
+  #rankedRuns(key) {
+    return this.#chartRuns(key).filter((r) => this.ranks.ranksOf(r).length);
+  }
+
+  #overlaid(key) {
+    const spec = this.specs.get(key);
+    return Boolean(spec && spec.kind === 'tag' && this.ranks.overlayOn(key) && this.#rankedRuns(key).length);
+  }
+
+  #ensureOverlay(key, version) {
+    const tag = this.specs.get(key).tags[0];
+    const runs = this.#chartRuns(key).filter((r) => this.#has(r, tag));
+    const ranked = runs.filter((r) => this.ranks.ranksOf(r).length);
+    const plain = runs.filter((r) => !ranked.includes(r)).map((r) => [r, tag]);
+    const arriving = [this.ranks.loadOverlay(ranked, tag, this.#points(), version), this.store.load(plain, version)];
+    if (!arriving.some(Boolean)) {
+      this.draw(key);
+      return;
+    }
+    this.#markLoading(key);
+    Promise.all(arriving).then(() => {
+      if (!this.destroyed) this.draw(key);
+    });
+  }
+
   // ---- groups: one line and band per group, computed by the server ------------------------
   #grouped(key) {
     const spec = this.specs.get(key);
@@ -304,22 +362,32 @@ class ScalarsView {
       this.#drawGroups(key, card, opts);
       return;
     }
-    // A zoomed chart draws its window's series where it has them (the full ones meanwhile).
-    const windowed = this.store.windowOf(key, this.zoom.get(key));
+    // A zoomed chart draws its window's series where it has them (the full ones meanwhile);
+    // an overlay of every rank draws whole series (plotly zooms into them).
+    const overlaid = this.#overlaid(key);
+    const windowed = overlaid ? null : this.store.windowOf(key, this.zoom.get(key));
     const entry = (run, tag) => this.store.entry(windowed, run, tag);
     const found = this.#linesOf(key);
     if (found.pending) return;
-    const lines = found.lines
-      .map((line) => ({ ...line, entry: entry(line.run, line.tag) }))
-      .filter((l) => l.entry && l.entry.series)
-      .map(({ entry: e, ...line }) => ({ ...line, color: colorOf(line.run), series: e.series, version: [e.version, e.skey] }));
+    const overlayButton = card.querySelector('button[name=overlay]');
+    if (overlayButton) overlayButton.hidden = this.#rankedRuns(key).length === 0;
+    const lines = found.lines.flatMap((line) => {
+      if (overlaid && this.ranks.ranksOf(line.run).length) {
+        return this.ranks.overlayLines(line.run, line.tag, colorOf(line.run)) || [];
+      }
+      const e = entry(line.run, line.tag);
+      if (!e || !e.series) return [];
+      return [{ ...line, color: colorOf(line.run), series: e.series, version: [e.version, e.skey], rank: this.ranks.rankOf(line.run) }];
+    });
     const bands = found.bands
       .map((b) => ({ ...b, lower: entry(b.run, b.tags.lower), upper: entry(b.run, b.tags.upper) }))
       .filter((b) => b.lower && b.lower.series && b.upper && b.upper.series)
       .map((b) => ({ ...b, color: colorOf(b.run), name: `${b.run}/${spec.margin[0]}`, versions: [b.lower.version, b.upper.version], lower: b.lower.series, upper: b.upper.series }));
     opts.nanMarks = nanMarksOf(this.ctx.runs.table(), this.#chartRuns(key));
     const dark = window.matchMedia('(prefers-color-scheme: dark)').matches;
-    const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.version]), bands.map((b) => [b.run, b.versions]), found.error, windowed ? [windowed.wanted, windowed.version] : null]);
+    const runsDrawn = [...new Set(lines.map((l) => l.run))];
+    const marks = opts.xMode === 'step' ? resizeMarks(runsDrawn, this.ranks) : null;
+    const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.rank, r.version]), bands.map((b) => [b.run, b.versions]), found.error, windowed ? [windowed.wanted, windowed.version] : null, overlaid, marks]);
     if (this.drawn.get(key) === drawKey) return;
     this.drawn.set(key, drawKey);
     const plot = card.querySelector('.plot');
@@ -331,13 +399,21 @@ class ScalarsView {
     opts.uirevision = `${opts.xMode}|${opts.logY}|${opts.ignoreOutliers}`;
     // the x axis keeps the user's zoom through a log-y or outlier switch; y rescales
     opts.yRevision = `${opts.logY}|${opts.ignoreOutliers}`;
-    opts.legend = spec.kind !== 'tag';
+    opts.legend = spec.kind !== 'tag' || overlaid;
     opts.bands = bands;
     const { traces, layout, nonFinite, unit, xRevision } = buildChart(lines, opts);
+    if (marks && marks.shapes.length) { // the elastic restarts, on the step axis
+      layout.shapes = [...(layout.shapes || []), ...marks.shapes];
+      layout.annotations = [...(layout.annotations || []), ...marks.annotations];
+    }
     this.zoom.drawnOn(key, xRevision, unit);
     Plotly.react(plot, traces, layout, PLOT_CONFIG);
     onXZoom(plot, (range) => this.zoom.zoomTo(key, range));
     annotateCard(card, spec, lines, bands, nonFinite, found.error);
+    const ranked = lines.filter((l) => l.rank !== undefined && l.rank !== null);
+    card.dataset.rank = overlaid ? 'all' : ranked.length ? String(ranked[0].rank) : '';
+    if (overlaid) card.querySelector('.card-note').textContent += ' · every rank';
+    else if (ranked.length) card.querySelector('.card-note').textContent += ` · rank ${ranked[0].rank}`;
     const shownWin = windowed ? windowed.window : null;
     card.dataset.window = windowKey(shownWin);
     if (shownWin) {
@@ -384,6 +460,9 @@ class ScalarsView {
   update(change) {
     if (change.data) this.#loadLayouts();
     if (change.data || change.runs) {
+      const runsOf = (kind) => Object.keys(this.ctx.tagsOf(kind));
+      this.ranks.load(runsOf('workers'), runsOf('checkpoint'), this.store.version());
+      this.panel.render(this.ctx.runs.active());
       this.order.load(this.store.version()); // (lays the cards out again if it changed)
       this.#layoutCards();
     }

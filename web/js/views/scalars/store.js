@@ -23,15 +23,19 @@ function linePoints(points, lines) {
   return Math.max(MIN_LINE_POINTS, Math.min(points, Math.floor(LINE_BUDGET / Math.max(1, lines))));
 }
 
-const idOf = (run, tag) => `${run}\u0000${tag}`;
+// A data-parallel run's series of another rank than its default one is held apart.
+const idOf = (run, tag, rank = null) => (rank === null || rank === undefined
+  ? `${run}\u0000${tag}` : `${run}\u0000${tag}\u0000${rank}`);
 
 export class SeriesStore {
   /** info(): the last /api/info; points(): the points a chart is wide; smoothing(): the
-   *  server's smoothing parameters (smoothmodes.smoothingQuery), asked with every series. */
-  constructor({ info, points, smoothing = () => ({}) }) {
+   *  server's smoothing parameters (smoothmodes.smoothingQuery), asked with every series;
+   *  rankOf(run): the rank whose series to ask of a data-parallel run (null: its default). */
+  constructor({ info, points, smoothing = () => ({}), rankOf = () => null }) {
     this.info = info;
     this.points = points;
     this.smoothing = smoothing;
+    this.rankOf = rankOf;
     this.cache = new Map(); // run\0tag -> {version, series} | {version, error}
     this.inflight = new Map(); // run\0tag -> {version, wait, promise} of the fetch under way
     // Zoomed charts: key -> {window, version, wanted, series: Map(run\0tag -> series)}, the
@@ -63,13 +67,13 @@ export class SeriesStore {
 
   /** The held full series of (run, tag): {version, series, ...} or {version, error}. */
   get(run, tag) {
-    return this.cache.get(idOf(run, tag));
+    return this.cache.get(idOf(run, tag, this.rankOf(run)));
   }
 
   /** Whether every (run, tag) of `pairs` has a series held (of any version or smoothing). */
   holds(pairs) {
     return pairs.every(([run, tag]) => {
-      const have = this.cache.get(idOf(run, tag));
+      const have = this.cache.get(idOf(run, tag, this.rankOf(run)));
       return Boolean(have && have.series);
     });
   }
@@ -86,7 +90,8 @@ export class SeriesStore {
     const query = this.smoothing();
     const skey = smoothingKey(query);
     for (const [run, tag] of pairs) {
-      const id = idOf(run, tag);
+      const rank = this.rankOf(run);
+      const id = idOf(run, tag, rank);
       const have = this.cache.get(id);
       if (have && this.current(have, version) && have.skey === skey) continue;
       const pending = this.inflight.get(id);
@@ -96,7 +101,7 @@ export class SeriesStore {
       }
       const wait = this.firstLoad(); // held until loaded, at most WAIT_SECONDS
       const entry = { version, wait, skey, promise: null };
-      entry.promise = this.fetchSeries({ run, tag, wait, query, skey }).then(
+      entry.promise = this.fetchSeries({ run, tag, rank, wait, query, skey }).then(
         (result) => this.#store(id, version, result, entry),
         (err) => this.#store(id, version, { error: err.message }, entry),
       );
@@ -127,7 +132,7 @@ export class SeriesStore {
         const slice = indices.slice(i, i + MAX_BATCH).map((k) => items[k]);
         const points = linePoints(this.points(), slice.length);
         const wait = slice.some((item) => item.wait) ? WAIT_SECONDS : 0;
-        const series = slice.map(({ run, tag }) => ({ run, tag }));
+        const series = slice.map(({ run, tag, rank }) => (rank === null ? { run, tag } : { run, tag, rank }));
         const body = await postJSON('api/scalars/batch', { ...query, series, points, ...(wait ? { wait } : {}) });
         body.series.forEach((s, k) => { out[indices[i + k]] = s; });
       }
@@ -167,7 +172,7 @@ export class SeriesStore {
    */
   entry(windowed, run, tag) {
     const base = this.get(run, tag);
-    const part = windowed && windowed.series.get(idOf(run, tag));
+    const part = windowed && windowed.series.get(idOf(run, tag, this.rankOf(run)));
     if (!part || !base || !base.series) return base;
     return { ...base, series: { ...part, start: base.series.start, span: base.series.span } };
   }
@@ -175,7 +180,7 @@ export class SeriesStore {
   /** Fetch window `win` of `key`'s `pairs` unless held for this version, window and
    *  smoothing; `onAnswer(key)` when there is an answer to draw. */
   loadWindow(key, win, pairs, version, smoothing, onAnswer) {
-    const wanted = JSON.stringify([win, pairs, smoothing]);
+    const wanted = JSON.stringify([win, pairs.map(([run, tag]) => [run, tag, this.rankOf(run)]), smoothing]);
     const shown = this.windows.get(key);
     if (shown && shown.version === version && shown.wanted === wanted) {
       if (shown.series) onAnswer(key);
@@ -194,7 +199,7 @@ export class SeriesStore {
           this.windowsPending.delete(key);
           entry.series = new Map();
           for (const item of answer.series) {
-            if (!item.error) entry.series.set(idOf(item.run, item.tag), toSeries(item, smoothingKey(smoothing)));
+            if (!item.error) entry.series.set(idOf(item.run, item.tag, item.rank), toSeries(item, smoothingKey(smoothing)));
           }
           this.windows.set(key, entry);
           onAnswer(key);
@@ -219,6 +224,8 @@ export class SeriesStore {
     else if (win.rev === 'wall') Object.assign(body, { wall_min: win.start, wall_max: win.end });
     for (const [run, tag] of pairs) {
       const item = { run, tag };
+      const rank = this.rankOf(run);
+      if (rank !== null) item.rank = rank;
       if (win.rev.startsWith('relative')) {
         // each run's relative axis starts at its own first wall time
         const base = this.get(run, tag);
@@ -293,7 +300,7 @@ export class SeriesStore {
 /** A series as the API sends it, with numbers parsed, its first wall time and its span
  *  (to its last point: the relative axis' unit), and the server's smoothing if any (with
  *  `smoothKey`: the settings it was asked with) and envelope. */
-function toSeries(result, skey) {
+export function toSeries(result, skey) {
   const wall = toNumbers(result.wall_times);
   const start = wall.reduce((m, t) => (Number.isFinite(t) && t < m ? t : m), Infinity);
   const last = wall.length ? wall[wall.length - 1] : 0;
