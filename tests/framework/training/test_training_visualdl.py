@@ -118,16 +118,27 @@ def test_standalone_evaluate_logs_eval_scalars(tmp_path):
     assert reader.scalars("ev", "eval/acc").values[0] == pytest.approx(out["acc"])
 
 
-def test_only_rank_zero_writes(tmp_path, monkeypatch):
+def test_rank_1_writes_its_scalars_and_nothing_heavy(tmp_path, monkeypatch):
+    """A data-parallel worker other than rank 0: its own rank-tagged file with its scalars
+    (and its throughput); histograms, graph, images, hparams and config are rank 0's."""
     x, y = blobs(16)
     monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
     model = vf.Model(mlp())
     model.prepare(vf.optim.SGD(model.parameters(), 0.1), vf.nn.CrossEntropyLoss())
-    cb = VisualDL(str(tmp_path / "worker1"))
-    model.fit((x, y), batch_size=8, epochs=1, verbose=0, callbacks=[cb])
-    assert not cb.enabled and not (tmp_path / "worker1").exists()
+    cb = VisualDL(str(tmp_path / "run"), histogram_freq=1, system_metrics=False)
+    keep = KeepLogs()
+    model.fit((x, y), batch_size=4, epochs=1, verbose=0, callbacks=[cb, keep])
+    reader = LogReader(str(tmp_path))
+    assert reader.ranks("run") == [1]
+    assert {k: sorted(v) for k, v in reader.tags("run").items()} == {
+        "scalar": ["train/loss", "train/lr", "train/samples_per_sec"], "workers": ["workers"]}
+    loss = reader.scalars("run", "train/loss", rank=1)
+    np.testing.assert_allclose(loss.values, [d["loss"] for d in keep.train], rtol=1e-6)
+    speed = reader.scalars("run", "train/samples_per_sec", rank=1)
+    assert list(speed.steps) == [2, 3, 4] and all(v > 0 for v in speed.values)
     monkeypatch.setenv("RANK", "0")
-    assert VisualDL(str(tmp_path / "w0")).enabled
+    assert VisualDL(str(tmp_path / "w0")).heavy
 
 
 def test_log_writer_add_graph_traces_a_framework_layer(tmp_path):

@@ -9,6 +9,7 @@ thread); the graph is traced once, the sample grid is made once per epoch.
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from typing import Any
 
@@ -106,10 +107,20 @@ class VisualDL(Callback):
     The ``Profiler`` stays in ``.profiler`` (``cb.profiler.summary()``, ``.export(path)``).
 
     Steps count train batches from 1 across epochs. ``log_graph``, ``log_images``,
-    ``histogram_freq=0`` turn parts off. Only the process of rank 0 writes (ranks are read
-    from RANK / PADDLE_TRAINER_ID / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID); the
-    others do nothing at all. ``writer_kwargs`` go to ``LogWriter``: ``system_metrics=``
-    (seconds, default 10, or False) samples the machine's state while the run is open.
+    ``histogram_freq=0`` turn parts off. ``writer_kwargs`` go to ``LogWriter``:
+    ``system_metrics=`` (seconds, default 10, or False) samples the machine's state while
+    the run is open.
+
+    Data-parallel training (ranks are read from RANK / PADDLE_TRAINER_ID /
+    OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID, as ``Model.fit(distributed=True)``,
+    ``vf.distributed.spawn`` and Ray Train set them): every rank writes its own file into
+    ``log_dir``, tagged with its rank and world size, holding its ``train/<m>``,
+    ``train/lr``, ``eval/<m>`` scalars, ``train/samples_per_sec`` (this rank's throughput,
+    per step, in runs of more than one process) and its profile; rank 0 alone writes what
+    the replicas share (histograms, images, activations, graph, hparams, config), an
+    elastic restart (``add_resize``: world size, step resumed at, restart count) and every
+    checkpoint reported (``add_checkpoint``). After a restart, steps go on from the step of
+    the checkpoint it resumed from.
     """
 
     def __init__(self, log_dir: str, histogram_freq: int = 50, log_images: bool = True,
@@ -132,7 +143,11 @@ class VisualDL(Callback):
         self.activation_layers = list(activation_layers or [])
         self._activations: Any = None
         self.writer_kwargs = writer_kwargs
-        self.enabled = process_rank() == 0
+        self.rank = process_rank()
+        # every rank writes its scalars; rank 0 alone what the replicas share
+        self.heavy = self.rank == 0
+        self._samples_clock: float | None = None  # when the last train batch ended
+        self._checkpoints_logged = 0
         self.writer: Any = None
         self.step = 0
         self._graph_done = False
@@ -163,9 +178,19 @@ class VisualDL(Callback):
 
     # ------------------------------------------------------------ training
     def on_train_begin(self, logs: dict | None = None) -> None:
-        if not self.enabled:
-            return
         writer = self._open()
+        resumed = self.model.resumed  # an elastic restart (vf.distributed.ray_train)
+        self._checkpoints_logged = 0
+        self._samples_clock = None
+        if resumed:
+            self.step = int(resumed["step"])
+            if self.heavy:
+                writer.add_resize(int(resumed["world_size"]), self.step, int(resumed["restart"]))
+        if self.profile_steps is not None:
+            self._start_profiler(writer)
+        if not self.heavy:
+            self._graph_done, self._epoch_images = True, True
+            return
         net = self.model.network
         self._named_params = list(net.named_parameters())
         self._graph_done = not self.log_graph
@@ -193,8 +218,6 @@ class VisualDL(Callback):
             "model": {"name": type(net).__name__, "params": hparams["model_params"]}})
         if self.config is not None:
             writer.add_config(self.config)  # merged over the one above
-        if self.profile_steps is not None:
-            self._start_profiler(writer)
 
     def _start_profiler(self, writer: Any) -> None:
         from .. import profiler
@@ -209,11 +232,9 @@ class VisualDL(Callback):
         self._profiler = self.profiler = prof
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
-        self._epoch_images = not self.log_images
+        self._epoch_images = not (self.log_images and self.heavy)
 
     def on_train_batch_begin(self, step: int, logs: dict | None = None) -> None:
-        if not self.enabled:
-            return
         opt = self.model.optimizer
         self._lr = opt.get_lr() if opt is not None else None  # the rate this batch uses
         if self._activations is not None:
@@ -244,8 +265,6 @@ class VisualDL(Callback):
         self.writer.add_graph(proto, step=0, tag="model")
 
     def on_train_batch_end(self, step: int, logs: dict | None = None) -> None:
-        if not self.enabled:
-            return
         self.step += 1
         s = self.step
         add = self.writer.add_scalar
@@ -254,8 +273,16 @@ class VisualDL(Callback):
                 add(f"train/{name}", value, s)
         if self._lr is not None:
             add("train/lr", self._lr, s)
-        if self.histogram_freq and (s - 1) % self.histogram_freq == 0:
-            self._histograms(s)
+        if self.writer.world_size is not None:  # a data-parallel run: each rank's pace
+            now = time.perf_counter()
+            if self._samples_clock is not None and now > self._samples_clock:
+                add("train/samples_per_sec",
+                    float((logs or {}).get("batch_size", 0)) / (now - self._samples_clock), s)
+            self._samples_clock = now
+        if self.heavy:
+            self._log_checkpoints()
+            if self.histogram_freq and (s - 1) % self.histogram_freq == 0:
+                self._histograms(s)
         prof = self._profiler
         if prof is not None:
             prof.step(num_samples=(logs or {}).get("batch_size"))
@@ -272,9 +299,19 @@ class VisualDL(Callback):
             if g is not None:
                 add(f"grads/{name}", g.numpy(), step)
 
+    def _log_checkpoints(self) -> None:
+        """``add_checkpoint`` for each checkpoint reported since the last call."""
+        reported = self.model.checkpoints
+        for entry in reported[self._checkpoints_logged:]:
+            self.writer.add_checkpoint(entry["path"], int(entry["step"]))
+        self._checkpoints_logged = len(reported)
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        if self.heavy and self.writer is not None:
+            self._log_checkpoints()  # an epoch's checkpoint is reported at its end
+
     def on_eval_end(self, logs: dict | None = None) -> None:
-        if not self.enabled:
-            return
+        self._samples_clock = None  # the evaluation's time is not a train step's
         writer = self._open()
         for name, value in (logs or {}).items():
             writer.add_scalar(f"eval/{name}", value, self.step)
