@@ -37,3 +37,25 @@ def test_two_ranks_equal_one_process_on_the_global_batch():
             np.testing.assert_allclose(result["weights"][name], w, rtol=1e-4, atol=1e-5,
                                        err_msg=f"final weight {name}")
     assert not np.allclose(alone["weights"]["0.weight"], workers.make_model().network.parameters()[0].numpy())
+
+
+@pytest.mark.torch
+def test_each_rank_logs_its_scalars_into_the_run(tmp_path):
+    """fit(distributed=True) with the VisualDL callback on 2 ranks: one run, two rank-tagged
+    files; each rank's loss curve its own, rank 0's the only histograms."""
+    from visualdl import LogReader
+
+    logdir = str(tmp_path / "dp")
+    spawn(workers.train, args=(8, 1, True, workers.N, 16, logdir), nprocs=2, timeout_s=300)
+    reader = LogReader(str(tmp_path))
+    assert reader.runs() == ["dp"]
+    assert reader.ranks("dp") == [0, 1]
+    steps = workers.N // 16  # global batches of 2 x 8
+    losses = [reader.scalars("dp", "train/loss", rank=r) for r in (0, 1)]
+    for loss in losses:
+        assert list(loss.steps) == list(range(1, steps + 1))
+    assert not np.allclose(losses[0].values, losses[1].values)  # each rank's own batches
+    assert len(reader.scalars("dp", "train/samples_per_sec", rank=1).values) == steps - 1
+    tags = reader.tags("dp")
+    assert "weights/0.weight" in tags["histogram"] and "graph" not in tags
+    assert len(reader.histograms("dp", "weights/0.weight")) == -(-steps // 2)  # rank 0's alone

@@ -71,8 +71,9 @@ def test_a_worker_killed_mid_epoch_and_the_job_still_reaches_97_percent(ray_clus
 
     killer = threading.Thread(target=kill_rank_1_in_epoch_2, daemon=True)
     killer.start()
+    logdir = os.path.join(folder, "logs", "elastic")
     result = fit_on_ray(workers.ray_digits, {"dir": folder, "epochs": 8, "step_delay": 0.25,
-                                             "slow_epochs": 2},
+                                             "slow_epochs": 2, "logdir": logdir},
                         num_workers=(1, 2), max_failures=2, storage_path=os.path.join(folder, "ray"),
                         name="digits", checkpoint_every=1000, resize_interval_s=5)
     killer.join(5)
@@ -86,3 +87,21 @@ def test_a_worker_killed_mid_epoch_and_the_job_still_reaches_97_percent(ray_clus
     assert final["resumed"]["step"] == 22 and final["resumed"]["restart"] == 1
     assert final["checkpoints"][-1]["step"] == 8 * 22
     assert result.metrics["restart"] == 1 and result.metrics["step"] == 8 * 22
+    _check_logs(os.path.join(folder, "logs"))
+
+
+def _check_logs(logdir: str) -> None:
+    """The run's logs: both ranks' curves, the restart marked at the step it resumed from,
+    each checkpoint reported listed with its step."""
+    from visualdl import LogReader
+
+    reader = LogReader(logdir)
+    assert reader.ranks("elastic") == [0, 1]
+    resizes = [(e.world_size, e.step, e.restart) for e in reader.events("elastic", "workers", "workers")
+               if e.restart > 0]
+    assert resizes == [(2, 22, 1)]
+    checkpoints = [e.step for e in reader.events("elastic", "checkpoint", "checkpoint")]
+    assert checkpoints[0] == 22 and checkpoints[-1] == 8 * 22
+    assert sorted(set(checkpoints)) == list(range(22, 8 * 22 + 1, 22))
+    loss = reader.scalars("elastic", "train/loss", rank=1)
+    assert loss.steps[-1] == 8 * 22  # rank 1's steps go on after the restart

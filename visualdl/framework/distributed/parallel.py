@@ -16,6 +16,7 @@ docs/distributed.md gives the measured share of the all-reduce that this leaves 
 
 from __future__ import annotations
 
+import time
 import weakref
 from typing import Any
 
@@ -128,6 +129,8 @@ class DataParallel(Layer):
                               _signature_difference)
         self._broadcast_state()
         object.__setattr__(self, "_buckets", self._make_buckets(bucket_size_mb))
+        # seconds spent in sync_gradients so far (bench/distributed.py: the all-reduce's share)
+        object.__setattr__(self, "sync_seconds", 0.0)
         _live.add(self)
 
     def _broadcast_state(self) -> None:
@@ -173,6 +176,7 @@ class DataParallel(Layer):
         world = self.comm.world_size
         if world == 1:
             return
+        start = time.perf_counter()
         pending = []
         for bucket in self._buckets:
             bucket.pack()
@@ -180,6 +184,7 @@ class DataParallel(Layer):
         for bucket, work in zip(self._buckets, pending):
             work.wait()
             bucket.unpack(1.0 / world)
+        object.__setattr__(self, "sync_seconds", self.sync_seconds + time.perf_counter() - start)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._layers(*args, **kwargs)
