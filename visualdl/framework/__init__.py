@@ -31,6 +31,7 @@ from .dtypes import bool_, float32, float64, int32, int64, uint8
 from .hooks import RemovableHandle
 from .memory import tune_host_allocator
 from .training import Model
+from . import distributed  # noqa: E402 - after Model: it wraps models and optimizers
 from .ops.activation import log_softmax, softmax
 from .ops.conv import conv2d
 from .ops.elementwise import (
@@ -85,7 +86,7 @@ tune_host_allocator()
 __all__ = [
     "Tensor", "tensor", "to_tensor", "no_grad", "enable_grad", "is_grad_enabled",
     "set_grad_enabled", "nn", "optim", "data", "save", "load", "Model", "metric", "callbacks",
-    "jit", "onnx", "profiler", "ActivationStats", "RemovableHandle", "seed", "manual_seed",
+    "jit", "onnx", "profiler", "distributed", "ActivationStats", "RemovableHandle", "seed", "manual_seed",
     "set_num_threads", "get_num_threads", "cuda_available", "is_compiled_with_cuda",
     "zeros", "ones", "full", "zeros_like", "ones_like", "arange", "rand", "randn", "randint",
     "float32", "float64", "int32", "int64", "bool_", "uint8", "RowSparseGrad",
