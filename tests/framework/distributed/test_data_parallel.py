@@ -59,3 +59,21 @@ def test_each_rank_logs_its_scalars_into_the_run(tmp_path):
     tags = reader.tags("dp")
     assert "weights/0.weight" in tags["histogram"] and "graph" not in tags
     assert len(reader.histograms("dp", "weights/0.weight")) == -(-steps // 2)  # rank 0's alone
+
+
+def test_distributed_fit_alone_is_a_world_of_one(monkeypatch):
+    """No launcher, no torch: fit(distributed=True) trains as one process would."""
+    from visualdl.framework.distributed import SingleProcess, get_world_size, init_parallel_env
+    from visualdl.framework.distributed import shutdown
+
+    for name in ("WORLD_SIZE", "RANK", "PADDLE_TRAINERS_NUM", "PADDLE_TRAINER_ID"):
+        monkeypatch.delenv(name, raising=False)
+    shutdown()
+    try:
+        assert isinstance(init_parallel_env(), SingleProcess) and get_world_size() == 1
+        alone = workers.train(batch_size=16, epochs=2, distributed=False)
+        wrapped = workers.train(batch_size=16, epochs=2, distributed=True)
+    finally:
+        shutdown()
+    for name, w in alone["weights"].items():
+        np.testing.assert_array_equal(wrapped["weights"][name], w)

@@ -197,7 +197,8 @@ class VisualDL(Callback):
         opt = self.model.optimizer
         sched = getattr(opt, "lr_scheduler", None)
         hparams: dict[str, Any] = {
-            "optimizer": type(opt).__name__,
+            # the optimizer's own name, also under fleet.distributed_optimizer's wrapper
+            "optimizer": type(getattr(opt, "inner", opt)).__name__,
             "lr": float(sched.base_lr if sched is not None else opt.get_lr()),
             "batch_size": int(self.params.get("batch_size") or 0),
             "epochs": int(self.params.get("epochs") or 0),
