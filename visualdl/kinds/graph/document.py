@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from visualdl.kinds.graph.collector import paused
 from visualdl.kinds.graph.hierarchy import ROOT, Hierarchy
 from visualdl.kinds.graph.layout import Layouter
 from visualdl.kinds.graph.measure import Options
@@ -88,7 +89,8 @@ class GraphDocument:
 
     def view(self, expanded: frozenset[str], options: Options) -> dict[str, Any]:
         """The visible graph with coordinates for a collapse state."""
-        return visible_graph(self.hierarchy, self.layouter, expanded, options)
+        with paused():
+            return visible_graph(self.hierarchy, self.layouter, expanded, options)
 
     # -- details ------------------------------------------------------------------------------
     def node(self, node_id: int) -> dict[str, Any]:

@@ -45,6 +45,7 @@ class Hierarchy:
         self.model = model
         self.groups: dict[str, Group] = {}
         self.node_group: list[str] = [ROOT] * len(model.nodes)
+        self._chains: dict[str, tuple[str, ...]] = {}
         self._build()
         #: group -> its local edges (source member, target member, the tensor's port key)
         self.local_edges: dict[str, dict[LocalEdge, None]] = {p: {} for p in self.groups}
@@ -112,22 +113,32 @@ class Hierarchy:
 
     # -- queries --------------------------------------------------------------------------
     def chain(self, group: str) -> list[str]:
-        """Groups from the root down to ``group`` (both included)."""
-        out = []
+        """Groups from the root down to ``group`` (both included); a fresh list."""
+        return list(self._chain(group))
+
+    def _chain(self, group: str) -> tuple[str, ...]:
+        """``chain`` remembered: routing asks it twice per edge of a 100,000-node view."""
+        found = self._chains.get(group)
+        if found is not None:
+            return found
+        missing: list[str] = []  # walked up iteratively: names can be deep
         path: str | None = group
-        while path is not None:
-            out.append(path)
+        while path is not None and path not in self._chains:
+            missing.append(path)
             path = self.groups[path].parent
-        out.reverse()
-        return out
+        found = () if path is None else self._chains[path]
+        for p in reversed(missing):
+            found = found + (p,)
+            self._chains[p] = found
+        return found
 
     def ancestors(self, node_id: int) -> list[str]:
         """The groups holding a node, outermost first, without the root."""
-        return self.chain(self.node_group[node_id])[1:]
+        return list(self._chain(self.node_group[node_id])[1:])
 
     def visible_item(self, node_id: int, expanded: frozenset[str] | set[str]) -> Member:
         """What stands for the node: itself, or its outermost collapsed group."""
-        for path in self.ancestors(node_id):
+        for path in self._chain(self.node_group[node_id])[1:]:
             if path not in expanded:
                 return ("g", path)
         return ("n", node_id)
@@ -170,7 +181,7 @@ class Hierarchy:
         """The local edges (group, edge) that an edge from ``a`` (held by ``group_a``) to
         ``b`` (held by ``group_b``) is split into, in route order: up and out of ``a``'s
         groups, across their innermost common group, down into ``b``'s."""
-        ca, cb = self.chain(group_a), self.chain(group_b)
+        ca, cb = self._chain(group_a), self._chain(group_b)
         common = 0
         while common < min(len(ca), len(cb)) and ca[common] == cb[common]:
             common += 1

@@ -229,7 +229,9 @@ def _program(source: Any, load_model: Any) -> tuple[Any, str | None]:
 
 
 def _document(model: Any, base_dir: str | None) -> GraphDocument:
+    from visualdl.kinds.graph.collector import paused
     from visualdl.kinds.graph.document import GraphDocument
     from visualdl.kinds.graph.parse import parse_model
 
-    return GraphDocument(parse_model(model, base_dir))
+    with paused():
+        return GraphDocument(parse_model(model, base_dir))

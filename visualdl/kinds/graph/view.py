@@ -79,7 +79,8 @@ def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
         box = placed.boxes[member]
         item: dict[str, Any] = {
             "id": item_id(member), "x": round(x, 1), "y": round(y, 1), "w": w, "h": hgt,
-            "title": box.title, "subtitle": box.subtitle, "lines": [list(p) for p in box.lines],
+            "title": box.title, "subtitle": box.subtitle,
+            "lines": list(map(list, box.lines)) if box.lines else [],
         }
         if member[0] == "n":
             node = model.nodes[member[1]]  # type: ignore[index]
@@ -96,14 +97,20 @@ def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
                        "depth": group.depth, "x": round(x, 1), "y": round(y, 1), "w": w, "h": hgt})
     frames.sort(key=lambda f: f["depth"])
     edges = []
+    labels: dict[int, str] = {}  # by id(TensorInfo): many edges carry one tensor
     for (a, b, key), index in visible_edges(h, expanded).items():
         edge = model.edges[index]
         info = model.tensor(edge.scope, edge.tensor)
+        label = ""
+        if info:
+            label = labels.get(id(info))
+            if label is None:
+                label = labels[id(info)] = format_shape(info.shape)
         edges.append({
             "from": item_id(a), "to": item_id(b), "tensor": edge.tensor,
             "dtype": info.dtype if info else None,
             "shape": info.shape if info else None,
-            "label": format_shape(info.shape) if info else "",
+            "label": label,
             "points": _route(h, placed, a, b, key),
         })
     return {
