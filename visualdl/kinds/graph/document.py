@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import partial
 from typing import Any
 
 from visualdl.kinds.graph.collector import paused
 from visualdl.kinds.graph.hierarchy import ROOT, Hierarchy
-from visualdl.kinds.graph.layout import Layouter
+from visualdl.kinds.graph.jobs import ViewJobs
+from visualdl.kinds.graph.layout import Layouter, Progress
 from visualdl.kinds.graph.measure import Options
 from visualdl.kinds.graph.parsed_model import GraphModel, Node
 from visualdl.kinds.graph.tensor_values import format_shape, tensor_values
@@ -22,6 +24,11 @@ __all__ = ["INITIAL_VISIBLE_LIMIT", "GraphDocument", "parse_node_id"]
 
 #: Large graphs open collapsed to the deepest level that shows at most this many boxes.
 INITIAL_VISIBLE_LIMIT = 600
+#: A state with more boxes than this, or more groups to lay out, goes to a background job
+#: (about half a second of work on this machine's slow cores).
+BIG_BOXES = 8000
+BIG_GROUPS = 1500
+JOB_WAIT = 0.25  # a request waits this long for its job before answering with progress
 MAX_SEARCH = 200
 
 
@@ -32,6 +39,7 @@ class GraphDocument:
         self.model = model
         self.hierarchy = Hierarchy(model)
         self.layouter = Layouter(self.hierarchy)
+        self.jobs = ViewJobs()
         self.initial = self.layouter.normalize(
             self.hierarchy.initial_expanded(INITIAL_VISIBLE_LIMIT))
         self.parse_seconds = 0.0
@@ -87,10 +95,36 @@ class GraphDocument:
             return frozenset()
         return self.layouter.normalize(set(spec))
 
-    def view(self, expanded: frozenset[str], options: Options) -> dict[str, Any]:
+    def view(self, expanded: frozenset[str], options: Options,
+             progress: Progress | None = None) -> dict[str, Any]:
         """The visible graph with coordinates for a collapse state."""
         with paused():
-            return visible_graph(self.hierarchy, self.layouter, expanded, options)
+            return visible_graph(self.hierarchy, self.layouter, expanded, options, progress)
+
+    def view_or_progress(self, expanded: frozenset[str], options: Options,
+                         wait: float = JOB_WAIT) -> dict[str, Any]:
+        """The view, laid out here when it is small, else by a background job: then the
+        answer once the job is done (waiting up to ``wait`` seconds for it), or meanwhile
+        ``{"pending": True, "progress": ...}``. Raises what the job raised, once."""
+        if not self.is_big(expanded, options):
+            return self.view(expanded, options)
+        key = (expanded, options)
+        job = self.jobs.start(key, partial(self.view, expanded, options))
+        job.finished.wait(wait)
+        if job.error is not None:
+            self.jobs.drop(key)
+            raise job.error
+        if job.result is not None:
+            return job.result
+        return {"pending": True, "expanded": sorted(expanded), "progress": job.progress()}
+
+    def is_big(self, expanded: frozenset[str], options: Options) -> bool:
+        """Whether a state is laid out by a background job: many boxes to answer, or many
+        groups not laid out yet."""
+        groups = self.hierarchy.groups
+        boxes = sum(len(groups[p].nodes) + len(groups[p].groups) for p in expanded)
+        boxes += len(groups[ROOT].nodes) + len(groups[ROOT].groups) - len(expanded)
+        return boxes > BIG_BOXES or self.layouter.pending(expanded, options) > BIG_GROUPS
 
     # -- details ------------------------------------------------------------------------------
     def node(self, node_id: int) -> dict[str, Any]:

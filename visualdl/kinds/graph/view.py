@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from visualdl.kinds.graph.hierarchy import Hierarchy, Member
-from visualdl.kinds.graph.layout import Layouter, Placed
+from visualdl.kinds.graph.layout import Layouter, Placed, Progress
 from visualdl.kinds.graph.measure import Options
 from visualdl.kinds.graph.tensor_values import format_shape
 
@@ -67,11 +67,11 @@ def _close(p: tuple[float, float], q: tuple[float, float]) -> bool:
 
 
 def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
-                  options: Options) -> dict[str, Any]:
+                  options: Options, progress: Progress | None = None) -> dict[str, Any]:
     """Everything the browser needs to draw one state."""
     started = time.perf_counter()
     misses = layouter.misses
-    placed = layouter.place(expanded, options)
+    placed = layouter.place(expanded, options, progress)
     layout_s = time.perf_counter() - started
     model = h.model
     nodes = []
