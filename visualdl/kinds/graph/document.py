@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from visualdl.kinds.graph.collector import paused
@@ -43,11 +43,6 @@ class GraphDocument:
         self.initial = self.layouter.normalize(
             self.hierarchy.initial_expanded(INITIAL_VISIBLE_LIMIT))
         self.parse_seconds = 0.0
-        self._consumers: dict[tuple[int, str], list[int]] = {}
-        self._producer: dict[tuple[int, str], int] = {}
-        for edge in model.edges:
-            self._consumers.setdefault((edge.src, edge.tensor), []).append(edge.dst)
-            self._producer[(edge.dst, edge.tensor)] = edge.src
 
     # -- summary ------------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
@@ -146,6 +141,17 @@ class GraphDocument:
             "subgraphs": node.subgraphs,
         }
 
+    @cached_property
+    def _links(self) -> tuple[dict[tuple[int, str], list[int]], dict[tuple[int, str], int]]:
+        """(consumers of (producer, tensor), producer of (consumer, tensor)): built on the
+        first node asked about, not while the first view of a big model waits."""
+        consumers: dict[tuple[int, str], list[int]] = {}
+        producer: dict[tuple[int, str], int] = {}
+        for edge in self.model.edges:
+            consumers.setdefault((edge.src, edge.tensor), []).append(edge.dst)
+            producer[(edge.dst, edge.tensor)] = edge.src
+        return consumers, producer
+
     def _value(self, node: Node, name: str, side: str) -> dict[str, Any]:
         if not name:
             return {"name": "", "optional": True}
@@ -160,11 +166,11 @@ class GraphDocument:
         if init is not None:
             out["initializer"] = init.summary
         if side == "in":
-            src = self._producer.get((node.id, name))
+            src = self._links[1].get((node.id, name))
             if src is not None:
                 out["producer"] = f"n{src}"
         else:
-            out["consumers"] = [f"n{d}" for d in self._consumers.get((node.id, name), [])]
+            out["consumers"] = [f"n{d}" for d in self._links[0].get((node.id, name), [])]
         return out
 
     def group(self, path: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ __all__ = ["MAX_UPLOADS", "PARSED_CACHE", "ModelError", "ModelSource", "ModelSto
 
 MAX_UPLOADS = 8
 PARSED_CACHE = 4
+FAILURE_KEPT = 10.0  # seconds a model that could not be opened is answered from memory
 
 
 @dataclass
@@ -74,6 +75,7 @@ class ModelStore:
         self._uploads: OrderedDict[str, ModelSource] = OrderedDict()
         self._docs: OrderedDict[str, GraphDocument] = OrderedDict()
         self._locks: dict[str, threading.Lock] = {}
+        self._failed: dict[str, tuple[ModelError, float]] = {}  # id -> (error, when)
         self._lock = threading.Lock()
 
     @property
@@ -163,12 +165,19 @@ class ModelStore:
                 doc = self._docs.get(model_id)
             if doc is not None:
                 return doc
+            failed = self._failed.get(model_id)
+            if failed is not None and time.monotonic() - failed[1] < FAILURE_KEPT:
+                raise failed[0]
             src = self.source(model_id)
             if src is None:
                 raise KeyError(model_id)
             started = time.perf_counter()
-            model, base_dir = src.load()
-            doc = _document(model, base_dir)
+            try:
+                model, base_dir = src.load()
+                doc = _document(model, base_dir)
+            except ModelError as err:  # the page asks summary and view at once: read it once
+                self._failed[model_id] = (err, time.monotonic())
+                raise
             doc.parse_seconds = time.perf_counter() - started
             with self._lock:
                 self._remember(model_id, doc)
