@@ -40,10 +40,11 @@ blueprint = Blueprint("graph", __name__)
 @blueprint.record_once
 def _install(state: Any) -> None:
     """Build the model store when the blueprint is registered (a bad --model path fails
-    ``create_app`` with FileNotFoundError, which the CLI reports)."""
+    ``create_app`` with FileNotFoundError, which the CLI reports), and start parsing the
+    first --model file."""
     app: Flask = state.app
     app.config.setdefault(BODY_LIMITS_CONFIG, {})[UPLOAD_PATH] = MAX_UPLOAD_BYTES
-    _models(app)
+    _models(app).open_first_file()
 
 
 def _models(app: Flask) -> ModelStore:

@@ -78,6 +78,24 @@ class ModelStore:
         self._failed: dict[str, tuple[ModelError, float]] = {}  # id -> (error, when)
         self._lock = threading.Lock()
 
+    def open_first_file(self) -> threading.Thread | None:
+        """Parse the first ``--model`` file on a background thread, now: the graph tab opens
+        it by default, and a 100,000-node model takes seconds to parse that the first view
+        would otherwise wait for. A request arriving meanwhile waits for this same parse.
+        A file that is no model is left for that request to report."""
+        if not self._files:
+            return None
+
+        def run(model_id: str = self._files[0].id) -> None:
+            try:
+                self.document(model_id)
+            except ModelError:
+                pass
+
+        thread = threading.Thread(target=run, name="graph-open-first", daemon=True)
+        thread.start()
+        return thread
+
     @property
     def has_files(self) -> bool:
         """True when the server was started with ``--model``."""
