@@ -100,18 +100,17 @@ class GraphDocument:
                          wait: float = JOB_WAIT) -> dict[str, Any]:
         """The view, laid out here when it is small, else by a background job: then the
         answer once the job is done (waiting up to ``wait`` seconds for it), or meanwhile
-        ``{"pending": True, "progress": ...}``. Raises what the job raised, once."""
+        ``{"pending": True, "progress": ...}``. Raises what the job raised."""
         if not self.is_big(expanded, options):
             return self.view(expanded, options)
         key = (expanded, options)
         job = self.jobs.start(key, partial(self.view, expanded, options))
-        job.finished.wait(wait)
+        if not job.finished.wait(wait):
+            return {"pending": True, "expanded": sorted(expanded), "progress": job.progress()}
+        self.jobs.drop(key)  # handed out once: a big answer is not kept
         if job.error is not None:
-            self.jobs.drop(key)
             raise job.error
-        if job.result is not None:
-            return job.result
-        return {"pending": True, "expanded": sorted(expanded), "progress": job.progress()}
+        return job.result  # type: ignore[return-value]
 
     def is_big(self, expanded: frozenset[str], options: Options) -> bool:
         """Whether a state is laid out by a background job: many boxes to answer, or many

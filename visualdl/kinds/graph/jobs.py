@@ -21,7 +21,9 @@ from visualdl.kinds.graph.layout import Progress
 
 __all__ = ["JOBS_KEPT", "ViewJob", "ViewJobs"]
 
-JOBS_KEPT = 2  # finished answers kept per model (one of 100,000 nodes holds ~100 MB)
+JOBS_KEPT = 2  # finished jobs kept per model until asked for (an answer of 100,000
+# nodes holds some hundred MB: it is handed out once, then forgotten; laid out again from
+# the layout cache if asked for again)
 
 
 class ViewJob:
@@ -69,7 +71,7 @@ class ViewJobs:
         return job
 
     def drop(self, key: Hashable) -> None:
-        """Forget the job for ``key`` (one that failed: the next request tries again)."""
+        """Forget the job for ``key`` (one whose answer or error was handed out)."""
         with self._lock:
             self._jobs.pop(key, None)
 

@@ -26,20 +26,7 @@ def item_id(member: Member) -> str:
 
 def visible_edges(h: Hierarchy, expanded: frozenset[str]) -> dict[tuple[Member, Member, tuple[int, str]], int]:
     """(visible source, visible target, port key) -> one original edge index standing for it."""
-    cache: dict[int, Member] = {}
-
-    def vis(node_id: int) -> Member:
-        found = cache.get(node_id)
-        if found is None:
-            found = cache[node_id] = h.visible_item(node_id, expanded)
-        return found
-
-    out: dict[tuple[Member, Member, tuple[int, str]], int] = {}
-    for i, edge in enumerate(h.model.edges):
-        a, b = vis(edge.src), vis(edge.dst)
-        if a != b:
-            out.setdefault((a, b, (edge.src, edge.tensor)), i)
-    return out
+    return {link: h.edge_of(link[2]) for link in h.visible_links(expanded)}
 
 
 def _group_of(h: Hierarchy, member: Member) -> str:
