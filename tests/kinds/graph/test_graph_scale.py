@@ -207,3 +207,29 @@ def test_expand_all_shows_progress_then_the_whole_graph(browser, server, client)
     assert watch.errors == []
     watch.finish()
     context.close()
+
+
+def test_visible_edges_from_local_edges_match_every_model_edge():
+    """The edges drawn, found from the groups shown, are those of the model's edges whose
+    two ends stand for different boxes (each end shown by its outermost collapsed group)."""
+    import random
+
+    from visualdl.kinds.graph.view import visible_edges
+
+    for model in (onnx_models.transformer(300), onnx_models.control_flow(),
+                  onnx_models.residual_chain(600, blocks_per_stage=20)):
+        doc = GraphDocument(parse_model(model))
+        h = doc.hierarchy
+        groups = sorted(p for p in h.groups if p)
+        rng = random.Random(7)
+        for trial in range(25):
+            state = doc.expanded_set("all" if trial == 0 else
+                                     rng.sample(groups, rng.randint(0, len(groups))))
+
+            def shown(node_id: int) -> tuple:
+                outer = next((p for p in h.ancestors(node_id) if p not in state), None)
+                return ("n", node_id) if outer is None else ("g", outer)
+
+            expected = {(shown(e.src), shown(e.dst), (e.src, e.tensor)) for e in h.model.edges
+                        if shown(e.src) != shown(e.dst)}
+            assert set(visible_edges(h, state)) == expected

@@ -138,13 +138,6 @@ class Hierarchy:
         """The groups holding a node, outermost first, without the root."""
         return list(self._chain(self.node_group[node_id])[1:])
 
-    def visible_item(self, node_id: int, expanded: frozenset[str] | set[str]) -> Member:
-        """What stands for the node: itself, or its outermost collapsed group."""
-        for path in self._chain(self.node_group[node_id])[1:]:
-            if path not in expanded:
-                return ("g", path)
-        return ("n", node_id)
-
     def descendants(self, path: str) -> list[str]:
         """All groups inside ``path`` (not itself)."""
         out, stack = [], list(self.groups[path].groups)
