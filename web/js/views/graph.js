@@ -199,7 +199,10 @@ class GraphView {
     try {
       data = await this.#fetchView(seq, spec);
     } catch (err) {
-      if (seq === this.seq) this.#fail(err);
+      if (seq === this.seq) {
+        this.progress = null;
+        this.#fail(err);
+      }
       return null;
     }
     if (!data || seq !== this.seq || this.destroyed) return null;
