@@ -169,3 +169,98 @@ def expected_edges(model: onnx.ModelProto) -> int:
             if name and name in producers and producers[name] != ("node", i):
                 edges.add((producers[name], i, name))
     return len(edges) + sum(1 for o in g.output if o.name in producers)
+
+
+def transformer(n_nodes: int, hidden: int = 8, heads: int = 2) -> onnx.ModelProto:
+    """A BERT-like encoder exported op by op, about ``n_nodes`` ops, named by scope as
+    PyTorch's exporter names them (``/encoder/layer.3/attention/self/query/MatMul``).
+
+    Embeddings (Gather, Add, LayerNormalization), then layers of self-attention (query,
+    key and value MatMul + Add, each head split by Reshape with its shape computed by
+    Shape/Gather/Unsqueeze/Concat, Transpose, MatMul, Div, Softmax, MatMul, merge), an
+    output dense + residual + LayerNormalization, and an MLP with an Erf GELU: 61 ops a
+    layer. Each layer has its own weights (``encoder.layer.3.attention.self.query.weight``).
+    """
+    head = hidden // heads
+    per_layer = 61
+    layers = max(1, (n_nodes - 6) // per_layer)
+    inits = [
+        _init("embeddings.word_embeddings.weight", (32, hidden), 1),
+        _init("embeddings.position_embeddings.weight", (16, hidden), 2),
+        numpy_helper.from_array(np.ones(hidden, np.float32), "ln.weight"),
+        numpy_helper.from_array(np.zeros(hidden, np.float32), "ln.bias"),
+        numpy_helper.from_array(np.array(0, np.int64), "c0"),
+        numpy_helper.from_array(np.array(1, np.int64), "c1"),
+        numpy_helper.from_array(np.array([heads], np.int64), "c_heads"),
+        numpy_helper.from_array(np.array([head], np.int64), "c_head"),
+        numpy_helper.from_array(np.array([hidden], np.int64), "c_hidden"),
+        numpy_helper.from_array(np.array([0], np.int64), "c_axes0"),
+        numpy_helper.from_array(np.array(float(np.sqrt(head)), np.float32), "c_scale"),
+        numpy_helper.from_array(np.array(np.sqrt(2.0), np.float32), "c_sqrt2"),
+        numpy_helper.from_array(np.array(1.0, np.float32), "c_one"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "c_half"),
+    ]
+    nodes: list[onnx.NodeProto] = []
+    used: dict[str, int] = {}
+
+    def op(op_type: str, scope: str, inputs: list[str], **attrs) -> str:
+        name = f"{scope}/{op_type}"
+        count = used[name] = used.get(name, -1) + 1
+        if count:  # the exporter's numbering of repeated ops in one scope
+            name = f"{name}_{count}"
+        out = f"{name}_output_0"
+        nodes.append(helper.make_node(op_type, inputs, [out], name=name, **attrs))
+        return out
+
+    def dense(x: str, scope: str, weight: str, n_in: int, n_out: int, seed: int) -> str:
+        inits.extend([_init(f"{weight}.weight", (n_in, n_out), seed),
+                      numpy_helper.from_array(np.zeros(n_out, np.float32), f"{weight}.bias")])
+        return op("Add", scope, [op("MatMul", scope, [x, f"{weight}.weight"]), f"{weight}.bias"])
+
+    def shape_of(x: str, scope: str, tail: list[str]) -> str:
+        """The exporter's dynamic shape: [batch, seq] of x followed by ``tail``."""
+        shape = op("Shape", scope, [x])
+        dims = [op("Unsqueeze", scope, [op("Gather", scope, [shape, c], axis=0), "c_axes0"])
+                for c in ("c0", "c1")]
+        return op("Concat", scope, dims + tail, axis=0)
+
+    def split(x: str, scope: str, perm: list[int]) -> str:
+        return op("Transpose", scope, [op("Reshape", scope, [x, shape_of(x, scope, ["c_heads", "c_head"])])],
+                  perm=perm)
+
+    e = "/embeddings"
+    x = op("Add", e, [op("Gather", f"{e}/word_embeddings", ["embeddings.word_embeddings.weight", "input_ids"]),
+                      op("Gather", f"{e}/position_embeddings", ["embeddings.position_embeddings.weight",
+                                                                 "position_ids"])])
+    x = op("LayerNormalization", f"{e}/LayerNorm", [x, "ln.weight", "ln.bias"], axis=-1)
+    for i in range(layers):
+        p = f"/encoder/layer.{i}"
+        w = f"encoder.layer.{i}"
+        a = f"{p}/attention/self"
+        q = split(dense(x, f"{a}/query", f"{w}.attention.self.query", hidden, hidden, 3 * i), f"{a}", [0, 2, 1, 3])
+        k = split(dense(x, f"{a}/key", f"{w}.attention.self.key", hidden, hidden, 3 * i + 1), f"{a}", [0, 2, 3, 1])
+        v = split(dense(x, f"{a}/value", f"{w}.attention.self.value", hidden, hidden, 3 * i + 2), f"{a}",
+                  [0, 2, 1, 3])
+        scores = op("Softmax", a, [op("Div", a, [op("MatMul", a, [q, k]), "c_scale"])], axis=-1)
+        ctx = op("Transpose", a, [op("MatMul", a, [scores, v])], perm=[0, 2, 1, 3])
+        ctx = op("Reshape", a, [ctx, shape_of(ctx, a, ["c_hidden"])])
+        o = f"{p}/attention/output"
+        h = dense(ctx, f"{o}/dense", f"{w}.attention.output.dense", hidden, hidden, 7 * i)
+        x = op("LayerNormalization", f"{o}/LayerNorm", [op("Add", o, [h, x]), "ln.weight", "ln.bias"],
+               axis=-1)
+        m = f"{p}/intermediate"
+        h = dense(x, f"{m}/dense", f"{w}.intermediate.dense", hidden, 4 * hidden, 11 * i)
+        g = f"{m}/intermediate_act_fn"
+        erf = op("Add", g, [op("Erf", g, [op("Div", g, [h, "c_sqrt2"])]), "c_one"])
+        h = op("Mul", g, [op("Mul", g, [h, erf]), "c_half"])
+        o = f"{p}/output"
+        h = dense(h, f"{o}/dense", f"{w}.output.dense", 4 * hidden, hidden, 13 * i)
+        x = op("LayerNormalization", f"{o}/LayerNorm", [op("Add", o, [h, x]), "ln.weight", "ln.bias"],
+               axis=-1)
+    graph = helper.make_graph(
+        nodes, f"transformer{n_nodes}",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
+         helper.make_tensor_value_info("position_ids", TensorProto.INT64, ["batch", "sequence"])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "sequence", hidden])],
+        initializer=inits)
+    return _finish(graph, producer="pytorch")

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from flask import Blueprint, Flask, Response, current_app, request
 
 from visualdl.api.common import (
-    BODY_LIMITS_CONFIG, MODELS_CONFIG, app_cache, arg_int, arg_str, etag_for, etag_json, json_body, provider,
+    BODY_LIMITS_CONFIG, MODELS_CONFIG, app_cache, arg_int, arg_str, cached_json, etag_for, etag_json, json_body,
+    not_modified, provider,
 )
 from visualdl.api.errors import ApiError
 from visualdl.kinds.graph.errors import ModelError
@@ -39,10 +40,11 @@ blueprint = Blueprint("graph", __name__)
 @blueprint.record_once
 def _install(state: Any) -> None:
     """Build the model store when the blueprint is registered (a bad --model path fails
-    ``create_app`` with FileNotFoundError, which the CLI reports)."""
+    ``create_app`` with FileNotFoundError, which the CLI reports), and start parsing the
+    first --model file."""
     app: Flask = state.app
     app.config.setdefault(BODY_LIMITS_CONFIG, {})[UPLOAD_PATH] = MAX_UPLOAD_BYTES
-    _models(app)
+    _models(app).open_first_file()
 
 
 def _models(app: Flask) -> ModelStore:
@@ -176,12 +178,29 @@ def hierarchy() -> Response:
 
 @blueprint.route("/api/graph/view", methods=["GET", "POST"])
 def view() -> Response:
-    """The visible graph with coordinates for a collapse state and display options."""
+    """The visible graph with coordinates for a collapse state and display options.
+
+    With ``background=1`` a big state is laid out by a background job: until it is done
+    the answer is a 202 ``{"pending": true, "progress": {...}}`` (ask again, the same way,
+    to follow it); small states are answered at once either way."""
     model_id, doc = _document()
     expanded = doc.expanded_set(_expanded_spec())
     options = _options()
-    return etag_json(etag_for("graph-view", model_id, sorted(expanded), options),
-                     lambda: {"model": model_id, **doc.view(expanded, options)})
+    etag = etag_for("graph-view", model_id, sorted(expanded), options)
+    if not _flag("background"):
+        return etag_json(etag, lambda: {"model": model_id, **doc.view(expanded, options)})
+    unchanged = not_modified(etag)
+    if unchanged is not None:
+        return unchanged
+    try:
+        body = {"model": model_id, **doc.view_or_progress(expanded, options)}
+    except ModelError as err:
+        raise ApiError(422, str(err)) from None
+    if body.get("pending"):
+        response = json_response(body, status=202)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    return cached_json(body, etag)
 
 
 @blueprint.get("/api/graph/node")

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cached_property, partial
 from typing import Any
 
+from visualdl.kinds.graph.collector import paused
 from visualdl.kinds.graph.hierarchy import ROOT, Hierarchy
-from visualdl.kinds.graph.layout import Layouter
+from visualdl.kinds.graph.jobs import ViewJobs
+from visualdl.kinds.graph.layout import Layouter, Progress
 from visualdl.kinds.graph.measure import Options
 from visualdl.kinds.graph.parsed_model import GraphModel, Node
 from visualdl.kinds.graph.tensor_values import format_shape, tensor_values
@@ -21,6 +24,11 @@ __all__ = ["INITIAL_VISIBLE_LIMIT", "GraphDocument", "parse_node_id"]
 
 #: Large graphs open collapsed to the deepest level that shows at most this many boxes.
 INITIAL_VISIBLE_LIMIT = 600
+#: A state with more boxes than this, or more groups to lay out, goes to a background job
+#: (about half a second of work on this machine's slow cores).
+BIG_BOXES = 8000
+BIG_GROUPS = 1500
+JOB_WAIT = 0.25  # a request waits this long for its job before answering with progress
 MAX_SEARCH = 200
 
 
@@ -31,14 +39,10 @@ class GraphDocument:
         self.model = model
         self.hierarchy = Hierarchy(model)
         self.layouter = Layouter(self.hierarchy)
+        self.jobs = ViewJobs()
         self.initial = self.layouter.normalize(
             self.hierarchy.initial_expanded(INITIAL_VISIBLE_LIMIT))
         self.parse_seconds = 0.0
-        self._consumers: dict[tuple[int, str], list[int]] = {}
-        self._producer: dict[tuple[int, str], int] = {}
-        for edge in model.edges:
-            self._consumers.setdefault((edge.src, edge.tensor), []).append(edge.dst)
-            self._producer[(edge.dst, edge.tensor)] = edge.src
 
     # -- summary ------------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
@@ -86,9 +90,35 @@ class GraphDocument:
             return frozenset()
         return self.layouter.normalize(set(spec))
 
-    def view(self, expanded: frozenset[str], options: Options) -> dict[str, Any]:
+    def view(self, expanded: frozenset[str], options: Options,
+             progress: Progress | None = None) -> dict[str, Any]:
         """The visible graph with coordinates for a collapse state."""
-        return visible_graph(self.hierarchy, self.layouter, expanded, options)
+        with paused():
+            return visible_graph(self.hierarchy, self.layouter, expanded, options, progress)
+
+    def view_or_progress(self, expanded: frozenset[str], options: Options,
+                         wait: float = JOB_WAIT) -> dict[str, Any]:
+        """The view, laid out here when it is small, else by a background job: then the
+        answer once the job is done (waiting up to ``wait`` seconds for it), or meanwhile
+        ``{"pending": True, "progress": ...}``. Raises what the job raised."""
+        if not self.is_big(expanded, options):
+            return self.view(expanded, options)
+        key = (expanded, options)
+        job = self.jobs.start(key, partial(self.view, expanded, options))
+        if not job.finished.wait(wait):
+            return {"pending": True, "expanded": sorted(expanded), "progress": job.progress()}
+        self.jobs.drop(key)  # handed out once: a big answer is not kept
+        if job.error is not None:
+            raise job.error
+        return job.result  # type: ignore[return-value]
+
+    def is_big(self, expanded: frozenset[str], options: Options) -> bool:
+        """Whether a state is laid out by a background job: many boxes to answer, or many
+        groups not laid out yet."""
+        groups = self.hierarchy.groups
+        boxes = sum(len(groups[p].nodes) + len(groups[p].groups) for p in expanded)
+        boxes += len(groups[ROOT].nodes) + len(groups[ROOT].groups) - len(expanded)
+        return boxes > BIG_BOXES or self.layouter.pending(expanded, options) > BIG_GROUPS
 
     # -- details ------------------------------------------------------------------------------
     def node(self, node_id: int) -> dict[str, Any]:
@@ -110,6 +140,17 @@ class GraphDocument:
             "subgraphs": node.subgraphs,
         }
 
+    @cached_property
+    def _links(self) -> tuple[dict[tuple[int, str], list[int]], dict[tuple[int, str], int]]:
+        """(consumers of (producer, tensor), producer of (consumer, tensor)): built on the
+        first node asked about, not while the first view of a big model waits."""
+        consumers: dict[tuple[int, str], list[int]] = {}
+        producer: dict[tuple[int, str], int] = {}
+        for edge in self.model.edges:
+            consumers.setdefault((edge.src, edge.tensor), []).append(edge.dst)
+            producer[(edge.dst, edge.tensor)] = edge.src
+        return consumers, producer
+
     def _value(self, node: Node, name: str, side: str) -> dict[str, Any]:
         if not name:
             return {"name": "", "optional": True}
@@ -124,11 +165,11 @@ class GraphDocument:
         if init is not None:
             out["initializer"] = init.summary
         if side == "in":
-            src = self._producer.get((node.id, name))
+            src = self._links[1].get((node.id, name))
             if src is not None:
                 out["producer"] = f"n{src}"
         else:
-            out["consumers"] = [f"n{d}" for d in self._consumers.get((node.id, name), [])]
+            out["consumers"] = [f"n{d}" for d in self._links[0].get((node.id, name), [])]
         return out
 
     def group(self, path: str) -> dict[str, Any]:

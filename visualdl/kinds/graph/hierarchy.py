@@ -45,6 +45,9 @@ class Hierarchy:
         self.model = model
         self.groups: dict[str, Group] = {}
         self.node_group: list[str] = [ROOT] * len(model.nodes)
+        self._chains: dict[str, tuple[str, ...]] = {}
+        self._port_links: dict[str, tuple[dict, dict]] = {}
+        self._edge_of: dict[PortKey, int] | None = None
         self._build()
         #: group -> its local edges (source member, target member, the tensor's port key)
         self.local_edges: dict[str, dict[LocalEdge, None]] = {p: {} for p in self.groups}
@@ -112,25 +115,28 @@ class Hierarchy:
 
     # -- queries --------------------------------------------------------------------------
     def chain(self, group: str) -> list[str]:
-        """Groups from the root down to ``group`` (both included)."""
-        out = []
+        """Groups from the root down to ``group`` (both included); a fresh list."""
+        return list(self._chain(group))
+
+    def _chain(self, group: str) -> tuple[str, ...]:
+        """``chain`` remembered: routing asks it twice per edge of a 100,000-node view."""
+        found = self._chains.get(group)
+        if found is not None:
+            return found
+        missing: list[str] = []  # walked up iteratively: names can be deep
         path: str | None = group
-        while path is not None:
-            out.append(path)
+        while path is not None and path not in self._chains:
+            missing.append(path)
             path = self.groups[path].parent
-        out.reverse()
-        return out
+        found = () if path is None else self._chains[path]
+        for p in reversed(missing):
+            found = found + (p,)
+            self._chains[p] = found
+        return found
 
     def ancestors(self, node_id: int) -> list[str]:
         """The groups holding a node, outermost first, without the root."""
-        return self.chain(self.node_group[node_id])[1:]
-
-    def visible_item(self, node_id: int, expanded: frozenset[str] | set[str]) -> Member:
-        """What stands for the node: itself, or its outermost collapsed group."""
-        for path in self.ancestors(node_id):
-            if path not in expanded:
-                return ("g", path)
-        return ("n", node_id)
+        return list(self._chain(self.node_group[node_id])[1:])
 
     def descendants(self, path: str) -> list[str]:
         """All groups inside ``path`` (not itself)."""
@@ -170,7 +176,7 @@ class Hierarchy:
         """The local edges (group, edge) that an edge from ``a`` (held by ``group_a``) to
         ``b`` (held by ``group_b``) is split into, in route order: up and out of ``a``'s
         groups, across their innermost common group, down into ``b``'s."""
-        ca, cb = self.chain(group_a), self.chain(group_b)
+        ca, cb = self._chain(group_a), self._chain(group_b)
         common = 0
         while common < min(len(ca), len(cb)) and ca[common] == cb[common]:
             common += 1
@@ -185,6 +191,61 @@ class Hierarchy:
             inner = ("g", cb[i + 1]) if i + 1 < len(cb) else b
             out.append((cb[i], (("in", key), inner, key)))
         return out
+
+    def visible_links(self, expanded: frozenset[str] | set[str]) -> dict[LocalEdge, None]:
+        """(visible source, visible target, port key) of every edge drawn for a state whose
+        ancestors are all expanded (a normalized state).
+
+        Found from the local edges of the visible groups, not from every edge of the model:
+        the cost follows what is shown, so expanding one group of a 100,000-node model
+        does not walk its 100,000 edges. An edge between two members of a visible group
+        ends at the member itself when it is drawn as a box, or continues inside it when it
+        is expanded: from the member that feeds its out-port, to those its in-port feeds.
+        """
+        out: dict[LocalEdge, None] = {}
+        for path in (ROOT, *expanded):
+            for u, v, key in self.local_edges[path]:
+                if u[0] in ("in", "out") or v[0] in ("in", "out"):
+                    continue  # drawn where the edge crosses its innermost common group
+                a = self._visible_source(u, key, expanded)
+                for b in self._visible_targets(v, key, expanded):
+                    out[(a, b, key)] = None
+        return out
+
+    def _visible_source(self, member: Member, key: PortKey, expanded: frozenset[str] | set[str]) -> Member:
+        while member[0] == "g" and member[1] in expanded:
+            member = self._ports(member[1])[0][key]  # type: ignore[index]
+        return member
+
+    def _visible_targets(self, member: Member, key: PortKey,
+                         expanded: frozenset[str] | set[str]) -> list[Member]:
+        if member[0] != "g" or member[1] not in expanded:
+            return [member]
+        return [t for inner in self._ports(member[1])[1][key]  # type: ignore[index]
+                for t in self._visible_targets(inner, key, expanded)]
+
+    def _ports(self, path: str) -> tuple[dict[PortKey, Member], dict[PortKey, list[Member]]]:
+        """(member feeding each out-port, members fed by each in-port) of a group."""
+        found = self._port_links.get(path)
+        if found is None:
+            feeds: dict[PortKey, Member] = {}
+            fed: dict[PortKey, list[Member]] = {}
+            for u, v, key in self.local_edges[path]:
+                if v[0] == "out":
+                    feeds[key] = u
+                elif u[0] == "in":
+                    fed.setdefault(key, []).append(v)
+            found = self._port_links[path] = (feeds, fed)
+        return found
+
+    def edge_of(self, key: PortKey) -> int:
+        """An edge of the model carrying this (producer, tensor): for the tensor's type."""
+        if self._edge_of is None:
+            index: dict[PortKey, int] = {}
+            for i, edge in enumerate(self.model.edges):
+                index.setdefault((edge.src, edge.tensor), i)
+            self._edge_of = index
+        return self._edge_of[key]
 
     def _split_edges(self) -> None:
         for edge in self.model.edges:

@@ -6,14 +6,22 @@ leaving it, pinned to the first and last layer. igraph's C core orders the layer
 returns the dummy points of long edges; here those are turned into pixel positions with
 each box's real size. Edges only run through the gaps between layers and through the
 dummy slots, never through a box, and an edge into a nested group continues from the
-group's port, so whole routes avoid nodes. Every group's result is cached by what is
-expanded inside it, so expanding one group re-lays out only that group and its ancestors.
+group's port, so whole routes avoid nodes.
+
+Two caches make it scale. Every group's result is cached by what is expanded inside it,
+so expanding one group re-lays out only that group and its ancestors. And a result is
+kept *by position* (boxes in member order, routes in local-edge order) under a key of the
+group's shape (its local edges as index pairs, its members' sizes, its expanded members'
+layouts): the 24 identical blocks of a transformer, or the thousands of a deep ResNet,
+are laid out once and shared, which is what makes "expand all" on 100,000 nodes fast.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import median
 
@@ -22,25 +30,48 @@ import igraph
 from visualdl.kinds.graph.hierarchy import ROOT, Hierarchy, LocalEdge, Member
 from visualdl.kinds.graph.measure import GROUP_HEADER, GROUP_PAD, Box, Options, group_box, node_box
 
-__all__ = ["Layouter", "LocalLayout", "Placed"]
+__all__ = ["Layouter", "LocalLayout", "Placed", "Progress"]
 
 NODE_GAP = 22.0  # between boxes in one layer
 DUMMY_GAP = 10.0  # next to an edge passing through a layer
 RANK_GAP = 34.0  # between layers (room for the shape labels)
 ROOT_PAD = 20.0
-CACHE_SIZE = 20000  # group layouts kept per model
+CACHE_SIZE = 200_000  # group layouts kept per model (a 100,000-node model has ~40,000 groups)
+
+#: ``progress(done, total)``: groups laid out so far of those the state needs.
+Progress = Callable[[int, int], None]
+_uids = itertools.count()
 
 
 @dataclass
 class LocalLayout:
-    """One group's layout, relative to its own box; sizes along (minor, major) axes."""
+    """One group's layout, relative to its own box, by position; sizes along (minor, major).
+
+    Shared by every group of the same shape, so it names no node: ``boxes`` follow the
+    group's members, ``ports`` its ports and ``routes`` its local edges
+    (:meth:`Layouter.structure`), ``subs`` the layouts of its expanded members.
+    """
 
     minor: float
     major: float
-    boxes: dict[Member, tuple[float, float, float, float]]  # minor0, major0, minor, major
-    ports: dict[Member, float]  # ("in"|"out", key) -> minor offset on the box border
-    routes: dict[LocalEdge, list[tuple[float, float]]]
-    subs: dict[str, LocalLayout] = field(default_factory=dict)  # expanded member groups
+    boxes: list[tuple[float, float, float, float]]  # minor0, major0, minor, major
+    ports: list[float]  # minor offset on the box border
+    routes: list[list[tuple[float, float]]]
+    subs: list[LocalLayout | None]
+    uid: int = field(default_factory=lambda: next(_uids))
+
+
+@dataclass
+class Structure:
+    """What of a group never changes with the collapse state: members, ports, local edges."""
+
+    members: list[Member]  # nodes, then child groups
+    ports: list[Member]  # ("in", key) ports, then ("out", key) ports
+    edges: list[LocalEdge]
+    n_in: int
+    pairs: list[tuple[int, int]]  # edges as indices into members + ports
+    port_index: dict[Member, int]
+    shape: tuple  # what the layout depends on besides sizes
 
 
 @dataclass
@@ -56,15 +87,22 @@ class Placed:
 
 
 class Layouter:
-    """Lays out a hierarchy for any collapse state, caching each group's layout."""
+    """Lays out a hierarchy for any collapse state, caching each group's layout.
+
+    Thread-safe, and no lock is held while a group is laid out: a long "expand all" in a
+    background job never blocks a small expand asked for meanwhile.
+    """
 
     def __init__(self, hierarchy: Hierarchy) -> None:
         self.h = hierarchy
         self.model = hierarchy.model
-        self._cache: OrderedDict[tuple, LocalLayout] = OrderedDict()
+        self._cache: OrderedDict[tuple, LocalLayout] = OrderedDict()  # by group and state
+        self._shared: OrderedDict[tuple, LocalLayout] = OrderedDict()  # by shape
+        self._structures: dict[str, Structure] = {}
         self._boxes: dict[tuple[Member, Options], Box] = {}
         self._lock = threading.Lock()
-        self.misses = 0
+        self.misses = 0  # groups laid out for a new state (their own or one inside changed)
+        self.computed = 0  # of those, the ones whose shape had not been laid out before
 
     # -- public -------------------------------------------------------------------------------
     def normalize(self, expanded: set[str] | frozenset[str]) -> frozenset[str]:
@@ -73,15 +111,28 @@ class Layouter:
         out = set()
         for path in expanded:
             if path in groups and path != ROOT:
-                if all(p in expanded for p in self.h.chain(path)[1:-1]):
+                parent = groups[path].parent
+                while parent and parent in expanded:
+                    parent = groups[parent].parent
+                if not parent:
                     out.add(path)
         return frozenset(out)
 
-    def place(self, expanded: frozenset[str], options: Options) -> Placed:
-        """Lay out (or fetch from cache) every visible group and compose absolute boxes."""
+    def pending(self, expanded: frozenset[str], options: Options) -> int:
+        """How many groups ``place`` would lay out (not cached for this state)."""
         inside = self._inside(expanded)
         with self._lock:
-            root = self._layout(ROOT, inside, options)
+            return sum(1 for p in inside if (p, inside[p], options) not in self._cache)
+
+    def place(self, expanded: frozenset[str], options: Options,
+              progress: Progress | None = None) -> Placed:
+        """Lay out (or fetch from cache) every visible group and compose absolute boxes."""
+        inside = self._inside(expanded)
+        counter = None
+        if progress is not None:
+            counter = [0, self.pending(expanded, options), progress]
+            progress(0, counter[1])
+        root = self._layout(ROOT, inside, options, counter)
         placed = Placed(0, 0, {}, {}, {}, {})
         self._compose(ROOT, root, 0.0, 0.0, options, placed)
         placed.width, placed.height = _xy(root.minor, root.major, options)
@@ -100,101 +151,155 @@ class Layouter:
             self._boxes[key] = box
         return box
 
+    def structure(self, path: str) -> Structure:
+        """The members, ports and local edges of group ``path`` (built once)."""
+        found = self._structures.get(path)
+        if found is None:
+            found = self._structures[path] = _structure(self.h, path)
+        return found
+
     # -- state ----------------------------------------------------------------------------
     def _inside(self, expanded: frozenset[str]) -> dict[str, frozenset[str]]:
         """For each expanded group (and the root), the expanded groups inside it."""
         acc: dict[str, set[str]] = {ROOT: set()}
+        groups = self.h.groups
         for path in expanded:
             acc.setdefault(path, set())
-            for anc in self.h.chain(path)[:-1]:
-                acc.setdefault(anc, set()).add(path)
+            parent = groups[path].parent
+            while parent is not None:
+                acc.setdefault(parent, set()).add(path)
+                parent = groups[parent].parent
         return {k: frozenset(v) for k, v in acc.items()}
 
     # -- one group ------------------------------------------------------------------------
-    def _layout(self, path: str, inside: dict[str, frozenset[str]], options: Options) -> LocalLayout:
+    def _layout(self, path: str, inside: dict[str, frozenset[str]], options: Options,
+                counter: list | None) -> LocalLayout:
         key = (path, inside.get(path, frozenset()), options)
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            return hit
-        self.misses += 1
-        group = self.h.groups[path]
-        subs = {c: self._layout(c, inside, options) for c in group.groups if c in inside}
-        result = _GroupLayout(self, path, subs, options).run()
-        self._cache[key] = result
-        if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        st = self.structure(path)
+        subs: list[LocalLayout | None] = [
+            self._layout(m[1], inside, options, counter)  # type: ignore[arg-type]
+            if m[0] == "g" and m[1] in inside else None for m in st.members]
+        sizes = [self._size(m, sub, options) for m, sub in zip(st.members, subs)]
+        pad = _pad(path, options)
+        least = 2 * GROUP_PAD + 60
+        if path != ROOT:
+            least = max(least, len(self.h.groups[path].label) * 7.0 + 60)
+        shape = (st.shape, tuple(s if sub is None else sub.uid for s, sub in zip(sizes, subs)),
+                 pad, least)
+        with self._lock:
+            result = self._shared.get(shape)
+            if result is not None:
+                self._shared.move_to_end(shape)
+        if result is None:
+            result = _GroupLayout(self, st, sizes, subs, pad, least, options).run()
+            with self._lock:
+                self.computed += 1
+                self._shared[shape] = result
+                _trim(self._shared)
+        with self._lock:
+            self.misses += 1
+            self._cache[key] = result
+            _trim(self._cache)
+        if counter is not None:
+            counter[0] += 1
+            counter[2](counter[0], counter[1])
         return result
+
+    def _size(self, member: Member, sub: LocalLayout | None, options: Options) -> tuple[float, float]:
+        if sub is not None:
+            return sub.minor, sub.major
+        box = self.box(member, options)
+        return (box.width, box.height) if options.direction == "TB" else (box.height, box.width)
 
     def _compose(self, path: str, lay: LocalLayout, m0: float, j0: float, options: Options,
                  placed: Placed) -> None:
-        for member, (a, b, da, db) in lay.boxes.items():
-            x, y = _xy(m0 + a, j0 + b, options)
-            w, h = _xy(da, db, options)
-            if member[0] == "g" and member[1] in lay.subs:
-                placed.frames[member[1]] = (x, y, w, h)  # type: ignore[index]
-                self._compose(member[1], lay.subs[member[1]], m0 + a, j0 + b, options, placed)  # type: ignore[index]
+        st = self.structure(path)
+        tb = options.direction == "TB"
+        for member, (a, b, da, db), sub in zip(st.members, lay.boxes, lay.subs):
+            rect = (m0 + a, j0 + b, da, db) if tb else (j0 + b, m0 + a, db, da)
+            if sub is not None:
+                placed.frames[member[1]] = rect  # type: ignore[index]
+                self._compose(member[1], sub, m0 + a, j0 + b, options, placed)  # type: ignore[arg-type]
             else:
-                placed.items[member] = (x, y, w, h)
+                placed.items[member] = rect
                 placed.boxes[member] = self.box(member, options)
-        for edge, points in lay.routes.items():
-            placed.routes[(path, edge)] = [_xy(m0 + p, j0 + q, options) for p, q in points]
+        routes = placed.routes
+        if tb:
+            for edge, points in zip(st.edges, lay.routes):
+                routes[(path, edge)] = [(m0 + p, j0 + q) for p, q in points]
+        else:
+            for edge, points in zip(st.edges, lay.routes):
+                routes[(path, edge)] = [(j0 + q, m0 + p) for p, q in points]
+
+
+def _trim(cache: OrderedDict) -> None:
+    while len(cache) > CACHE_SIZE:
+        cache.popitem(last=False)
 
 
 def _xy(minor: float, major: float, options: Options) -> tuple[float, float]:
     return (minor, major) if options.direction == "TB" else (major, minor)
 
 
+def _pad(path: str, options: Options) -> tuple[float, float, float, float]:
+    """(minor start, minor end, major start, major end) inside a group's box."""
+    if path == ROOT:
+        return (ROOT_PAD, ROOT_PAD, ROOT_PAD, ROOT_PAD)
+    if options.direction == "TB":
+        return (GROUP_PAD, GROUP_PAD, GROUP_HEADER + 8, GROUP_PAD)
+    return (GROUP_HEADER + 4, GROUP_PAD, GROUP_PAD, GROUP_PAD)
+
+
+def _structure(h: Hierarchy, path: str) -> Structure:
+    group = h.groups[path]
+    members: list[Member] = [("n", n) for n in group.nodes] + [("g", g) for g in group.groups]
+    edges: list[LocalEdge] = list(h.local_edges[path])
+    ins = list(dict.fromkeys(a for a, _, _ in edges if a[0] == "in"))
+    outs = list(dict.fromkeys(b for _, b, _ in edges if b[0] == "out"))
+    ports = ins + outs
+    index = {v: i for i, v in enumerate(members + ports)}
+    pairs = [(index[a], index[b]) for a, b, _ in edges]
+    return Structure(members, ports, edges, len(ins), pairs,
+                     {p: i for i, p in enumerate(ports)},
+                     (len(members), len(ins), len(outs), tuple(pairs)))
+
+
 class _GroupLayout:
     """The computation for one group (a helper object so the steps stay short)."""
 
-    def __init__(self, owner: Layouter, path: str, subs: dict[str, LocalLayout],
-                 options: Options) -> None:
-        self.owner, self.path, self.subs, self.options = owner, path, subs, options
-        group = owner.h.groups[path]
-        self.members: list[Member] = [("n", n) for n in group.nodes] + [("g", g) for g in group.groups]
-        self.edges: list[LocalEdge] = list(owner.h.local_edges[path])
-        ins = dict.fromkeys(a for a, _, _ in self.edges if a[0] == "in")
-        outs = dict.fromkeys(b for _, b, _ in self.edges if b[0] == "out")
-        self.vertices: list[Member] = self.members + list(ins) + list(outs)
-        self.index = {v: i for i, v in enumerate(self.vertices)}
-        self.n_members = len(self.members)
-        self.n_in = len(ins)
-        is_root = path == ROOT
-        if is_root:
-            self.pad = (ROOT_PAD, ROOT_PAD, ROOT_PAD, ROOT_PAD)
-        elif options.direction == "TB":  # (minor start, minor end, major start, major end)
-            self.pad = (GROUP_PAD, GROUP_PAD, GROUP_HEADER + 8, GROUP_PAD)
-        else:
-            self.pad = (GROUP_HEADER + 4, GROUP_PAD, GROUP_PAD, GROUP_PAD)
-
-    def size(self, v: int) -> tuple[float, float]:
-        """(minor, major) size of vertex ``v``; ports have no size."""
-        if v >= self.n_members:
-            return 0.0, 0.0
-        member = self.members[v]
-        if member[0] == "g" and member[1] in self.subs:
-            sub = self.subs[member[1]]  # type: ignore[index]
-            return sub.minor, sub.major
-        box = self.owner.box(member, self.options)
-        return (box.width, box.height) if self.options.direction == "TB" else (box.height, box.width)
+    def __init__(self, owner: Layouter, st: Structure, sizes: list[tuple[float, float]],
+                 subs: list[LocalLayout | None], pad: tuple[float, float, float, float],
+                 least: float, options: Options) -> None:
+        self.owner, self.st, self.subs, self.options = owner, st, subs, options
+        self.n_members = len(st.members)
+        self.n_in = st.n_in
+        self.sizes = sizes + [(0.0, 0.0)] * len(st.ports)  # ports have no size
+        self.pad, self.least = pad, least
 
     # -- steps ------------------------------------------------------------------------------
     def run(self) -> LocalLayout:
-        n = len(self.vertices)
-        pairs = [(self.index[a], self.index[b]) for a, b, _ in self.edges]
-        sizes = [self.size(v) for v in range(n)]
-        pairs, flipped = _acyclic(n, pairs)
+        n = len(self.sizes)
+        sizes = self.sizes
+        pairs, flipped = _acyclic(n, self.st.pairs)
         layers = self._layers(n, pairs)
         chains, slot_layers = _split_long(n, pairs, layers)
         edges = [(u, v) for chain in chains for u, v in zip(chain, chain[1:])]
-        graph = igraph.Graph(n=len(slot_layers), edges=edges, directed=True)
-        maxiter = 100 if len(slot_layers) < 500 else (30 if len(slot_layers) < 3000 else 8)
-        # igraph orders each layer (crossing reduction); long edges arrive already split
-        # into one dummy slot per layer, so its coordinates cover every routing point.
-        lay = graph.layout_sugiyama(layers=slot_layers, hgap=1, vgap=1, maxiter=maxiter)
+        if max(_row_counts(slot_layers), default=0) <= 1:
+            xs = [0.0] * len(slot_layers)  # a plain chain: nothing to order
+        else:
+            graph = igraph.Graph(n=len(slot_layers), edges=edges, directed=True)
+            maxiter = 100 if len(slot_layers) < 500 else (30 if len(slot_layers) < 3000 else 8)
+            # igraph orders each layer (crossing reduction); long edges arrive already split
+            # into one dummy slot per layer, so its coordinates cover every routing point.
+            lay = graph.layout_sugiyama(layers=slot_layers, hgap=1, vgap=1, maxiter=maxiter)
+            xs = [c[0] for c in lay.coords]
         widths = [sizes[v][0] for v in range(n)] + [0.0] * (len(slot_layers) - n)
-        pos = self._place_minor([c[0] for c in lay.coords], slot_layers, widths, chains, n)
+        pos = self._place_minor(xs, slot_layers, widths, chains, n)
         bands = self._bands(sizes, layers)
         return self._finish(pairs, flipped, slot_layers, sizes, pos, bands, chains)
 
@@ -279,7 +384,7 @@ class _GroupLayout:
         return bands
 
     def _finish(self, pairs, flipped, layers, sizes, pos, bands, chains):
-        n = len(self.vertices)
+        n = len(sizes)
         lo = min([pos[v] - sizes[v][0] / 2 for v in range(n)] + pos[n:], default=0.0)
         hi = max([pos[v] + sizes[v][0] / 2 for v in range(n)] + pos[n:], default=0.0)
         p0, p1, q0, q1 = self.pad
@@ -288,40 +393,35 @@ class _GroupLayout:
         if self.n_in:  # layer 0 holds only ports: their band sits on the border
             content_major -= RANK_GAP
         major = q0 + content_major + q1
-        minor = max(p0 + (hi - lo) + p1, 2 * GROUP_PAD + 60)
-        if self.path != ROOT:
-            minor = max(minor, len(self.owner.h.groups[self.path].label) * 7.0 + 60)
+        minor = max(p0 + (hi - lo) + p1, self.least)
         off = q0 - (RANK_GAP if self.n_in else 0.0)
-        boxes, ports = {}, {}
-        for v, member in enumerate(self.vertices):
-            c = pos[v] + shift
-            if v < self.n_members:
-                s0, s1 = sizes[v]
-                b0, b1 = bands[layers[v]]
-                boxes[member] = (c - s0 / 2, off + b0 + (b1 - b0 - s1) / 2, s0, s1)
-            else:
-                ports[member] = c
-        layout = LocalLayout(minor, major, boxes, ports, {}, self.subs)
+        boxes = []
+        for v in range(self.n_members):
+            s0, s1 = sizes[v]
+            b0, b1 = bands[layers[v]]
+            boxes.append((pos[v] + shift - s0 / 2, off + b0 + (b1 - b0 - s1) / 2, s0, s1))
+        ports = [pos[v] + shift for v in range(self.n_members, n)]
+        layout = LocalLayout(minor, major, boxes, ports, [], self.subs)
         geo = (layers, bands, pos, shift, off)
         for e, chain in enumerate(chains):
             pts = self._route(layout, e, chain, geo)
             if e in flipped:
                 pts.reverse()
-            layout.routes[self.edges[e]] = pts
+            layout.routes.append(pts)
         return layout
 
     def _route(self, lay: LocalLayout, e: int, chain: list[int], geo: tuple) -> list[tuple[float, float]]:
         """Points of one local edge: out of its source, through its dummy slots, into its target."""
         layers, bands, pos, shift, off = geo
         a, b = chain[0], chain[-1]
-        key = self.edges[e][2]
+        key = self.st.edges[e][2]
         pts: list[tuple[float, float]] = []
-        va, vb = self.vertices[a], self.vertices[b]
-        if a >= self.n_members:
-            pts.append((lay.ports[va], 0.0))
+        nm = self.n_members
+        if a >= nm:
+            pts.append((lay.ports[a - nm], 0.0))
         else:
-            m = self._anchor(lay, va, ("out", key))
-            box = lay.boxes[va]
+            m = self._anchor(lay, a, ("out", key))
+            box = lay.boxes[a]
             pts.append((m, box[1] + box[3]))
             end = off + bands[layers[a]][1]
             if end > box[1] + box[3] + 0.5:
@@ -332,25 +432,33 @@ class _GroupLayout:
             pts.append((m, off + s))
             if t > s:
                 pts.append((m, off + t))
-        if b >= self.n_members:
-            pts.append((lay.ports[vb], lay.major))
+        if b >= nm:
+            pts.append((lay.ports[b - nm], lay.major))
         else:
-            m = self._anchor(lay, vb, ("in", key))
-            box = lay.boxes[vb]
+            m = self._anchor(lay, b, ("in", key))
+            box = lay.boxes[b]
             start = off + bands[layers[b]][0]
             if start < box[1] - 0.5:
                 pts.append((m, start))
             pts.append((m, box[1]))
         return pts
 
-    def _anchor(self, lay: LocalLayout, member: Member, port: Member) -> float:
+    def _anchor(self, lay: LocalLayout, v: int, port: Member) -> float:
         """Where an edge meets a box: its port for an expanded group, else its center."""
-        box = lay.boxes[member]
-        if member[0] == "g" and member[1] in self.subs:
-            sub = self.subs[member[1]]  # type: ignore[index]
-            if port in sub.ports:
-                return box[0] + sub.ports[port]
+        box = lay.boxes[v]
+        sub = self.subs[v]
+        if sub is not None:
+            inner = self.owner.structure(self.st.members[v][1]).port_index.get(port)  # type: ignore[arg-type]
+            if inner is not None:
+                return box[0] + sub.ports[inner]
         return box[0] + box[2] / 2
+
+
+def _row_counts(layers: list[int]) -> list[int]:
+    counts = [0] * (max(layers, default=-1) + 1)
+    for layer in layers:
+        counts[layer] += 1
+    return counts
 
 
 def _split_long(n: int, pairs: list[tuple[int, int]], layers: list[int]
@@ -380,6 +488,9 @@ def _acyclic(n: int, pairs: list[tuple[int, int]]) -> tuple[list[tuple[int, int]
 def _fit_row(row: list[int], sep: list[float], targets: list[float], pos: list[float]) -> None:
     """Positions for one layer closest to ``targets`` (least squares) that keep the order
     and the minimum center distances ``sep``; written into ``pos``."""
+    if len(row) == 1:
+        pos[row[0]] = targets[0]
+        return
     offsets = [0.0]
     for gap in sep:
         offsets.append(offsets[-1] + gap)

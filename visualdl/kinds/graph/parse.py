@@ -23,9 +23,16 @@ from visualdl.kinds.graph.tensor_values import (
     tensor_summary,
 )
 
-__all__ = ["ModelError", "load_model", "parse_bytes", "parse_model", "parse_path"]
+__all__ = ["MAX_EDGES", "MAX_NODES", "ModelError", "check_size", "load_model", "parse_bytes",
+           "parse_model", "parse_path"]
 
 _SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+#: The largest model the view opens: the page holding all of it expanded stays under
+#: PAGE_MEMORY_GB (measured by bench/graph.py: see its table for the heap per node).
+MAX_NODES = 200_000
+MAX_EDGES = 600_000
+PAGE_MEMORY_GB = 1
+CHECK_LIMIT = 50_000  # onnx.checker takes about half a second per 100,000 nodes
 
 
 def load_model(source: bytes | str | os.PathLike) -> tuple[ModelProto, str | None]:
@@ -47,7 +54,32 @@ def load_model(source: bytes | str | os.PathLike) -> tuple[ModelProto, str | Non
         raise ModelError(f"not an ONNX model: the protobuf could not be decoded ({err})") from None
     if not model.HasField("graph") or model.ir_version <= 0:
         raise ModelError("not an ONNX model: no graph or IR version in the file")
+    check_size(model)
     return model, base_dir
+
+
+def check_size(model: ModelProto, max_nodes: int = MAX_NODES, max_edges: int = MAX_EDGES) -> None:
+    """Refuse a model too large for the view's page (before it is parsed): a ModelError
+    that says what was read and what is allowed."""
+    nodes = edges = 0
+    stack = [model.graph]
+    while stack:
+        graph = stack.pop()
+        nodes += len(graph.node)
+        for node in graph.node:
+            edges += len(node.input)
+            for attr in node.attribute:
+                if attr.type == AttributeProto.GRAPH:
+                    stack.append(attr.g)
+                elif attr.type == AttributeProto.GRAPHS:
+                    stack.extend(attr.graphs)
+        if nodes > max_nodes or edges > max_edges:
+            break
+    if nodes > max_nodes or edges > max_edges:
+        raise ModelError(
+            f"model too large for the graph view: read {nodes:,}+ nodes and {edges:,}+ node "
+            f"inputs, refused: it opens models of at most {max_nodes:,} nodes and "
+            f"{max_edges:,} inputs (a page holding more would pass {PAGE_MEMORY_GB} GB of memory)")
 
 
 def parse_bytes(raw: bytes) -> GraphModel:
@@ -93,6 +125,9 @@ def _infer(model: ModelProto, warnings: list[str]) -> ModelProto:
 
 
 def _check(model: ModelProto, warnings: list[str]) -> None:
+    if len(model.graph.node) > CHECK_LIMIT:  # its time goes to the first view; say so
+        warnings.append(f"onnx.checker not run: the model has over {CHECK_LIMIT:,} nodes")
+        return
     try:
         onnx.checker.check_model(_without_external_weights(model))
     except Exception as err:  # noqa: BLE001 - show what we can, say what is wrong

@@ -27,6 +27,7 @@ __all__ = ["MAX_UPLOADS", "PARSED_CACHE", "ModelError", "ModelSource", "ModelSto
 
 MAX_UPLOADS = 8
 PARSED_CACHE = 4
+FAILURE_KEPT = 10.0  # seconds a model that could not be opened is answered from memory
 
 
 @dataclass
@@ -74,7 +75,26 @@ class ModelStore:
         self._uploads: OrderedDict[str, ModelSource] = OrderedDict()
         self._docs: OrderedDict[str, GraphDocument] = OrderedDict()
         self._locks: dict[str, threading.Lock] = {}
+        self._failed: dict[str, tuple[ModelError, float]] = {}  # id -> (error, when)
         self._lock = threading.Lock()
+
+    def open_first_file(self) -> threading.Thread | None:
+        """Parse the first ``--model`` file on a background thread, now: the graph tab opens
+        it by default, and a 100,000-node model takes seconds to parse that the first view
+        would otherwise wait for. A request arriving meanwhile waits for this same parse.
+        A file that is no model is left for that request to report."""
+        if not self._files:
+            return None
+
+        def run(model_id: str = self._files[0].id) -> None:
+            try:
+                self.document(model_id)
+            except ModelError:
+                pass
+
+        thread = threading.Thread(target=run, name="graph-open-first", daemon=True)
+        thread.start()
+        return thread
 
     @property
     def has_files(self) -> bool:
@@ -163,12 +183,19 @@ class ModelStore:
                 doc = self._docs.get(model_id)
             if doc is not None:
                 return doc
+            failed = self._failed.get(model_id)
+            if failed is not None and time.monotonic() - failed[1] < FAILURE_KEPT:
+                raise failed[0]
             src = self.source(model_id)
             if src is None:
                 raise KeyError(model_id)
             started = time.perf_counter()
-            model, base_dir = src.load()
-            doc = _document(model, base_dir)
+            try:
+                model, base_dir = src.load()
+                doc = _document(model, base_dir)
+            except ModelError as err:  # the page asks summary and view at once: read it once
+                self._failed[model_id] = (err, time.monotonic())
+                raise
             doc.parse_seconds = time.perf_counter() - started
             with self._lock:
                 self._remember(model_id, doc)
@@ -229,7 +256,9 @@ def _program(source: Any, load_model: Any) -> tuple[Any, str | None]:
 
 
 def _document(model: Any, base_dir: str | None) -> GraphDocument:
+    from visualdl.kinds.graph.collector import paused
     from visualdl.kinds.graph.document import GraphDocument
     from visualdl.kinds.graph.parse import parse_model
 
-    return GraphDocument(parse_model(model, base_dir))
+    with paused():
+        return GraphDocument(parse_model(model, base_dir))

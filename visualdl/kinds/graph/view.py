@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from visualdl.kinds.graph.hierarchy import Hierarchy, Member
-from visualdl.kinds.graph.layout import Layouter, Placed
+from visualdl.kinds.graph.layout import Layouter, Placed, Progress
 from visualdl.kinds.graph.measure import Options
 from visualdl.kinds.graph.tensor_values import format_shape
 
@@ -26,20 +26,7 @@ def item_id(member: Member) -> str:
 
 def visible_edges(h: Hierarchy, expanded: frozenset[str]) -> dict[tuple[Member, Member, tuple[int, str]], int]:
     """(visible source, visible target, port key) -> one original edge index standing for it."""
-    cache: dict[int, Member] = {}
-
-    def vis(node_id: int) -> Member:
-        found = cache.get(node_id)
-        if found is None:
-            found = cache[node_id] = h.visible_item(node_id, expanded)
-        return found
-
-    out: dict[tuple[Member, Member, tuple[int, str]], int] = {}
-    for i, edge in enumerate(h.model.edges):
-        a, b = vis(edge.src), vis(edge.dst)
-        if a != b:
-            out.setdefault((a, b, (edge.src, edge.tensor)), i)
-    return out
+    return {link: h.edge_of(link[2]) for link in h.visible_links(expanded)}
 
 
 def _group_of(h: Hierarchy, member: Member) -> str:
@@ -67,11 +54,11 @@ def _close(p: tuple[float, float], q: tuple[float, float]) -> bool:
 
 
 def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
-                  options: Options) -> dict[str, Any]:
+                  options: Options, progress: Progress | None = None) -> dict[str, Any]:
     """Everything the browser needs to draw one state."""
     started = time.perf_counter()
     misses = layouter.misses
-    placed = layouter.place(expanded, options)
+    placed = layouter.place(expanded, options, progress)
     layout_s = time.perf_counter() - started
     model = h.model
     nodes = []
@@ -79,7 +66,8 @@ def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
         box = placed.boxes[member]
         item: dict[str, Any] = {
             "id": item_id(member), "x": round(x, 1), "y": round(y, 1), "w": w, "h": hgt,
-            "title": box.title, "subtitle": box.subtitle, "lines": [list(p) for p in box.lines],
+            "title": box.title, "subtitle": box.subtitle,
+            "lines": list(map(list, box.lines)) if box.lines else [],
         }
         if member[0] == "n":
             node = model.nodes[member[1]]  # type: ignore[index]
@@ -96,14 +84,20 @@ def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
                        "depth": group.depth, "x": round(x, 1), "y": round(y, 1), "w": w, "h": hgt})
     frames.sort(key=lambda f: f["depth"])
     edges = []
+    labels: dict[int, str] = {}  # by id(TensorInfo): many edges carry one tensor
     for (a, b, key), index in visible_edges(h, expanded).items():
         edge = model.edges[index]
         info = model.tensor(edge.scope, edge.tensor)
+        label = ""
+        if info:
+            label = labels.get(id(info))
+            if label is None:
+                label = labels[id(info)] = format_shape(info.shape)
         edges.append({
             "from": item_id(a), "to": item_id(b), "tensor": edge.tensor,
             "dtype": info.dtype if info else None,
             "shape": info.shape if info else None,
-            "label": format_shape(info.shape) if info else "",
+            "label": label,
             "points": _route(h, placed, a, b, key),
         })
     return {

@@ -16,6 +16,8 @@ import { GraphDiff } from './graph/diff.js';
 
 state.declare('graph_model', '');
 
+const POLL_MS = 200; // how often a pending layout's progress is asked for
+
 // Whether the server was started with --model: then the tab shows even without logs. Asked
 // once, before the shell first decides which tabs exist (top-level await).
 let modelsGiven = false;
@@ -36,6 +38,7 @@ class GraphView {
     this.seq = 0;
     this.cleanup = [];
     this.timings = { firstDrawn: null, lastRender: null };
+    this.progress = null; // a pending layout's progress ({phase, done, total}), or null
     ensureStylesheet('graph-css', 'static/css/graph.css');
     this.#build();
     this.#bindKeys();
@@ -194,12 +197,15 @@ class GraphView {
     const started = performance.now();
     let data;
     try {
-      data = await postJSON('api/graph/view', { model: this.model.id, expanded: spec, ...viewOptions() });
+      data = await this.#fetchView(seq, spec);
     } catch (err) {
-      if (seq === this.seq) this.#fail(err);
+      if (seq === this.seq) {
+        this.progress = null;
+        this.#fail(err);
+      }
       return null;
     }
-    if (seq !== this.seq || this.destroyed) return null;
+    if (!data || seq !== this.seq || this.destroyed) return null;
     this.#clearError();
     const before = anchor ? this.canvas.position(anchor) : null;
     this.expanded = new Set(data.expanded);
@@ -212,7 +218,25 @@ class GraphView {
     return data;
   }
 
+  /** The view for `spec`. A big one is laid out by a job on the server: until it is done
+   *  the answer is `pending` with its progress, shown in the status while the current
+   *  picture stays usable; asked again until ready. null if a newer request took over. */
+  async #fetchView(seq, spec) {
+    for (;;) {
+      const data = await postJSON('api/graph/view', { model: this.model.id, expanded: spec, background: true, ...viewOptions() });
+      if (seq !== this.seq || this.destroyed) return null;
+      if (!data.pending) return data;
+      this.progress = data.progress;
+      const p = data.progress;
+      this.status.textContent = p.phase === 'waiting' ? 'Waiting for an earlier layout…'
+        : p.phase === 'layout' ? `Laying out ${fmtInt(p.done)} / ${fmtInt(p.total)} groups…` : 'Preparing the drawing…';
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      if (seq !== this.seq || this.destroyed) return null;
+    }
+  }
+
   #draw(data) {
+    this.progress = null;
     this.canvas.draw(data);
     this.finder.mark();
     this.differ.paint();
@@ -222,7 +246,7 @@ class GraphView {
 
   #renderStatus() {
     const data = this.data;
-    if (!data) return;
+    if (!data || this.progress) return;
     const ops = this.summary ? this.summary.counts.nodes : 0;
     const shownOps = data.nodes.filter((n) => n.type === 'op').length;
     const groups = data.nodes.filter((n) => n.type === 'group').length;
