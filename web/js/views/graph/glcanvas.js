@@ -210,8 +210,8 @@ export class GLCanvas extends Drawing {
     let fill = style && style.fill ? packColor(style.fill) : this.baseFill[i];
     if (i === this.hover) fill = shade(fill, 0.93);
     let mark = null;
-    if (n.id === this.selected || n.id === this.cursor) mark = SELECTED;
-    else if (n.id === this.current) mark = CURRENT;
+    if (n.id === this.current) mark = CURRENT; // as in graph.css: the find's current wins
+    else if (n.id === this.selected || n.id === this.cursor) mark = SELECTED;
     else if (this.matches.has(n.id)) mark = MATCH;
     else if (this.outlines.has(n.id)) mark = [this.outlines.get(n.id), OUTLINE_WIDTH, 3];
     const o = r * RECT_FLOATS;
