@@ -316,3 +316,40 @@ def test_without_webgl2_the_view_says_so_and_draws_svg(browser, server):
         assert p.eval("() => document.querySelectorAll('svg.graph-svg g.node').length") > 0
     finally:
         p.close()
+
+
+@pytest.fixture(scope="module")
+def diff_server(tmp_path_factory):
+    from .diff_models import mlp
+
+    root = tmp_path_factory.mktemp("gldiff")
+    paths = [root / "before.onnx", root / "after.onnx"]
+    onnx.save(mlp(), paths[0])
+    onnx.save(mlp(extra_tanh=True, drop_relu=True, w2_scale=1.5), paths[1])
+    with serving(models=paths) as handle:
+        yield handle
+
+
+def test_diff_colours_both_webgl_sides(browser, diff_server):
+    p = GLPage(browser, diff_server.url, "file:0")
+    try:
+        p.page.select_option("#graph-compare", "file:1")
+        p.page.wait_for_function("() => document.querySelector('.graph-diff').dataset.state === 'ready'")
+        sides = {"before": "window.__vdlGraph.canvas", "after": "window.__vdlGraph.differ.canvas"}
+        assert [p.eval(f"() => {s}.renderer") for s in sides.values()] == ["webgl", "webgl"]
+        p.eval("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        image = p.shot()
+        expect = {("before", "fc2"): "#f0a000", ("before", "act"): "#d62728", ("after", "squash"): "#1a9e3f"}
+        for (side, name), color in expect.items():
+            stage = sides[side]
+            x, y = p.eval(f"""(name) => {{ const c = {stage}; const n = c.data.nodes.find((m) => m.subtitle === name
+                    || m.title === name || (m.id && m.name === name));
+                const r = c.active.element.getBoundingClientRect();
+                return [r.left + (n.x + n.w / 2) * c.pz.k + c.pz.tx, r.top + n.y * c.pz.k + c.pz.ty + 1]; }}""", name)
+            assert close(image.getpixel((int(x), int(y))), rgb(color), 40), (side, name)
+        # the two sides pan and zoom together
+        p.eval("() => window.__vdlGraph.zoomFrame(1.5)")
+        p.page.wait_for_function("() => { const a = window.__vdlGraph.canvas.pz;"
+                                 " const b = window.__vdlGraph.differ.canvas.pz; return a.k === b.k && a.tx === b.tx; }")
+    finally:
+        p.close()

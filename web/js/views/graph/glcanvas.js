@@ -28,6 +28,68 @@ const PAD_Y = 5;
 const TITLE_H = 18;
 const LINE_H = 13;
 const HEAD_H = 20;
+// Far out (see #farOut): boxes under DOT_BOX_PX high are dots; under FAR_BOX_PX, an image
+// is drawn when more than FAR_ITEMS boxes and segments are on screen.
+const DOT_BOX_PX = 2.5;
+const FAR_BOX_PX = 10;
+const FAR_ITEMS = 20000;
+
+/** A uniform grid of tiles over the drawing: items are grouped by the tile of their centre. */
+class Tiling {
+  constructor(width, height, count) {
+    // about 100 boxes a tile where the graph is dense; at most 200,000 tiles
+    this.side = Math.max(256, Math.sqrt((Math.max(width, 1) * Math.max(height, 1)) / Math.max(1, count / 100)));
+    for (;;) {
+      this.nx = Math.ceil(Math.max(width, 1) / this.side) + 1;
+      this.ny = Math.ceil(Math.max(height, 1) / this.side) + 1;
+      if (this.nx * this.ny <= 200000) break;
+      this.side *= 2;
+    }
+    this.count = this.nx * this.ny;
+    this.boxes = new Float32Array(this.count * 4).fill(NaN); // the union of each tile's items
+  }
+
+  key(x, y) {
+    const cx = Math.min(this.nx - 1, Math.max(0, Math.floor(x / this.side)));
+    const cy = Math.min(this.ny - 1, Math.max(0, Math.floor(y / this.side)));
+    return cy * this.nx + cx;
+  }
+
+  /** Widen tile `key`'s box to hold the rectangle (x, y, w, h). */
+  grow(key, x, y, w, h) {
+    const b = this.boxes;
+    const o = key * 4;
+    if (Number.isNaN(b[o])) {
+      b[o] = x;
+      b[o + 1] = y;
+      b[o + 2] = x + w;
+      b[o + 3] = y + h;
+      return;
+    }
+    b[o] = Math.min(b[o], x);
+    b[o + 1] = Math.min(b[o + 1], y);
+    b[o + 2] = Math.max(b[o + 2], x + w);
+    b[o + 3] = Math.max(b[o + 3], y + h);
+  }
+
+  box(key) {
+    return Array.from(this.boxes.subarray(key * 4, key * 4 + 4));
+  }
+}
+
+/** Items sorted by key (0 <= key < count): {order, starts} with starts[key] the first. */
+function countingSort(keys, count) {
+  const starts = new Int32Array(count + 1);
+  for (let i = 0; i < keys.length; i += 1) starts[keys[i] + 1] += 1;
+  for (let k = 0; k < count; k += 1) starts[k + 1] += starts[k];
+  const next = starts.slice(0, count);
+  const order = new Int32Array(keys.length);
+  for (let i = 0; i < keys.length; i += 1) {
+    order[next[keys[i]]] = i;
+    next[keys[i]] += 1;
+  }
+  return { order, starts };
+}
 
 const packed = {
   text: packColor(TEXT_COLOR), sub: packColor(TEXT_COLOR, 0.8), frameText: packColor(FRAME_TEXT),
@@ -98,7 +160,11 @@ export class GLCanvas extends Drawing {
   }
 
   // ---- the scene -----------------------------------------------------------------------------
-  /** Build and upload everything for one view; typed arrays filled in one pass each. */
+  /**
+   * Build and upload everything for one view, in one pass per kind: boxes, segments and
+   * arrowheads are sorted by tile (counting sort) so that each tile's items are one range
+   * of each buffer, and a frame sends only the ranges of the tiles it sees.
+   */
   draw(data) {
     this.data = data;
     this.#readTheme();
@@ -110,6 +176,9 @@ export class GLCanvas extends Drawing {
       this.index.set(n.id, i);
       if (n.type === 'group') groups += 1;
     });
+    const tiling = new Tiling(data.width, data.height, nodes.length);
+    const frameSort = countingSort(frames.map((f) => tiling.key(f.x + f.w / 2, f.y + f.h / 2)), tiling.count);
+    const nodeSort = countingSort(nodes.map((n) => tiling.key(n.x + n.w / 2, n.y + n.h / 2)), tiling.count);
     const total = frames.length + groups + nodes.length;
     const rects = new Float32Array(total * RECT_FLOATS);
     const colors = new Uint32Array(total * 2);
@@ -125,36 +194,64 @@ export class GLCanvas extends Drawing {
       colors[r * 2 + 1] = strokeColor;
     };
     let r = 0;
-    for (const f of frames) {
-      put(r, f.x, f.y, f.w, f.h, 8, 1, packed.frameFill, packed.frameStroke);
-      r += 1;
+    const frameAt = new Int32Array(tiling.count + 1); // first box slot of each tile's frames
+    for (let key = 0, j = 0; key < tiling.count; key += 1) {
+      frameAt[key] = r;
+      for (; j < frameSort.starts[key + 1]; j += 1) {
+        const f = frames[frameSort.order[j]];
+        put(r, f.x, f.y, f.w, f.h, 8, 1, packed.frameFill, packed.frameStroke);
+        tiling.grow(key, f.x, f.y, f.w, f.h);
+        r += 1;
+      }
     }
+    frameAt[tiling.count] = r;
     const byCategory = new Map();
     this.boxRect = new Int32Array(nodes.length);
     this.baseFill = new Uint32Array(nodes.length);
     this.baseStroke = new Uint32Array(nodes.length);
     this.baseWidth = new Float32Array(nodes.length);
-    for (let i = 0; i < nodes.length; i += 1) {
-      const n = nodes[i];
-      if (!byCategory.has(n.category)) byCategory.set(n.category, colorsOf(n.category).map((c) => packColor(c)));
-      const [fill, stroke] = byCategory.get(n.category);
-      const radius = n.type === 'input' || n.type === 'output' ? n.h / 2 : 5;
-      const group = n.type === 'group';
-      if (group) {
-        put(r, n.x + 3, n.y + 3, n.w, n.h, radius, 1, fill, stroke); // the stack behind
+    this.slotNode = new Int32Array(total).fill(-1); // box slot -> node (-1: a frame or a shadow)
+    const nodeAt = new Int32Array(tiling.count + 1);
+    let hsum = 0;
+    for (let key = 0, j = 0; key < tiling.count; key += 1) {
+      nodeAt[key] = r;
+      for (; j < nodeSort.starts[key + 1]; j += 1) {
+        const i = nodeSort.order[j];
+        const n = nodes[i];
+        hsum += n.h;
+        if (!byCategory.has(n.category)) byCategory.set(n.category, colorsOf(n.category).map((c) => packColor(c)));
+        const [fill, stroke] = byCategory.get(n.category);
+        const radius = n.type === 'input' || n.type === 'output' ? n.h / 2 : 5;
+        const group = n.type === 'group';
+        if (group) {
+          put(r, n.x + 3, n.y + 3, n.w, n.h, radius, 1, fill, stroke); // the stack behind
+          r += 1;
+        }
+        this.boxRect[i] = r;
+        this.slotNode[r] = i;
+        this.baseFill[i] = fill;
+        this.baseStroke[i] = stroke;
+        this.baseWidth[i] = group ? 1.5 : 1;
+        put(r, n.x, n.y, n.w, n.h, radius, this.baseWidth[i], fill, stroke);
+        tiling.grow(key, n.x, n.y, n.w + (group ? 3 : 0), n.h + (group ? 3 : 0));
         r += 1;
       }
-      this.boxRect[i] = r;
-      this.baseFill[i] = fill;
-      this.baseStroke[i] = stroke;
-      this.baseWidth[i] = group ? 1.5 : 1;
-      put(r, n.x, n.y, n.w, n.h, radius, this.baseWidth[i], fill, stroke);
-      r += 1;
     }
+    nodeAt[tiling.count] = r;
+    this.typicalH = nodes.length ? hsum / nodes.length : 40;
     this.rects = rects;
     this.rectColors = colors;
-    const { lines, arrows } = this.#edges(data.edges);
-    this.renderer.setScene({ rects, colors, frames: frames.length, lines, arrows });
+    const { lines, lineAt, arrows, arrowAt } = this.#edges(data.edges, tiling);
+    this.lines = lines;
+    this.tiles = [];
+    for (let key = 0; key < tiling.count; key += 1) {
+      const t = {
+        box: tiling.box(key), frames: [frameAt[key], frameAt[key + 1]], rects: [nodeAt[key], nodeAt[key + 1]],
+        lines: [lineAt[key], lineAt[key + 1]], arrows: [arrowAt[key], arrowAt[key + 1]],
+      };
+      if (t.frames[1] > t.frames[0] || t.rects[1] > t.rects[0] || t.lines[1] > t.lines[0]) this.tiles.push(t);
+    }
+    this.renderer.setScene({ rects, colors, lines, arrows, tiles: this.tiles });
     this.grid = new HitGrid(nodes);
     this.order = null;
     this.adjacency = null;
@@ -165,8 +262,8 @@ export class GLCanvas extends Drawing {
     this.schedule();
   }
 
-  /** Edges as line segments and arrowheads (triangles at each route's end). */
-  #edges(edges) {
+  /** Edges as line segments and arrowheads (a triangle at each route's end), by tile. */
+  #edges(edges, tiling) {
     let segments = 0;
     let heads = 0;
     for (const e of edges) {
@@ -175,19 +272,42 @@ export class GLCanvas extends Drawing {
         heads += 1;
       }
     }
-    const lines = new Float32Array(segments * 4);
-    const arrows = new Float32Array(heads * 6);
-    let l = 0;
-    let a = 0;
+    const segKeys = new Int32Array(segments);
+    const headKeys = new Int32Array(heads);
+    let s = 0;
+    let h = 0;
     for (const e of edges) {
       const p = e.points;
       if (p.length < 2) continue;
       for (let i = 0; i + 1 < p.length; i += 1) {
-        lines[l] = p[i][0];
-        lines[l + 1] = p[i][1];
-        lines[l + 2] = p[i + 1][0];
-        lines[l + 3] = p[i + 1][1];
-        l += 4;
+        segKeys[s] = tiling.key((p[i][0] + p[i + 1][0]) / 2, (p[i][1] + p[i + 1][1]) / 2);
+        s += 1;
+      }
+      headKeys[h] = tiling.key(p[p.length - 1][0], p[p.length - 1][1]);
+      h += 1;
+    }
+    const segPos = countingSort(segKeys, tiling.count).starts;
+    const headPos = countingSort(headKeys, tiling.count).starts;
+    const lineAt = segPos.slice();
+    const arrowAt = headPos.slice();
+    const lines = new Float32Array(segments * 4);
+    const arrows = new Float32Array(heads * 6);
+    s = 0;
+    h = 0;
+    for (const e of edges) {
+      const p = e.points;
+      if (p.length < 2) continue;
+      for (let i = 0; i + 1 < p.length; i += 1) {
+        const key = segKeys[s];
+        const o = segPos[key] * 4;
+        segPos[key] += 1;
+        lines[o] = p[i][0];
+        lines[o + 1] = p[i][1];
+        lines[o + 2] = p[i + 1][0];
+        lines[o + 3] = p[i + 1][1];
+        tiling.grow(key, Math.min(p[i][0], p[i + 1][0]), Math.min(p[i][1], p[i + 1][1]),
+          Math.abs(p[i + 1][0] - p[i][0]), Math.abs(p[i + 1][1] - p[i][1]));
+        s += 1;
       }
       const [tx, ty] = p[p.length - 1];
       const [sx, sy] = p[p.length - 2];
@@ -196,10 +316,13 @@ export class GLCanvas extends Drawing {
       const dy = (ty - sy) / len;
       const bx = tx - dx * 8;
       const by = ty - dy * 8;
-      arrows.set([tx, ty, bx - dy * 3.5, by + dx * 3.5, bx + dy * 3.5, by - dx * 3.5], a);
-      a += 6;
+      const key = headKeys[h];
+      arrows.set([tx, ty, bx - dy * 3.5, by + dx * 3.5, bx + dy * 3.5, by - dx * 3.5], headPos[key] * 6);
+      headPos[key] += 1;
+      tiling.grow(key, tx - 9, ty - 9, 18, 18);
+      h += 1;
     }
-    return { lines, arrows };
+    return { lines, lineAt, arrows, arrowAt };
   }
 
   /** Write node i's colours and stroke from its base, style and highlights. */
@@ -299,10 +422,98 @@ export class GLCanvas extends Drawing {
   #frame() {
     if (!this.data) return;
     const t0 = performance.now();
-    this.#labels();
-    this.renderer.draw(this.pz.k, this.pz.tx, this.pz.ty, this.colors);
+    const view = this.#visible();
+    if (this.#farOut(view)) {
+      this.mode = 'image';
+      this.#drawImage(view);
+    } else {
+      this.mode = 'gpu';
+      this.#labels();
+      this.renderer.draw(this.pz.k, this.pz.tx, this.pz.ty, view, this.colors);
+    }
     this.lastDraw = performance.now() - t0;
     if (this.onTransform) this.onTransform(this);
+  }
+
+  /**
+   * Far out, boxes are dots and there may be a hundred thousand of them on screen: sending
+   * them as triangles costs software WebGL a microsecond each. Then the frame is an image
+   * drawn here (a pixel or a few per box, edges stepped pixel by pixel), one texture upload.
+   */
+  #farOut(view) {
+    const k = this.pz.k;
+    if (k * this.typicalH >= FAR_BOX_PX) return false;
+    if (k * this.typicalH < DOT_BOX_PX) return true;
+    let items = 0;
+    for (const t of this.tiles) {
+      const b = t.box;
+      if (b[0] > view[2] || b[2] < view[0] || b[1] > view[3] || b[3] < view[1]) continue;
+      items += (t.rects[1] - t.rects[0]) + (t.lines[1] - t.lines[0]) + (t.frames[1] - t.frames[0]);
+    }
+    return items > FAR_ITEMS;
+  }
+
+  #drawImage(view) {
+    this.renderer.resize();
+    const w = this.element.width;
+    const h = this.element.height;
+    if (!this.pixels || this.pixels.length !== w * h) this.pixels = new Uint32Array(w * h);
+    const px = this.pixels;
+    px.fill(this.colors.background | 0xff000000);
+    const dpr = w / Math.max(1, this.element.clientWidth);
+    const k = this.pz.k * dpr;
+    const ox = this.pz.tx * dpr;
+    const oy = this.pz.ty * dpr;
+    const visible = this.tiles.filter((t) => {
+      const b = t.box;
+      return !(b[0] > view[2] || b[2] < view[0] || b[1] > view[3] || b[3] < view[1]);
+    });
+    const edge = this.colors.edge | 0xff000000;
+    const L = this.lines;
+    for (const t of visible) {
+      for (let sgm = t.lines[0]; sgm < t.lines[1]; sgm += 1) {
+        let x = L[sgm * 4] * k + ox;
+        let y = L[sgm * 4 + 1] * k + oy;
+        const x1 = L[sgm * 4 + 2] * k + ox;
+        const y1 = L[sgm * 4 + 3] * k + oy;
+        const steps = Math.min(8192, Math.ceil(Math.max(Math.abs(x1 - x), Math.abs(y1 - y))));
+        const dx = steps ? (x1 - x) / steps : 0;
+        const dy = steps ? (y1 - y) / steps : 0;
+        for (let i = 0; i <= steps; i += 1, x += dx, y += dy) {
+          const ix = x | 0;
+          const iy = y | 0;
+          if (ix >= 0 && iy >= 0 && ix < w && iy < h) px[iy * w + ix] = edge;
+        }
+      }
+    }
+    const R = this.rects;
+    const C = this.rectColors;
+    const box = (x0, y0, x1, y1, color) => {
+      const ax = Math.max(0, x0);
+      const bx = Math.min(w, x1);
+      for (let y = Math.max(0, y0); y < Math.min(h, y1); y += 1) px.fill(color, y * w + ax, y * w + Math.max(ax, bx));
+    };
+    for (const t of visible) {
+      for (let r = t.rects[0]; r < t.rects[1]; r += 1) {
+        const o = r * RECT_FLOATS;
+        const x0 = Math.floor(R[o] * k + ox);
+        const y0 = Math.floor(R[o + 1] * k + oy);
+        const x1 = Math.max(x0 + 1, Math.ceil((R[o] + R[o + 2]) * k + ox));
+        const y1 = Math.max(y0 + 1, Math.ceil((R[o + 1] + R[o + 3]) * k + oy));
+        const stroke = C[r * 2 + 1] | 0xff000000;
+        if (R[o + 6] > 0) { // highlighted: a mark big enough to see
+          const cx = (x0 + x1) >> 1;
+          const cy = (y0 + y1) >> 1;
+          box(Math.min(x0, cx - 4), Math.min(y0, cy - 4), Math.max(x1, cx + 5), Math.max(y1, cy + 5), stroke);
+        } else if (x1 - x0 <= 2 || y1 - y0 <= 2) {
+          box(x0, y0, x1, y1, stroke);
+        } else {
+          box(x0, y0, x1, y1, stroke);
+          box(x0 + 1, y0 + 1, x1 - 1, y1 - 1, C[r * 2] | 0xff000000);
+        }
+      }
+    }
+    this.renderer.drawImage(new Uint8Array(px.buffer), w, h);
   }
 
   /** Rebuild the label glyphs when the view left the labelled area or the level changed. */

@@ -1,10 +1,14 @@
-// The WebGL2 side of the big-graph drawing: four small shader programs and their buffers.
-// Boxes (group frames, collapsed-group shadows, op boxes) are instanced rounded rectangles
-// with fill and stroke, edges one batch of line segments, arrowheads one batch of
-// triangles, labels instanced glyph quads from the atlas (glyphs.js). Everything is in graph
-// coordinates, uploaded once per view; a pan or zoom only changes three uniforms.
+// The WebGL2 side of the big-graph drawing: small shader programs and their buffers. Boxes
+// (group frames, collapsed-group shadows, op boxes) are rounded rectangles with fill and
+// stroke drawn by a distance function, edges one batch of line segments, arrowheads one of
+// triangles, labels glyph quads from the atlas (glyphs.js). Everything is in graph
+// coordinates, uploaded once per view; a pan or zoom changes three uniforms. Not instanced:
+// SwiftShader (the software WebGL of headless Chromium and of machines without a GPU) runs
+// an instanced draw as one draw per instance, hundreds of times slower than plain triangles.
+// Items come grouped by tile (glcanvas.js), so a frame draws only the tiles on screen; far
+// out, where boxes are dots, the caller hands a ready image instead (drawImage).
 const RECT_VS = `#version 300 es
-layout(location=0) in vec2 corner;
+layout(location=0) in vec2 corner;  // 0 or 1 in x and y: which corner of the box
 layout(location=1) in vec4 box;     // x, y, w, h (graph px)
 layout(location=2) in vec4 params;  // corner radius, stroke width (graph px), least stroke (screen px), -
 layout(location=3) in vec4 fill;
@@ -73,6 +77,18 @@ void main() {
   vTint = tint;
 }`;
 
+const IMAGE_VS = `#version 300 es
+layout(location=0) in vec2 corner;
+out vec2 vUV;
+void main() { vUV = vec2(corner.x, corner.y); gl_Position = vec4(corner.x * 2.0 - 1.0, 1.0 - corner.y * 2.0, 0.0, 1.0); }`;
+
+const IMAGE_FS = `#version 300 es
+precision mediump float;
+uniform sampler2D uTex;
+in vec2 vUV;
+out vec4 color;
+void main() { color = texture(uTex, vUV); }`;
+
 const GLYPH_FS = `#version 300 es
 precision mediump float;
 uniform sampler2D uTex;
@@ -124,105 +140,141 @@ function unpack(c) {
   return [(c & 255) / 255, ((c >>> 8) & 255) / 255, ((c >>> 16) & 255) / 255, (c >>> 24) / 255];
 }
 
-export const RECT_FLOATS = 8; // x, y, w, h, radius, stroke width, least stroke px, -
+export const RECT_FLOATS = 8; // per box as the caller gives it: x, y, w, h, radius, stroke width, least stroke px, -
+const VERT_FLOATS = 10; // per vertex: the corner (2) and the box's 8
+const GLYPH_FLOATS = 6; // per vertex: the corner (2) and the glyph's left, top, scale, number
+const CORNERS = [0, 0, 1, 0, 0, 1, 1, 1];
+
+/** Index buffer contents for `n` quads of 4 vertices each (two triangles a quad). */
+function quadIndices(n) {
+  const idx = new Uint32Array(n * 6);
+  for (let q = 0; q < n; q += 1) {
+    const v = q * 4;
+    idx.set([v, v + 1, v + 2, v + 2, v + 1, v + 3], q * 6);
+  }
+  return idx;
+}
 
 export class GLRenderer {
   /** Throws when the browser gives no WebGL2 context (the caller draws SVG instead). */
   constructor(canvas) {
-    const gl = canvas.getContext('webgl2', { antialias: true, premultipliedAlpha: true, alpha: false });
+    // no multisampling: boxes antialias in their shader, and MSAA is costly in software
+    const gl = canvas.getContext('webgl2', { antialias: false, premultipliedAlpha: true, alpha: false, depth: false });
     if (!gl) throw new Error('WebGL2 is not available');
     this.gl = gl;
     this.canvas = canvas;
     this.rect = compile(gl, RECT_VS, RECT_FS);
     this.flat = compile(gl, FLAT_VS, FLAT_FS);
     this.glyph = compile(gl, GLYPH_VS, GLYPH_FS);
+    this.image = compile(gl, IMAGE_VS, IMAGE_FS);
     this.quad = gl.createBuffer();
     gl.bindBuffer(gl.ARRAY_BUFFER, this.quad);
-    gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([0, 0, 1, 0, 0, 1, 1, 1]), gl.STATIC_DRAW);
+    gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(CORNERS), gl.STATIC_DRAW);
     this.rectGeom = gl.createBuffer();
     this.rectColor = gl.createBuffer();
+    this.rectIndex = gl.createBuffer();
     this.lineBuf = gl.createBuffer();
     this.arrowBuf = gl.createBuffer();
     this.glyphBuf = gl.createBuffer();
     this.glyphColor = gl.createBuffer();
+    this.glyphIndex = gl.createBuffer();
     this.texture = gl.createTexture();
-    this.counts = { frames: 0, rects: 0, lines: 0, arrows: 0, glyphs: 0 };
-    this.vaoFrames = gl.createVertexArray();
-    this.vaoNodes = gl.createVertexArray();
+    this.imageTexture = gl.createTexture();
+    this.tiles = [];
+    this.glyphs = 0;
+    this.vaoRects = gl.createVertexArray();
+    gl.bindVertexArray(this.vaoRects);
+    const stride = VERT_FLOATS * 4;
+    this.#attr(this.rectGeom, 0, 2, gl.FLOAT, false, stride, 0);
+    this.#attr(this.rectGeom, 1, 4, gl.FLOAT, false, stride, 8);
+    this.#attr(this.rectGeom, 2, 4, gl.FLOAT, false, stride, 24);
+    this.#attr(this.rectColor, 3, 4, gl.UNSIGNED_BYTE, true, 8, 0);
+    this.#attr(this.rectColor, 4, 4, gl.UNSIGNED_BYTE, true, 8, 4);
+    gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.rectIndex);
     this.vaoLines = this.#flatVAO(this.lineBuf);
     this.vaoArrows = this.#flatVAO(this.arrowBuf);
     this.vaoGlyphs = gl.createVertexArray();
     gl.bindVertexArray(this.vaoGlyphs);
-    this.#quadAttr();
-    this.#attr(this.glyphBuf, 1, 4, gl.FLOAT, false, 16, 0);
+    this.#attr(this.glyphBuf, 0, 2, gl.FLOAT, false, GLYPH_FLOATS * 4, 0);
+    this.#attr(this.glyphBuf, 1, 4, gl.FLOAT, false, GLYPH_FLOATS * 4, 8);
     this.#attr(this.glyphColor, 2, 4, gl.UNSIGNED_BYTE, true, 4, 0);
+    gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.glyphIndex);
+    this.vaoImage = this.#flatVAO(this.quad);
     gl.bindVertexArray(null);
-    this.atlasVersion = -1;
+    this.glyphVerts = new Float32Array(0);
+    this.glyphVertColors = new Uint32Array(0);
+    this.glyphCapacity = 0;
   }
 
-  #attr(buffer, loc, size, type, normalized, stride, offset, divisor = 1) {
+  #attr(buffer, loc, size, type, normalized, stride, offset) {
     const gl = this.gl;
     gl.bindBuffer(gl.ARRAY_BUFFER, buffer);
     gl.enableVertexAttribArray(loc);
     gl.vertexAttribPointer(loc, size, type, normalized, stride, offset);
-    gl.vertexAttribDivisor(loc, divisor);
-  }
-
-  #quadAttr() {
-    this.#attr(this.quad, 0, 2, this.gl.FLOAT, false, 0, 0, 0);
   }
 
   #flatVAO(buffer) {
     const gl = this.gl;
     const vao = gl.createVertexArray();
     gl.bindVertexArray(vao);
-    this.#attr(buffer, 0, 2, gl.FLOAT, false, 0, 0, 0);
+    this.#attr(buffer, 0, 2, gl.FLOAT, false, 0, 0);
     gl.bindVertexArray(null);
     return vao;
   }
 
-  /** A VAO over the rect buffers starting at instance `first` (frames and boxes share them). */
-  #rectVAO(vao, first) {
-    const gl = this.gl;
-    const stride = RECT_FLOATS * 4;
-    gl.bindVertexArray(vao);
-    this.#quadAttr();
-    this.#attr(this.rectGeom, 1, 4, gl.FLOAT, false, stride, first * stride);
-    this.#attr(this.rectGeom, 2, 4, gl.FLOAT, false, stride, first * stride + 16);
-    this.#attr(this.rectColor, 3, 4, gl.UNSIGNED_BYTE, true, 8, first * 8);
-    this.#attr(this.rectColor, 4, 4, gl.UNSIGNED_BYTE, true, 8, first * 8 + 4);
-    gl.bindVertexArray(null);
+  /** Expand boxes [from, to) of the caller's arrays into the vertex arrays (4 vertices each). */
+  #expand(rects, colors, from, to) {
+    const v = this.rectVerts;
+    const c = this.rectVertColors;
+    for (let r = from; r < to; r += 1) {
+      const src = r * RECT_FLOATS;
+      for (let k = 0; k < 4; k += 1) {
+        const o = (r * 4 + k) * VERT_FLOATS;
+        v[o] = CORNERS[k * 2];
+        v[o + 1] = CORNERS[k * 2 + 1];
+        for (let j = 0; j < RECT_FLOATS; j += 1) v[o + 2 + j] = rects[src + j];
+        c[(r * 4 + k) * 2] = colors[r * 2];
+        c[(r * 4 + k) * 2 + 1] = colors[r * 2 + 1];
+      }
+    }
   }
 
   /**
-   * Upload a whole scene. rects: Float32Array (RECT_FLOATS per rect) and colors: Uint32Array
-   * (fill, stroke per rect), the first `frames` of them drawn under the edges; lines:
-   * Float32Array of segment end points; arrows: Float32Array of triangle corners.
+   * Upload a whole scene. rects: Float32Array (RECT_FLOATS per box) and colors: Uint32Array
+   * (fill, stroke per box); lines: Float32Array of segment end points; arrows: Float32Array
+   * of triangle corners; tiles: [{box: [x0, y0, x1, y1], frames, rects, lines, arrows}] with
+   * each a [start, end) range of boxes (frames: drawn under the edges), segments or triangles,
+   * in order: a frame draws the ranges of the tiles it sees.
    */
-  setScene({ rects, colors, frames, lines, arrows }) {
+  setScene({ rects, colors, lines, arrows, tiles }) {
     const gl = this.gl;
+    const n = rects.length / RECT_FLOATS;
+    this.rectVerts = new Float32Array(n * 4 * VERT_FLOATS);
+    this.rectVertColors = new Uint32Array(n * 4 * 2);
+    this.#expand(rects, colors, 0, n);
+    gl.bindVertexArray(null);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.rectGeom);
-    gl.bufferData(gl.ARRAY_BUFFER, rects, gl.DYNAMIC_DRAW);
+    gl.bufferData(gl.ARRAY_BUFFER, this.rectVerts, gl.DYNAMIC_DRAW);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.rectColor);
-    gl.bufferData(gl.ARRAY_BUFFER, colors, gl.DYNAMIC_DRAW);
+    gl.bufferData(gl.ARRAY_BUFFER, this.rectVertColors, gl.DYNAMIC_DRAW);
+    gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.rectIndex);
+    gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, quadIndices(n), gl.STATIC_DRAW);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.lineBuf);
     gl.bufferData(gl.ARRAY_BUFFER, lines, gl.STATIC_DRAW);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.arrowBuf);
     gl.bufferData(gl.ARRAY_BUFFER, arrows, gl.STATIC_DRAW);
-    const n = rects.length / RECT_FLOATS;
-    this.#rectVAO(this.vaoFrames, 0);
-    this.#rectVAO(this.vaoNodes, frames);
-    this.counts = { ...this.counts, frames, rects: n, lines: lines.length / 2, arrows: arrows.length / 2 };
+    this.tiles = tiles;
   }
 
-  /** Re-upload rects [from, to) after their geometry or colours changed. */
+  /** Re-upload boxes [from, to) after their geometry or colours changed. */
   updateRects(rects, colors, from = 0, to = rects.length / RECT_FLOATS) {
     if (to <= from) return;
     const gl = this.gl;
+    this.#expand(rects, colors, from, to);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.rectGeom);
-    gl.bufferSubData(gl.ARRAY_BUFFER, from * RECT_FLOATS * 4, rects, from * RECT_FLOATS, (to - from) * RECT_FLOATS);
+    gl.bufferSubData(gl.ARRAY_BUFFER, from * 4 * VERT_FLOATS * 4, this.rectVerts, from * 4 * VERT_FLOATS, (to - from) * 4 * VERT_FLOATS);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.rectColor);
-    gl.bufferSubData(gl.ARRAY_BUFFER, from * 8, colors, from * 2, (to - from) * 2);
+    gl.bufferSubData(gl.ARRAY_BUFFER, from * 4 * 8, this.rectVertColors, from * 4 * 2, (to - from) * 4 * 2);
   }
 
   /** Upload the label glyphs (a GlyphRun) and, if it changed, the atlas. */
@@ -240,11 +292,33 @@ export class GLRenderer {
       atlas.dirty = false;
       this.atlasShape = [atlas.cellW, atlas.cellH, atlas.cols, atlas.canvas.height / atlas.cellH];
     }
+    const n = run.length;
+    gl.bindVertexArray(null);
+    if (n > this.glyphCapacity) {
+      this.glyphCapacity = Math.max(n, this.glyphCapacity * 2, 1024);
+      this.glyphVerts = new Float32Array(this.glyphCapacity * 4 * GLYPH_FLOATS);
+      this.glyphVertColors = new Uint32Array(this.glyphCapacity * 4);
+      gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.glyphIndex);
+      gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, quadIndices(this.glyphCapacity), gl.STATIC_DRAW);
+    }
+    const v = this.glyphVerts;
+    for (let i = 0; i < n; i += 1) {
+      for (let k = 0; k < 4; k += 1) {
+        const o = (i * 4 + k) * GLYPH_FLOATS;
+        v[o] = CORNERS[k * 2];
+        v[o + 1] = CORNERS[k * 2 + 1];
+        v[o + 2] = run.f[i * 4];
+        v[o + 3] = run.f[i * 4 + 1];
+        v[o + 4] = run.f[i * 4 + 2];
+        v[o + 5] = run.f[i * 4 + 3];
+        this.glyphVertColors[i * 4 + k] = run.c[i];
+      }
+    }
     gl.bindBuffer(gl.ARRAY_BUFFER, this.glyphBuf);
-    gl.bufferData(gl.ARRAY_BUFFER, run.f.subarray(0, run.length * 4), gl.DYNAMIC_DRAW);
+    gl.bufferData(gl.ARRAY_BUFFER, v.subarray(0, n * 4 * GLYPH_FLOATS), gl.DYNAMIC_DRAW);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.glyphColor);
-    gl.bufferData(gl.ARRAY_BUFFER, run.c.subarray(0, run.length), gl.DYNAMIC_DRAW);
-    this.counts.glyphs = run.length;
+    gl.bufferData(gl.ARRAY_BUFFER, this.glyphVertColors.subarray(0, n * 4), gl.DYNAMIC_DRAW);
+    this.glyphs = n;
   }
 
   /** Size the drawing buffer to the element (css px × devicePixelRatio). */
@@ -266,8 +340,7 @@ export class GLRenderer {
     return uniforms;
   }
 
-  /** One frame at scale k, offset (tx, ty); colours: {background, edge} packed. */
-  draw(k, tx, ty, { background, edge }) {
+  #begin(background) {
     const gl = this.gl;
     this.resize();
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
@@ -276,32 +349,83 @@ export class GLRenderer {
     gl.clear(gl.COLOR_BUFFER_BIT);
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
-    const c = this.counts;
-    if (c.frames) {
-      this.#use(this.rect, k, tx, ty);
-      gl.bindVertexArray(this.vaoFrames);
-      gl.drawArraysInstanced(gl.TRIANGLE_STRIP, 0, 4, c.frames);
+  }
+
+  /** The [start, end) ranges of `kind` of the tiles meeting `view`, adjacent ones merged. */
+  #ranges(kind, view) {
+    const out = [];
+    for (const t of this.tiles) {
+      const b = t.box;
+      const [s, e] = t[kind];
+      if (e <= s || b[0] > view[2] || b[2] < view[0] || b[1] > view[3] || b[3] < view[1]) continue;
+      const last = out[out.length - 1];
+      if (last && last[1] === s) last[1] = e;
+      else out.push([s, e]);
     }
+    return out;
+  }
+
+  /**
+   * One frame at scale k, offset (tx, ty); view: the graph rectangle on screen;
+   * colours: {background, edge} packed. Returns how many boxes and segments were sent.
+   */
+  draw(k, tx, ty, view, { background, edge }) {
+    const gl = this.gl;
+    this.#begin(background);
+    const sent = { rects: 0, lines: 0 };
+    const rects = (kind) => {
+      const ranges = this.#ranges(kind, view);
+      if (!ranges.length) return;
+      this.#use(this.rect, k, tx, ty);
+      gl.bindVertexArray(this.vaoRects);
+      for (const [s, e] of ranges) {
+        gl.drawElements(gl.TRIANGLES, (e - s) * 6, gl.UNSIGNED_INT, s * 6 * 4);
+        sent.rects += e - s;
+      }
+    };
+    rects('frames');
     const u = this.#use(this.flat, k, tx, ty);
     gl.uniform4f(u.uColor, ...unpack(edge));
     gl.bindVertexArray(this.vaoLines);
-    gl.drawArrays(gl.LINES, 0, c.lines);
-    gl.bindVertexArray(this.vaoArrows);
-    gl.drawArrays(gl.TRIANGLES, 0, c.arrows);
-    if (c.rects > c.frames) {
-      this.#use(this.rect, k, tx, ty);
-      gl.bindVertexArray(this.vaoNodes);
-      gl.drawArraysInstanced(gl.TRIANGLE_STRIP, 0, 4, c.rects - c.frames);
+    for (const [s, e] of this.#ranges('lines', view)) {
+      gl.drawArrays(gl.LINES, s * 2, (e - s) * 2);
+      sent.lines += e - s;
     }
-    if (c.glyphs && this.atlasShape) {
+    gl.bindVertexArray(this.vaoArrows);
+    for (const [s, e] of this.#ranges('arrows', view)) gl.drawArrays(gl.TRIANGLES, s * 3, (e - s) * 3);
+    rects('rects');
+    if (this.glyphs && this.atlasShape) {
       const g = this.#use(this.glyph, k, tx, ty);
       gl.uniform4f(g.uAtlas, ...this.atlasShape);
       gl.activeTexture(gl.TEXTURE0);
       gl.bindTexture(gl.TEXTURE_2D, this.texture);
       gl.uniform1i(g.uTex, 0);
       gl.bindVertexArray(this.vaoGlyphs);
-      gl.drawArraysInstanced(gl.TRIANGLE_STRIP, 0, 4, c.glyphs);
+      gl.drawElements(gl.TRIANGLES, this.glyphs * 6, gl.UNSIGNED_INT, 0);
     }
+    gl.bindVertexArray(null);
+    return sent;
+  }
+
+  /** One frame that is an image made by the caller (RGBA bytes, the canvas's size). */
+  drawImage(pixels, width, height) {
+    const gl = this.gl;
+    this.resize();
+    gl.viewport(0, 0, this.canvas.width, this.canvas.height);
+    gl.disable(gl.BLEND);
+    gl.bindTexture(gl.TEXTURE_2D, this.imageTexture);
+    gl.pixelStorei(gl.UNPACK_ALIGNMENT, 4);
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, width, height, 0, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE);
+    const { program, uniforms } = this.image;
+    gl.useProgram(program);
+    gl.activeTexture(gl.TEXTURE0);
+    gl.uniform1i(uniforms.uTex, 0);
+    gl.bindVertexArray(this.vaoImage);
+    gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
     gl.bindVertexArray(null);
   }
 

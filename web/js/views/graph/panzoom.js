@@ -2,7 +2,7 @@
 // the cursor, dragging the background pans, two touching fingers pinch, keys do both. The
 // transform is applied once per animation frame: set as a <g>'s transform (`viewport`, the
 // SVG drawing) and/or handed to onZoom (the WebGL drawing redraws there).
-const MIN_K = 0.001;
+const MIN_K = 0.00001; // a 100,000-op chain is millions of px long: fit must reach it
 const MAX_K = 8;
 
 export class PanZoom {
