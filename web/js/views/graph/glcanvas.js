@@ -23,7 +23,7 @@ const OUTLINE_WIDTH = 4;
 const TITLES_FROM = 0.33;
 const DETAILS_FROM = 0.5;
 const EDGE_LABELS_FROM = 0.65;
-const MAX_LABELLED = 6000; // boxes labelled at once (more would not be legible anyway)
+const MAX_LABELLED = 3000; // boxes labelled at once (more would not be legible anyway)
 const PAD_Y = 5;
 const TITLE_H = 18;
 const LINE_H = 13;
@@ -150,13 +150,17 @@ export class GLCanvas extends Drawing {
     on('webglcontextlost', (e) => e.preventDefault());
   }
 
-  /** The page's background, so the drawing matches the theme. */
+  /** The page's background behind the drawing (the first opaque one up), for the theme. */
   #readTheme() {
-    const bg = getComputedStyle(this.element.parentNode || document.body).backgroundColor;
-    const m = /rgba?\(([^)]+)\)/.exec(bg || '');
-    const parts = m ? m[1].split(',').map(Number) : [255, 255, 255, 1];
-    const opaque = parts.length < 4 || parts[3] > 0;
-    this.colors.background = opaque ? packColor(`rgb(${parts.slice(0, 3).join(',')})`) : packColor('#ffffff');
+    this.colors.background = packColor('#ffffff');
+    for (let node = this.element.parentElement; node; node = node.parentElement) {
+      const m = /rgba?\(([^)]+)\)/.exec(getComputedStyle(node).backgroundColor || '');
+      const parts = m ? m[1].split(',').map(Number) : null;
+      if (parts && (parts.length < 4 || parts[3] > 0)) {
+        this.colors.background = packColor(`rgb(${parts.slice(0, 3).join(',')})`);
+        return;
+      }
+    }
   }
 
   // ---- the scene -----------------------------------------------------------------------------
@@ -256,8 +260,7 @@ export class GLCanvas extends Drawing {
     this.order = null;
     this.adjacency = null;
     this.hover = -1;
-    this.labelsFor = null;
-    this.#repaintAll();
+    this.labelsFor = null; // the boxes carry their base colours: the marks come next (setMarks)
     this.element.dataset.nodes = String(nodes.length);
     this.schedule();
   }
@@ -345,10 +348,28 @@ export class GLCanvas extends Drawing {
     return r;
   }
 
-  #repaintAll() {
+  /** The ids whose boxes differ from their base look now. */
+  #marked() {
+    const ids = new Set([this.selected, this.cursor, this.current, ...this.matches, ...this.outlines.keys(), ...this.styles.keys()]);
+    ids.delete(null);
+    ids.delete(undefined);
+    return ids;
+  }
+
+  /** Apply `change` (of the marks) and repaint the boxes it touched: one by one when few,
+   *  all at once (one upload) when many, e.g. a colouring of every node. */
+  #update(change) {
+    const before = this.#marked();
+    change();
     if (!this.data) return;
-    for (let i = 0; i < this.data.nodes.length; i += 1) this.#paint(i);
-    this.renderer.updateRects(this.rects, this.rectColors);
+    const ids = this.#marked();
+    for (const id of before) ids.add(id);
+    if (ids.size > 2000) {
+      for (let i = 0; i < this.data.nodes.length; i += 1) this.#paint(i);
+      this.renderer.updateRects(this.rects, this.rectColors);
+    } else {
+      this.#repaint(ids);
+    }
     this.labelsFor = null; // badges may have changed
     this.schedule();
   }
@@ -376,38 +397,38 @@ export class GLCanvas extends Drawing {
 
   /** Every mark at once (after a redraw): one repaint. */
   setMarks({ selected, outlines, styles, matches, current }) {
-    this.selected = selected;
-    this.cursor = selected;
-    this.outlines = outlines;
-    this.styles = styles;
-    this.matches = new Set(matches);
-    this.current = current;
-    this.#repaintAll();
+    this.#update(() => {
+      this.selected = selected;
+      this.cursor = selected;
+      this.outlines = outlines;
+      this.styles = styles;
+      this.matches = new Set(matches);
+      this.current = current;
+    });
   }
 
   setSelected(id) {
-    const before = [this.selected, this.cursor];
-    this.selected = id;
-    this.cursor = id;
-    this.#repaint([...before, id].filter(Boolean));
+    this.#update(() => {
+      this.selected = id;
+      this.cursor = id;
+    });
   }
 
   setMatches(ids, current) {
-    this.matches = new Set(ids);
-    this.current = current;
-    this.#repaintAll();
+    this.#update(() => {
+      this.matches = new Set(ids);
+      this.current = current;
+    });
   }
 
   /** outlines: Map of drawn id -> css colour (the diff's marks). */
   setOutlines(outlines) {
-    this.outlines = outlines || new Map();
-    this.#repaintAll();
+    this.#update(() => { this.outlines = outlines || new Map(); });
   }
 
   /** styles: Map or object of node id -> {fill: '#rrggbb', badge: 'text'}; null clears. */
   setNodeStyle(styles) {
-    this.styles = styles instanceof Map ? styles : new Map(Object.entries(styles || {}));
-    this.#repaintAll();
+    this.#update(() => { this.styles = styles instanceof Map ? styles : new Map(Object.entries(styles || {})); });
   }
 
   // ---- a frame -------------------------------------------------------------------------------
@@ -524,8 +545,10 @@ export class GLCanvas extends Drawing {
     const have = this.labelsFor;
     if (have && have.level === level && (level === 0 || (x0 >= have.rect[0] && y0 >= have.rect[1]
         && x1 <= have.rect[2] && y1 <= have.rect[3]))) return;
-    const mx = (x1 - x0) * 0.5;
-    const my = (y1 - y0) * 0.5;
+    // a margin, so that panning rebuilds the glyphs now and then, not every frame; a small
+    // one, since every glyph is two triangles that software WebGL pays for in each frame
+    const mx = (x1 - x0) * 0.25;
+    const my = (y1 - y0) * 0.25;
     const rect = [x0 - mx, y0 - my, x1 + mx, y1 + my];
     this.labelsFor = { level, rect };
     const run = this.run;
