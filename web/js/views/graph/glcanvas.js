@@ -33,6 +33,7 @@ const HEAD_H = 20;
 const DOT_BOX_PX = 2.5;
 const FAR_BOX_PX = 10;
 const FAR_ITEMS = 20000;
+const CURVE_STEPS = 3; // straight pieces per rounded corner of an edge
 
 /** A uniform grid of tiles over the drawing: items are grouped by the tile of their centre. */
 class Tiling {
@@ -75,6 +76,30 @@ class Tiling {
   box(key) {
     return Array.from(this.boxes.subarray(key * 4, key * 4 + 4));
   }
+}
+
+/**
+ * The route through `points` ([[x, y]]) as the SVG draws it (render.js's pathData): straight
+ * to the middle of the first leg, a quadratic curve round each corner, straight to the end.
+ * Returned flat ([x0, y0, x1, y1, ...]), each curve as CURVE_STEPS straight pieces.
+ */
+function smooth(points) {
+  const n = points.length;
+  if (n < 3) return points.flat();
+  const out = [points[0][0], points[0][1]];
+  for (let i = 1; i < n - 1; i += 1) {
+    const [ax, ay] = [(points[i - 1][0] + points[i][0]) / 2, (points[i - 1][1] + points[i][1]) / 2];
+    const [cx, cy] = points[i];
+    const [bx, by] = [(points[i][0] + points[i + 1][0]) / 2, (points[i][1] + points[i + 1][1]) / 2];
+    out.push(ax, ay);
+    for (let k = 1; k <= CURVE_STEPS; k += 1) {
+      const t = k / CURVE_STEPS;
+      const u = 1 - t;
+      out.push(u * u * ax + 2 * u * t * cx + t * t * bx, u * u * ay + 2 * u * t * cy + t * t * by);
+    }
+  }
+  out.push(points[n - 1][0], points[n - 1][1]);
+  return out;
 }
 
 /** Items sorted by key (0 <= key < count): {order, starts} with starts[key] the first. */
@@ -204,6 +229,7 @@ export class GLCanvas extends Drawing {
       for (; j < frameSort.starts[key + 1]; j += 1) {
         const f = frames[frameSort.order[j]];
         put(r, f.x, f.y, f.w, f.h, 8, 1, packed.frameFill, packed.frameStroke);
+        rects[r * RECT_FLOATS + 7] = 1; // dashed, as the SVG frames
         tiling.grow(key, f.x, f.y, f.w, f.h);
         r += 1;
       }
@@ -267,28 +293,20 @@ export class GLCanvas extends Drawing {
 
   /** Edges as line segments and arrowheads (a triangle at each route's end), by tile. */
   #edges(edges, tiling) {
+    const routes = edges.filter((e) => e.points.length > 1).map((e) => smooth(e.points));
     let segments = 0;
-    let heads = 0;
-    for (const e of edges) {
-      if (e.points.length > 1) {
-        segments += e.points.length - 1;
-        heads += 1;
-      }
-    }
+    for (const p of routes) segments += p.length / 2 - 1;
+    const heads = routes.length;
     const segKeys = new Int32Array(segments);
     const headKeys = new Int32Array(heads);
     let s = 0;
-    let h = 0;
-    for (const e of edges) {
-      const p = e.points;
-      if (p.length < 2) continue;
-      for (let i = 0; i + 1 < p.length; i += 1) {
-        segKeys[s] = tiling.key((p[i][0] + p[i + 1][0]) / 2, (p[i][1] + p[i + 1][1]) / 2);
+    routes.forEach((p, h) => {
+      for (let i = 0; i + 3 < p.length; i += 2) {
+        segKeys[s] = tiling.key((p[i] + p[i + 2]) / 2, (p[i + 1] + p[i + 3]) / 2);
         s += 1;
       }
-      headKeys[h] = tiling.key(p[p.length - 1][0], p[p.length - 1][1]);
-      h += 1;
-    }
+      headKeys[h] = tiling.key(p[p.length - 2], p[p.length - 1]);
+    });
     const segPos = countingSort(segKeys, tiling.count).starts;
     const headPos = countingSort(headKeys, tiling.count).starts;
     const lineAt = segPos.slice();
@@ -296,24 +314,21 @@ export class GLCanvas extends Drawing {
     const lines = new Float32Array(segments * 4);
     const arrows = new Float32Array(heads * 6);
     s = 0;
-    h = 0;
-    for (const e of edges) {
-      const p = e.points;
-      if (p.length < 2) continue;
-      for (let i = 0; i + 1 < p.length; i += 1) {
+    routes.forEach((p, h) => {
+      for (let i = 0; i + 3 < p.length; i += 2) {
         const key = segKeys[s];
         const o = segPos[key] * 4;
         segPos[key] += 1;
-        lines[o] = p[i][0];
-        lines[o + 1] = p[i][1];
-        lines[o + 2] = p[i + 1][0];
-        lines[o + 3] = p[i + 1][1];
-        tiling.grow(key, Math.min(p[i][0], p[i + 1][0]), Math.min(p[i][1], p[i + 1][1]),
-          Math.abs(p[i + 1][0] - p[i][0]), Math.abs(p[i + 1][1] - p[i][1]));
+        lines[o] = p[i];
+        lines[o + 1] = p[i + 1];
+        lines[o + 2] = p[i + 2];
+        lines[o + 3] = p[i + 3];
+        tiling.grow(key, Math.min(p[i], p[i + 2]), Math.min(p[i + 1], p[i + 3]),
+          Math.abs(p[i + 2] - p[i]), Math.abs(p[i + 3] - p[i + 1]));
         s += 1;
       }
-      const [tx, ty] = p[p.length - 1];
-      const [sx, sy] = p[p.length - 2];
+      const n = p.length;
+      const [tx, ty, sx, sy] = [p[n - 2], p[n - 1], p[n - 4], p[n - 3]];
       const len = Math.hypot(tx - sx, ty - sy) || 1;
       const dx = (tx - sx) / len;
       const dy = (ty - sy) / len;
@@ -323,8 +338,7 @@ export class GLCanvas extends Drawing {
       arrows.set([tx, ty, bx - dy * 3.5, by + dx * 3.5, bx + dy * 3.5, by - dx * 3.5], headPos[key] * 6);
       headPos[key] += 1;
       tiling.grow(key, tx - 9, ty - 9, 18, 18);
-      h += 1;
-    }
+    });
     return { lines, lineAt, arrows, arrowAt };
   }
 
@@ -595,8 +609,8 @@ export class GLCanvas extends Drawing {
       for (const [key, value] of n.lines) {
         y += LINE_H;
         const keyW = [...key].length * (atlas.advance * 10) / 32;
-        atlas.layout(run, key, n.x + 8, y - 3, 10, { bold: true, maxWidth: n.w - 16, color: packed.text });
-        atlas.layout(run, ` = ${value}`, n.x + 8 + keyW, y - 3, 10, { maxWidth: n.w - 16 - keyW, color: packed.text });
+        atlas.layout(run, key, n.x + 8, y - 3, 10, { bold: true, maxWidth: n.w - 10, color: packed.text });
+        atlas.layout(run, ` = ${value}`, n.x + 8 + keyW, y - 3, 10, { maxWidth: n.w - 10 - keyW, color: packed.text });
       }
     }
   }

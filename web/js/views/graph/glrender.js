@@ -10,15 +10,16 @@
 const RECT_VS = `#version 300 es
 layout(location=0) in vec2 corner;  // 0 or 1 in x and y: which corner of the box
 layout(location=1) in vec4 box;     // x, y, w, h (graph px)
-layout(location=2) in vec4 params;  // corner radius, stroke width (graph px), least stroke (screen px), -
+layout(location=2) in vec4 params;  // corner radius, stroke width (graph px), least stroke (screen px), dashed
 layout(location=3) in vec4 fill;
 layout(location=4) in vec4 stroke;
 uniform vec3 uView;  // k, tx, ty: screen = graph * k + t (css px)
 uniform vec2 uSize;  // the canvas in css px
 out vec2 vLocal; out vec2 vHalf; out float vRadius; out float vStroke;
-out vec4 vFill; out vec4 vStrokeColor;
+out vec4 vFill; out vec4 vStrokeColor; out float vDash;
 void main() {
   float k = uView.x;
+  vDash = params.w > 0.0 ? k : 0.0;
   vec2 size = max(box.zw * k, vec2(1.5));   // never thinner than a pixel: far out, a dot
   vec2 center = (box.xy + box.zw * 0.5) * k + uView.yz;
   float sw = stroke.a > 0.0 ? max(params.y * k, params.z) : 0.0;
@@ -34,13 +35,17 @@ void main() {
 const RECT_FS = `#version 300 es
 precision mediump float;
 in vec2 vLocal; in vec2 vHalf; in float vRadius; in float vStroke;
-in vec4 vFill; in vec4 vStrokeColor;
+in vec4 vFill; in vec4 vStrokeColor; in float vDash;
 out vec4 color;
 void main() {
   vec2 q = abs(vLocal) - vHalf + vRadius;
   float d = length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - vRadius;  // <0 inside
   float f = clamp(0.5 - d, 0.0, 1.0) * vFill.a;
   float s = vStroke > 0.0 ? clamp(vStroke * 0.5 + 0.5 - abs(d), 0.0, 1.0) * vStrokeColor.a : 0.0;
+  if (vDash > 0.0) {  // dashes of 5 and gaps of 3 graph px along the edge (the SVG frames')
+    float along = q.x > q.y ? vLocal.y : vLocal.x;
+    if (mod(along + 4096.0 * vDash, 8.0 * vDash) > 5.0 * vDash) s = 0.0;
+  }
   float a = s + f * (1.0 - s);
   if (a <= 0.0) discard;
   color = vec4(vStrokeColor.rgb * s + vFill.rgb * f * (1.0 - s), a);  // premultiplied
