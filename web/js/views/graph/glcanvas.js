@@ -28,9 +28,8 @@ const PAD_Y = 5;
 const TITLE_H = 18;
 const LINE_H = 13;
 const HEAD_H = 20;
-// Far out (see #farOut): boxes under DOT_BOX_PX high are dots; under FAR_BOX_PX, an image
-// is drawn when more than FAR_ITEMS boxes and segments are on screen.
-const DOT_BOX_PX = 2.5;
+// Far out (see #farOut): with boxes under FAR_BOX_PX high, an image is drawn when more than
+// FAR_ITEMS boxes and segments are on screen (fewer cost the GPU path less than an upload).
 const FAR_BOX_PX = 10;
 const FAR_ITEMS = 20000;
 const CURVE_STEPS = 3; // straight pieces per rounded corner of an edge
@@ -476,9 +475,7 @@ export class GLCanvas extends Drawing {
    * drawn here (a pixel or a few per box, edges stepped pixel by pixel), one texture upload.
    */
   #farOut(view) {
-    const k = this.pz.k;
-    if (k * this.typicalH >= FAR_BOX_PX) return false;
-    if (k * this.typicalH < DOT_BOX_PX) return true;
+    if (this.pz.k * this.typicalH >= FAR_BOX_PX) return false;
     let items = 0;
     for (const t of this.tiles) {
       const b = t.box;
@@ -528,6 +525,7 @@ export class GLCanvas extends Drawing {
       const bx = Math.min(w, x1);
       for (let y = Math.max(0, y0); y < Math.min(h, y1); y += 1) px.fill(color, y * w + ax, y * w + Math.max(ax, bx));
     };
+    const marks = [];
     for (const t of visible) {
       for (let r = t.rects[0]; r < t.rects[1]; r += 1) {
         const o = r * RECT_FLOATS;
@@ -536,10 +534,10 @@ export class GLCanvas extends Drawing {
         const x1 = Math.max(x0 + 1, Math.ceil((R[o] + R[o + 2]) * k + ox));
         const y1 = Math.max(y0 + 1, Math.ceil((R[o + 1] + R[o + 3]) * k + oy));
         const stroke = C[r * 2 + 1] | 0xff000000;
-        if (R[o + 6] > 0) { // highlighted: a mark big enough to see
+        if (R[o + 6] > 0) { // highlighted: a mark big enough to see, drawn over the rest
           const cx = (x0 + x1) >> 1;
           const cy = (y0 + y1) >> 1;
-          box(Math.min(x0, cx - 4), Math.min(y0, cy - 4), Math.max(x1, cx + 5), Math.max(y1, cy + 5), stroke);
+          marks.push([Math.min(x0, cx - 4), Math.min(y0, cy - 4), Math.max(x1, cx + 5), Math.max(y1, cy + 5), stroke]);
         } else if (x1 - x0 <= 2 || y1 - y0 <= 2) {
           box(x0, y0, x1, y1, stroke);
         } else {
@@ -548,6 +546,7 @@ export class GLCanvas extends Drawing {
         }
       }
     }
+    for (const m of marks) box(...m);
     this.renderer.drawImage(new Uint8Array(px.buffer), w, h);
   }
 
