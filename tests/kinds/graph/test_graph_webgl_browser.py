@@ -161,8 +161,9 @@ def test_50k_graph_drawn_with_webgl_pixels_at_nodes(browser, server):
         x, y = p.to_screen(picks[0]["x"] + picks[0]["w"] / 2, picks[0]["y"] + picks[0]["h"] / 2)
         assert not close(image.getpixel((int(x), int(y))), p.background())  # the first op: a dot
         assert close(image.getpixel((int(x) + 60, int(y))), p.background())  # beside the column
-        # zoomed in, the labels are drawn: dark text pixels inside the box
-        item = picks[1]
+        # zoomed in, the labels are drawn: dark text pixels inside the box (the last op: six
+        # million px down, where only tile-relative coordinates keep float32 precise)
+        item = picks[3]
         p.look_at(item, 1.5)
         image = p.shot()
         x0, y0 = p.to_screen(item["x"], item["y"])
@@ -203,7 +204,9 @@ def test_find_next_and_previous_centre_the_hit(chain):
     for key, want in (("Enter", "1 / "), ("Enter", "2 / "), ("Shift+Enter", "1 / ")):
         p.page.locator("#graph-find").press(key)
         p.page.wait_for_function("(w) => document.querySelector('.find-count').textContent.startsWith(w)", arg=want)
-        p.wait_ready()
+        # the count changes first; the match is marked once it is revealed and centred
+        p.page.wait_for_function("() => { const f = window.__vdlGraph.finder;"
+                                 " return f.index >= 0 && window.__vdlGraph.canvas.current === f.matches[f.index].id; }")
         current = p.eval("() => window.__vdlGraph.canvas.current")
         item = p.node(current)
         assert item is not None and item["subtitle"].endswith("residual")

@@ -49,6 +49,11 @@ class Tiling {
     this.boxes = new Float32Array(this.count * 4).fill(NaN); // the union of each tile's items
   }
 
+  /** The corner of tile `key`: its items' coordinates are relative to it (see glrender.js). */
+  origin(key) {
+    return [(key % this.nx) * this.side, Math.floor(key / this.nx) * this.side];
+  }
+
   key(x, y) {
     const cx = Math.min(this.nx - 1, Math.max(0, Math.floor(x / this.side)));
     const cy = Math.min(this.ny - 1, Math.max(0, Math.floor(y / this.side)));
@@ -225,9 +230,10 @@ export class GLCanvas extends Drawing {
     const frameAt = new Int32Array(tiling.count + 1); // first box slot of each tile's frames
     for (let key = 0, j = 0; key < tiling.count; key += 1) {
       frameAt[key] = r;
+      const [ox, oy] = tiling.origin(key);
       for (; j < frameSort.starts[key + 1]; j += 1) {
         const f = frames[frameSort.order[j]];
-        put(r, f.x, f.y, f.w, f.h, 8, 1, packed.frameFill, packed.frameStroke);
+        put(r, f.x - ox, f.y - oy, f.w, f.h, 8, 1, packed.frameFill, packed.frameStroke);
         rects[r * RECT_FLOATS + 7] = 1; // dashed, as the SVG frames
         tiling.grow(key, f.x, f.y, f.w, f.h);
         r += 1;
@@ -244,6 +250,7 @@ export class GLCanvas extends Drawing {
     let hsum = 0;
     for (let key = 0, j = 0; key < tiling.count; key += 1) {
       nodeAt[key] = r;
+      const [ox, oy] = tiling.origin(key);
       for (; j < nodeSort.starts[key + 1]; j += 1) {
         const i = nodeSort.order[j];
         const n = nodes[i];
@@ -253,7 +260,7 @@ export class GLCanvas extends Drawing {
         const radius = n.type === 'input' || n.type === 'output' ? n.h / 2 : 5;
         const group = n.type === 'group';
         if (group) {
-          put(r, n.x + 3, n.y + 3, n.w, n.h, radius, 1, fill, stroke); // the stack behind
+          put(r, n.x + 3 - ox, n.y + 3 - oy, n.w, n.h, radius, 1, fill, stroke); // the stack behind
           r += 1;
         }
         this.boxRect[i] = r;
@@ -261,7 +268,7 @@ export class GLCanvas extends Drawing {
         this.baseFill[i] = fill;
         this.baseStroke[i] = stroke;
         this.baseWidth[i] = group ? 1.5 : 1;
-        put(r, n.x, n.y, n.w, n.h, radius, this.baseWidth[i], fill, stroke);
+        put(r, n.x - ox, n.y - oy, n.w, n.h, radius, this.baseWidth[i], fill, stroke);
         tiling.grow(key, n.x, n.y, n.w + (group ? 3 : 0), n.h + (group ? 3 : 0));
         r += 1;
       }
@@ -275,7 +282,7 @@ export class GLCanvas extends Drawing {
     this.tiles = [];
     for (let key = 0; key < tiling.count; key += 1) {
       const t = {
-        box: tiling.box(key), frames: [frameAt[key], frameAt[key + 1]], rects: [nodeAt[key], nodeAt[key + 1]],
+        box: tiling.box(key), origin: tiling.origin(key), frames: [frameAt[key], frameAt[key + 1]], rects: [nodeAt[key], nodeAt[key + 1]],
         lines: [lineAt[key], lineAt[key + 1]], arrows: [arrowAt[key], arrowAt[key + 1]],
       };
       if (t.frames[1] > t.frames[0] || t.rects[1] > t.rects[0] || t.lines[1] > t.lines[0]) this.tiles.push(t);
@@ -317,11 +324,12 @@ export class GLCanvas extends Drawing {
       for (let i = 0; i + 3 < p.length; i += 2) {
         const key = segKeys[s];
         const o = segPos[key] * 4;
+        const [ox, oy] = tiling.origin(key);
         segPos[key] += 1;
-        lines[o] = p[i];
-        lines[o + 1] = p[i + 1];
-        lines[o + 2] = p[i + 2];
-        lines[o + 3] = p[i + 3];
+        lines[o] = p[i] - ox;
+        lines[o + 1] = p[i + 1] - oy;
+        lines[o + 2] = p[i + 2] - ox;
+        lines[o + 3] = p[i + 3] - oy;
         tiling.grow(key, Math.min(p[i], p[i + 2]), Math.min(p[i + 1], p[i + 3]),
           Math.abs(p[i + 2] - p[i]), Math.abs(p[i + 3] - p[i + 1]));
         s += 1;
@@ -334,7 +342,9 @@ export class GLCanvas extends Drawing {
       const bx = tx - dx * 8;
       const by = ty - dy * 8;
       const key = headKeys[h];
-      arrows.set([tx, ty, bx - dy * 3.5, by + dx * 3.5, bx + dy * 3.5, by - dx * 3.5], headPos[key] * 6);
+      const [ox, oy] = tiling.origin(key);
+      arrows.set([tx - ox, ty - oy, bx - dy * 3.5 - ox, by + dx * 3.5 - oy, bx + dy * 3.5 - ox, by - dx * 3.5 - oy],
+        headPos[key] * 6);
       headPos[key] += 1;
       tiling.grow(key, tx - 9, ty - 9, 18, 18);
     });
@@ -503,11 +513,13 @@ export class GLCanvas extends Drawing {
     const edge = this.colors.edge | 0xff000000;
     const L = this.lines;
     for (const t of visible) {
+      const gx = t.origin[0] * k + ox; // the tile's corner on screen
+      const gy = t.origin[1] * k + oy;
       for (let sgm = t.lines[0]; sgm < t.lines[1]; sgm += 1) {
-        let x = L[sgm * 4] * k + ox;
-        let y = L[sgm * 4 + 1] * k + oy;
-        const x1 = L[sgm * 4 + 2] * k + ox;
-        const y1 = L[sgm * 4 + 3] * k + oy;
+        let x = L[sgm * 4] * k + gx;
+        let y = L[sgm * 4 + 1] * k + gy;
+        const x1 = L[sgm * 4 + 2] * k + gx;
+        const y1 = L[sgm * 4 + 3] * k + gy;
         const steps = Math.min(8192, Math.ceil(Math.max(Math.abs(x1 - x), Math.abs(y1 - y))));
         const dx = steps ? (x1 - x) / steps : 0;
         const dy = steps ? (y1 - y) / steps : 0;
@@ -527,12 +539,14 @@ export class GLCanvas extends Drawing {
     };
     const marks = [];
     for (const t of visible) {
+      const gx = t.origin[0] * k + ox;
+      const gy = t.origin[1] * k + oy;
       for (let r = t.rects[0]; r < t.rects[1]; r += 1) {
         const o = r * RECT_FLOATS;
-        const x0 = Math.floor(R[o] * k + ox);
-        const y0 = Math.floor(R[o + 1] * k + oy);
-        const x1 = Math.max(x0 + 1, Math.ceil((R[o] + R[o + 2]) * k + ox));
-        const y1 = Math.max(y0 + 1, Math.ceil((R[o + 1] + R[o + 3]) * k + oy));
+        const x0 = Math.floor(R[o] * k + gx);
+        const y0 = Math.floor(R[o + 1] * k + gy);
+        const x1 = Math.max(x0 + 1, Math.ceil((R[o] + R[o + 2]) * k + gx));
+        const y1 = Math.max(y0 + 1, Math.ceil((R[o + 1] + R[o + 3]) * k + gy));
         const stroke = C[r * 2 + 1] | 0xff000000;
         if (R[o + 6] > 0) { // highlighted: a mark big enough to see, drawn over the rest
           const cx = (x0 + x1) >> 1;
@@ -565,9 +579,11 @@ export class GLCanvas extends Drawing {
     const rect = [x0 - mx, y0 - my, x1 + mx, y1 + my];
     this.labelsFor = { level, rect };
     const run = this.run;
-    run.clear();
+    // relative to the labelled area's corner, for float32 precision (see glrender.js)
+    const origin = [Math.floor(rect[0]), Math.floor(rect[1])];
+    run.clear(origin);
     if (level > 0) this.#layoutLabels(run, rect, level);
-    this.renderer.setGlyphs(run, this.atlas);
+    this.renderer.setGlyphs(run, this.atlas, origin);
   }
 
   #layoutLabels(run, rect, level) {

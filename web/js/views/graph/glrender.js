@@ -6,7 +6,10 @@
 // SwiftShader (the software WebGL of headless Chromium and of machines without a GPU) runs
 // an instanced draw as one draw per instance, hundreds of times slower than plain triangles.
 // Items come grouped by tile (glcanvas.js), so a frame draws only the tiles on screen; far
-// out, where boxes are dots, the caller hands a ready image instead (drawImage).
+// out, where boxes are dots, the caller hands a ready image instead (drawImage). Each tile's
+// coordinates are relative to its corner, which goes in the view's offset (computed in double
+// precision here): a chain of 100,000 ops is 12 million px long, where float32 has whole
+// pixels only, and boxes and edges deep in it would shake when zoomed in.
 const RECT_VS = `#version 300 es
 layout(location=0) in vec2 corner;  // 0 or 1 in x and y: which corner of the box
 layout(location=1) in vec4 box;     // x, y, w, h (graph px)
@@ -247,9 +250,10 @@ export class GLRenderer {
   /**
    * Upload a whole scene. rects: Float32Array (RECT_FLOATS per box) and colors: Uint32Array
    * (fill, stroke per box); lines: Float32Array of segment end points; arrows: Float32Array
-   * of triangle corners; tiles: [{box: [x0, y0, x1, y1], frames, rects, lines, arrows}] with
-   * each a [start, end) range of boxes (frames: drawn under the edges), segments or triangles,
-   * in order: a frame draws the ranges of the tiles it sees.
+   * of triangle corners; tiles: [{box: [x0, y0, x1, y1], origin: [x, y], frames, rects,
+   * lines, arrows}] with each a [start, end) range of boxes (frames: drawn under the edges),
+   * segments or triangles, whose coordinates are relative to the tile's origin: a frame draws
+   * the ranges of the tiles it sees.
    */
   setScene({ rects, colors, lines, arrows, tiles }) {
     const gl = this.gl;
@@ -282,8 +286,9 @@ export class GLRenderer {
     gl.bufferSubData(gl.ARRAY_BUFFER, from * 4 * 8, this.rectVertColors, from * 4 * 2, (to - from) * 4 * 2);
   }
 
-  /** Upload the label glyphs (a GlyphRun) and, if it changed, the atlas. */
-  setGlyphs(run, atlas) {
+  /** Upload the label glyphs (a GlyphRun, relative to `origin`) and, if it changed, the atlas. */
+  setGlyphs(run, atlas, origin = [0, 0]) {
+    this.glyphOrigin = origin;
     const gl = this.gl;
     if (atlas.dirty) {
       gl.bindTexture(gl.TEXTURE_2D, this.texture);
@@ -356,20 +361,6 @@ export class GLRenderer {
     gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
   }
 
-  /** The [start, end) ranges of `kind` of the tiles meeting `view`, adjacent ones merged. */
-  #ranges(kind, view) {
-    const out = [];
-    for (const t of this.tiles) {
-      const b = t.box;
-      const [s, e] = t[kind];
-      if (e <= s || b[0] > view[2] || b[2] < view[0] || b[1] > view[3] || b[3] < view[1]) continue;
-      const last = out[out.length - 1];
-      if (last && last[1] === s) last[1] = e;
-      else out.push([s, e]);
-    }
-    return out;
-  }
-
   /**
    * One frame at scale k, offset (tx, ty); view: the graph rectangle on screen;
    * colours: {background, edge} packed. Returns how many boxes and segments were sent.
@@ -378,29 +369,36 @@ export class GLRenderer {
     const gl = this.gl;
     this.#begin(background);
     const sent = { rects: 0, lines: 0 };
-    const rects = (kind) => {
-      const ranges = this.#ranges(kind, view);
-      if (!ranges.length) return;
-      this.#use(this.rect, k, tx, ty);
-      gl.bindVertexArray(this.vaoRects);
-      for (const [s, e] of ranges) {
-        gl.drawElements(gl.TRIANGLES, (e - s) * 6, gl.UNSIGNED_INT, s * 6 * 4);
-        sent.rects += e - s;
+    const visible = this.tiles.filter((t) => {
+      const b = t.box;
+      return !(b[0] > view[2] || b[2] < view[0] || b[1] > view[3] || b[3] < view[1]);
+    });
+    // one pass per kind; in it, each tile with the view's offset moved to its origin
+    const pass = (kind, program, vao, send) => {
+      const u = this.#use(program, k, tx, ty);
+      if (program === this.flat) gl.uniform4f(u.uColor, ...unpack(edge));
+      gl.bindVertexArray(vao);
+      for (const t of visible) {
+        const [s, e] = t[kind];
+        if (e <= s) continue;
+        gl.uniform3f(u.uView, k, tx + t.origin[0] * k, ty + t.origin[1] * k);
+        send(s, e);
       }
     };
-    rects('frames');
-    const u = this.#use(this.flat, k, tx, ty);
-    gl.uniform4f(u.uColor, ...unpack(edge));
-    gl.bindVertexArray(this.vaoLines);
-    for (const [s, e] of this.#ranges('lines', view)) {
+    const rects = (s, e) => {
+      gl.drawElements(gl.TRIANGLES, (e - s) * 6, gl.UNSIGNED_INT, s * 6 * 4);
+      sent.rects += e - s;
+    };
+    pass('frames', this.rect, this.vaoRects, rects);
+    pass('lines', this.flat, this.vaoLines, (s, e) => {
       gl.drawArrays(gl.LINES, s * 2, (e - s) * 2);
       sent.lines += e - s;
-    }
-    gl.bindVertexArray(this.vaoArrows);
-    for (const [s, e] of this.#ranges('arrows', view)) gl.drawArrays(gl.TRIANGLES, s * 3, (e - s) * 3);
-    rects('rects');
+    });
+    pass('arrows', this.flat, this.vaoArrows, (s, e) => gl.drawArrays(gl.TRIANGLES, s * 3, (e - s) * 3));
+    pass('rects', this.rect, this.vaoRects, rects);
     if (this.glyphs && this.atlasShape) {
-      const g = this.#use(this.glyph, k, tx, ty);
+      const [gx, gy] = this.glyphOrigin;
+      const g = this.#use(this.glyph, k, tx + gx * k, ty + gy * k);
       gl.uniform4f(g.uAtlas, ...this.atlasShape);
       gl.activeTexture(gl.TEXTURE0);
       gl.bindTexture(gl.TEXTURE_2D, this.texture);

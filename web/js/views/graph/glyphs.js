@@ -82,16 +82,20 @@ export class GlyphAtlas {
   }
 }
 
-/** A growable list of glyph instances: 4 floats (left, top, scale, glyph) and a colour each. */
+/** A growable list of glyph instances: 4 floats (left, top, scale, glyph) and a colour each;
+ *  positions are stored relative to the origin given to clear() (float32 precision). */
 export class GlyphRun {
   constructor(capacity = 4096) {
     this.f = new Float32Array(capacity * 4);
     this.c = new Uint32Array(capacity);
     this.length = 0;
+    this.ox = 0;
+    this.oy = 0;
   }
 
-  clear() {
+  clear(origin = [0, 0]) {
     this.length = 0;
+    [this.ox, this.oy] = origin;
   }
 
   push(left, top, scale, glyph, color) {
@@ -104,8 +108,8 @@ export class GlyphRun {
       this.c = c;
     }
     const i = this.length;
-    this.f[i * 4] = left;
-    this.f[i * 4 + 1] = top;
+    this.f[i * 4] = left - this.ox;
+    this.f[i * 4 + 1] = top - this.oy;
     this.f[i * 4 + 2] = scale;
     this.f[i * 4 + 3] = glyph;
     this.c[i] = color;
