@@ -13,6 +13,7 @@ import { PanZoom } from './panzoom.js';
 import { GLRenderer, RECT_FLOATS, packColor } from './glrender.js';
 import { GlyphAtlas, GlyphRun } from './glyphs.js';
 import { HitGrid } from './hitgrid.js';
+import { PAD_X, PAD_Y, TITLE_H, LINE_H, HEAD_H, headWidth, labelPoint } from './render.js';
 
 // Highlights, as in graph.css for the SVG drawing: [stroke, width (graph px), least px]
 const SELECTED = ['#2f6fde', 3, 2.5];
@@ -24,10 +25,6 @@ const TITLES_FROM = 0.33;
 const DETAILS_FROM = 0.5;
 const EDGE_LABELS_FROM = 0.65;
 const MAX_LABELLED = 3000; // boxes labelled at once (more would not be legible anyway)
-const PAD_Y = 5;
-const TITLE_H = 18;
-const LINE_H = 13;
-const HEAD_H = 20;
 // Far out (see #farOut): with boxes under FAR_BOX_PX high, an image is drawn when more than
 // FAR_ITEMS boxes and segments are on screen (fewer cost the GPU path less than an upload).
 const FAR_BOX_PX = 10;
@@ -603,7 +600,8 @@ export class GLCanvas extends Drawing {
         const key = `${e.from}\u0000${e.tensor}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        atlas.layout(run, e.label, x + 4, horizontal ? y - 4 : y + 12, 9, { color: packed.label });
+        const [lx, ly] = labelPoint(e.points, horizontal);
+        atlas.layout(run, e.label, lx, ly, 9, { color: packed.label });
       }
     }
     const nodes = this.data.nodes;
@@ -624,8 +622,8 @@ export class GLCanvas extends Drawing {
       for (const [key, value] of n.lines) {
         y += LINE_H;
         const keyW = [...key].length * (atlas.advance * 10) / 32;
-        atlas.layout(run, key, n.x + 8, y - 3, 10, { bold: true, maxWidth: n.w - 10, color: packed.text });
-        atlas.layout(run, ` = ${value}`, n.x + 8 + keyW, y - 3, 10, { maxWidth: n.w - 10 - keyW, color: packed.text });
+        atlas.layout(run, key, n.x + PAD_X, y - 3, 10, { bold: true, maxWidth: n.w - 10, color: packed.text });
+        atlas.layout(run, ` = ${value}`, n.x + PAD_X + keyW, y - 3, 10, { maxWidth: n.w - 10 - keyW, color: packed.text });
       }
     }
   }
@@ -640,7 +638,7 @@ export class GLCanvas extends Drawing {
     const frames = this.data.frames;
     for (let j = frames.length - 1; j >= 0; j -= 1) { // deepest last: it wins
       const f = frames[j];
-      if (x >= f.x && y >= f.y && y <= f.y + HEAD_H && x <= f.x + Math.min(f.w, 30 + f.label.length * 7.2)) {
+      if (x >= f.x && y >= f.y && y <= f.y + HEAD_H && x <= f.x + headWidth(f)) {
         return { type: 'head', path: f.path };
       }
     }

@@ -11,8 +11,9 @@ import { Minimap } from './minimap.js';
 import { drawGraph, svgEl } from './render.js';
 import { exportSVG, exportPNG } from './download.js';
 
-// Measured (bench/graph_frames.py): SVG with tile culling keeps zoom frames under ~30 ms to
-// about 2,000 boxes here; past that WebGL's frames stay flat while SVG's grow with the count.
+// From this many boxes on, WebGL draws. SVG's cost grows with the boxes (bench/graph_frames.py:
+// at 10,000 its drawing took 9x WebGL's and its frames 2x, at 50,000 50x and 3.5-18x) while
+// below a few thousand it keeps up and reads best (the browser's text, an element per box).
 export const WEBGL_FROM = 2000;
 
 state.declare('graph_renderer', 'auto'); // 'auto' | 'webgl' | 'svg' (in the URL)
