@@ -17,6 +17,10 @@ CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
+    # WebGL2 in software (SwiftShader) although there is no GPU: the graph view draws big
+    # graphs with WebGL2. Chromium still falls back to it without this flag, but warns that the
+    # automatic fallback is going away; this asks for it explicitly.
+    "--enable-unsafe-swiftshader",
     "--disable-background-networking",
     "--disable-component-update",
     "--no-first-run",

@@ -1,14 +1,15 @@
-// The model graph view: an ONNX graph as SVG with pan/zoom, name-scope groups that
-// collapse and expand, find, a properties panel, and SVG/PNG export. Layout happens on the
-// server (/api/graph/view); this module picks the model, asks for what to show, and keeps
-// the selection. graph/ holds the rest: the SVG canvas (canvas.js, drawn by render.js, moved
-// by panzoom.js), find (find.js), the toolbar and legend (toolbar.js), the properties panel
-// (panel.js), export (export.js) and the diff with another model (diff.js).
+// The model graph view: an ONNX graph with pan/zoom, name-scope groups that collapse and
+// expand, find, a properties panel, and SVG/PNG export. Layout happens on the server
+// (/api/graph/view); this module picks the model, asks for what to show, and keeps the
+// selection. graph/ holds the rest: the stage (stage.js) that draws a view as SVG (canvas.js,
+// drawn by render.js) or, for big ones, with WebGL2 (glcanvas.js), both moved by panzoom.js,
+// with a minimap (minimap.js); find (find.js), the toolbar and legend (toolbar.js), the
+// properties panel (panel.js), export (download.js) and the diff with another model (diff.js).
 import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
 import { getJSON, postJSON, postForm } from '../shared/api.js';
 import { el, setChildren, ensureStylesheet, fmtInt } from '../shared/dom.js';
-import { GraphCanvas } from './graph/canvas.js';
+import { GraphStage } from './graph/stage.js';
 import { GraphFind } from './graph/find.js';
 import { buildToolbar, legend, viewOptions } from './graph/toolbar.js';
 import { renderModel, renderNode, renderGroup, renderTensor } from './graph/panel.js';
@@ -55,15 +56,15 @@ class GraphView {
 
   // ---- DOM -----------------------------------------------------------------------------------
   #build() {
-    this.canvas = new GraphCanvas({
-      onActivate: (target) => this.#activate(target),
+    this.canvas = new GraphStage({
+      onActivate: (hit) => this.#activate(hit),
       onBackground: () => this.select(null),
     });
     this.finder = new GraphFind({
       canvas: this.canvas,
       model: () => this.model,
       reveal: (id, ancestors) => this.reveal(id, ancestors),
-      onEscape: () => this.canvas.svg.focus(),
+      onEscape: () => this.canvas.focus(),
       fail: (err) => this.#fail(err),
     });
     const toolbar = buildToolbar({
@@ -89,7 +90,7 @@ class GraphView {
     setChildren(
       this.ctx.main,
       el('div', { class: 'graph-view' }, toolbar.element, this.error, this.empty, this.differ.report,
-        el('div', { class: 'graph-body' }, el('div', { class: 'graph-canvas' }, this.canvas.svg), this.props)),
+        el('div', { class: 'graph-body' }, el('div', { class: 'graph-canvas' }, this.canvas.element), this.props)),
     );
     setChildren(this.ctx.settings, el('h2', {}, 'Graph'), legend());
   }
@@ -105,18 +106,15 @@ class GraphView {
     this.cleanup.push(() => document.removeEventListener('keydown', onKey));
   }
 
-  /** A click, Enter or space on a group's frame head (collapse), a group box (expand) or a node. */
-  #activate(target) {
-    const head = target.closest('.frame-head');
-    if (head) {
-      this.toggleGroup(head.parentNode.dataset.path, false);
+  /** A click, Enter or space on a group's frame head (collapse), a group box (expand) or a
+   *  node: `hit` is {type: 'head', path} or {type: 'node', id}. */
+  #activate(hit) {
+    if (hit.type === 'head') {
+      this.toggleGroup(hit.path, false);
       return;
     }
-    const node = target.closest('.node');
-    if (!node) return;
-    const id = node.dataset.id;
-    if (id.startsWith('g:')) this.toggleGroup(id.slice(2), true);
-    else this.select(id);
+    if (hit.id.startsWith('g:')) this.toggleGroup(hit.id.slice(2), true);
+    else this.select(hit.id);
   }
 
   // ---- models --------------------------------------------------------------------------------
@@ -240,7 +238,7 @@ class GraphView {
     this.canvas.draw(data);
     this.finder.mark();
     this.differ.paint();
-    if (this.selected && this.canvas.node(this.selected)) this.canvas.node(this.selected).classList.add('selected');
+    this.canvas.setSelected(this.selected);
     this.#renderStatus();
   }
 
@@ -283,18 +281,16 @@ class GraphView {
 
   // ---- selection and properties ------------------------------------------------------------
   async select(id) {
-    if (this.selected && this.canvas.node(this.selected)) this.canvas.node(this.selected).classList.remove('selected');
+    if (id && !this.canvas.has(id)) {
+      await this.reveal(id);
+      return;
+    }
     this.selected = id;
+    this.canvas.setSelected(id);
     if (!id) {
       if (this.summary) renderModel(this.panel, this.summary, this.model);
       return;
     }
-    const g = this.canvas.node(id);
-    if (!g) {
-      await this.reveal(id);
-      return;
-    }
-    g.classList.add('selected');
     try {
       const node = await getJSON('api/graph/node', { model: this.model.id, id });
       if (this.destroyed || this.selected !== id) return;
@@ -335,8 +331,7 @@ class GraphView {
     if (!item) return;
     await this.canvas.centerOn(item);
     await this.select(id);
-    const g = this.canvas.node(id);
-    if (g) g.focus({ preventScroll: true });
+    this.canvas.focusNode(id);
   }
 
   // ---- export --------------------------------------------------------------------------------
@@ -381,6 +376,11 @@ class GraphView {
     return this.canvas.zoomFrame(factor);
   }
 
+  /** 'svg' or 'webgl': what draws the view now (for tests and benchmarks). */
+  get renderer() {
+    return this.canvas.renderer;
+  }
+
   update(change) {
     if (change.data) {
       // new logged graphs may have arrived; keep what is open
@@ -409,7 +409,7 @@ registerView(classView({
   label: 'Graph',
   kind: 'graph',
   order: 80,
-  needsPlotly: false, // drawn as SVG: the tab need not wait for plotly.js
+  needsPlotly: false, // drawn as SVG or WebGL: the tab need not wait for plotly.js
   available: () => modelsGiven,
   View: GraphView,
 }));

@@ -4,15 +4,16 @@
 import { drawGraph, drawOverview, graphDefs, svgEl, cullTiles } from './render.js';
 import { PanZoom } from './panzoom.js';
 import { exportSVG, exportPNG } from './download.js';
+import { Drawing } from './drawing.js';
 
 const OVERVIEW_MIN_NODES = 300; // graphs bigger than this draw an overview when zoomed far out
 const OVERVIEW_BELOW = 0.2;
-const PAN_STEP = 60; // px an arrow key pans
 
-export class GraphCanvas {
+export class GraphCanvas extends Drawing {
   /** onActivate(element): a node or group frame was clicked or pressed (Enter, space);
    *  onBackground(): a click hit nothing. */
   constructor({ onActivate, onBackground }) {
+    super();
     this.onActivate = onActivate;
     this.data = null; // the drawn /api/graph/view answer
     this.byId = new Map(); // node id -> its <g>
@@ -20,6 +21,7 @@ export class GraphCanvas {
       class: 'graph-svg', tabindex: 0, role: 'application', 'data-state': 'empty',
       'aria-label': 'Model graph. Drag or arrow keys to pan, wheel or +/- to zoom, 0 to fit, 1 for actual size.',
     });
+    this.element = this.svg;
     this.viewport = svgEl('g', { class: 'viewport' });
     this.svg.append(graphDefs(), this.viewport);
     this.pz = new PanZoom(this.svg, this.viewport, { onZoom: (k) => this.#onTransform(k) });
@@ -90,70 +92,7 @@ export class GraphCanvas {
       this.onActivate(target);
       return;
     }
-    const keys = {
-      ArrowLeft: () => this.pz.panBy(PAN_STEP, 0), ArrowRight: () => this.pz.panBy(-PAN_STEP, 0),
-      ArrowUp: () => this.pz.panBy(0, PAN_STEP), ArrowDown: () => this.pz.panBy(0, -PAN_STEP),
-      '+': () => this.pz.zoomCenter(1.25), '=': () => this.pz.zoomCenter(1.25),
-      '-': () => this.pz.zoomCenter(0.8), 0: () => this.fit(), 1: () => this.actualSize(),
-    };
-    const fn = keys[e.key];
-    if (fn && !e.ctrlKey && !e.metaKey && !e.altKey) {
-      e.preventDefault();
-      fn();
-    }
-  }
-
-  // ---- where the view is ---------------------------------------------------------------------
-  /** Where node `id` is drawn now (to keep it in place across a redraw), or null. */
-  position(id) {
-    const item = this.data && this.data.nodes.find((n) => n.id === id);
-    return item ? { x: item.x, y: item.y } : null;
-  }
-
-  /** Pan so that item `id` (a node or frame) is where it was at `before` (see position). */
-  keepAnchor(id, before) {
-    const after = this.data.nodes.find((n) => n.id === id) || this.data.frames.find((f) => f.id === id);
-    if (!after) return;
-    this.pz.set(this.pz.k, this.pz.tx + (before.x - after.x) * this.pz.k, this.pz.ty + (before.y - after.y) * this.pz.k);
-  }
-
-  /** The first view of a graph: all of it, or its beginning when that would be a speck. */
-  initialView() {
-    const { width, height } = this.data;
-    const r = this.svg.getBoundingClientRect();
-    const k = Math.min(1, (r.width - 20) / width, (r.height - 20) / height);
-    if (k >= 0.5) {
-      this.pz.fit(width, height);
-    } else {
-      // a tall or wide graph: start readable at its beginning rather than as a speck
-      const kk = 0.75;
-      const horizontal = this.data.direction === 'LR';
-      this.pz.set(kk, horizontal ? 10 : Math.max(10, (r.width - width * kk) / 2), horizontal ? Math.max(10, (r.height - height * kk) / 2) : 10);
-    }
-  }
-
-  fit() {
-    if (this.data) return this.pz.fit(this.data.width, this.data.height, 2);
-    return null;
-  }
-
-  actualSize() {
-    const r = this.svg.getBoundingClientRect();
-    const [x, y] = this.pz.toGraph(r.left + r.width / 2, r.top + r.height / 2);
-    return this.pz.centerOn(x, y, 1);
-  }
-
-  /** Bring node `item` ({x, y, w, h}) to the centre, zoomed in to at least 0.8. */
-  centerOn(item) {
-    return this.pz.centerOn(item.x + item.w / 2, item.y + item.h / 2, Math.max(this.pz.k, 0.8));
-  }
-
-  /** Time from a zoom step until the next frame has been drawn (for tests and benchmarks). */
-  async zoomFrame(factor = 1.1) {
-    const t0 = performance.now();
-    await this.pz.zoomCenter(factor);
-    await new Promise((resolve) => requestAnimationFrame(() => resolve()));
-    return performance.now() - t0;
+    this.panZoomKey(e);
   }
 
   // ---- export --------------------------------------------------------------------------------

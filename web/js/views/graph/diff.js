@@ -2,11 +2,11 @@
 // the report (drawn by diffpanel.js); the other model is drawn beside the current one in a
 // second canvas whose pan and zoom follow the first (and the other way round). Ops are
 // coloured: removed (red) and changed (amber) on the left, added (green) and changed on the
-// right; an op inside a collapsed group colours the group. The colours are attributes of the
-// drawn boxes, so "Diff SVG" (both sides in one file) keeps them.
+// right; an op inside a collapsed group colours the group. The colours are marks of the
+// drawing (stage.js), kept in its SVG export, so "Diff SVG" (both sides in one file) has them.
 import { el, setChildren } from '../../shared/dom.js';
 import { getJSON, postJSON, apiURL } from '../../shared/api.js';
-import { GraphCanvas } from './canvas.js';
+import { GraphStage } from './stage.js';
 import { svgEl } from './render.js';
 import { exportSVG } from './download.js';
 import { renderDiff } from './diffpanel.js';
@@ -17,7 +17,7 @@ const TITLE = 30;
 
 export class GraphDiff {
   /**
-   * host: {main(): the view's GraphCanvas, model(): the open model, models(): every model,
+   * host: {main(): the view's GraphStage, model(): the open model, models(): every model,
    * options(): drawing options, reveal(id): show an op of the open model, fail(err)}.
    */
   constructor(host) {
@@ -32,10 +32,10 @@ export class GraphDiff {
     this.element = el('span', { class: 'graph-compare' },
       el('label', { for: 'graph-compare', class: 'inline' }, 'Compare with… '), this.select, this.jsonLink, this.svgButton);
     this.report = el('section', { class: 'graph-diff', 'aria-label': 'Model diff', hidden: true, 'data-state': 'empty' });
-    this.canvas = new GraphCanvas({ onActivate: (t) => this.#activate(t), onBackground: () => {} });
+    this.canvas = new GraphStage({ onActivate: (hit) => this.#activate(hit), onBackground: () => {} });
     this.canvas.svg.setAttribute('aria-label', 'The model compared with. Pan and zoom follow the left side.');
     // in the document only while a diff is open (one drawing otherwise, as before)
-    this.pane = el('div', { class: 'graph-canvas graph-canvas-after' }, this.canvas.svg);
+    this.pane = el('div', { class: 'graph-canvas graph-canvas-after' }, this.canvas.element);
   }
 
   /** The other models, as options (the open one is not one of them). */
@@ -76,7 +76,7 @@ export class GraphDiff {
       this.jsonLink.href = apiURL('api/graph/diff', { ...params, download: 1 });
       this.jsonLink.hidden = false;
       this.svgButton.hidden = false;
-      this.host.main().svg.parentNode.after(this.pane);
+      this.host.main().element.parentNode.after(this.pane);
       this.#drawOther(view);
       this.host.main().onTransform = (c) => this.#follow(c, this.canvas);
       this.canvas.onTransform = (c) => this.#follow(c, this.host.main());
@@ -132,36 +132,19 @@ export class GraphDiff {
   }
 
   #paintSide(canvas, items) {
-    const marks = new Map(); // drawn id -> status
+    const marks = new Map(); // drawn id -> {status, color}
     for (const [ref, status] of items) {
-      const id = canvas.node(ref.id) ? ref.id : drawnGroup(canvas, ref.group);
+      const id = canvas.has(ref.id) ? ref.id : drawnGroup(canvas, ref.group);
       if (!id) continue;
-      marks.set(id, marks.has(id) && marks.get(id) !== status ? 'changed' : status);
+      const both = marks.has(id) && marks.get(id).status !== status ? 'changed' : status;
+      marks.set(id, { status: both, color: DIFF_COLORS[both] });
     }
-    for (const [id, status] of marks) {
-      const g = canvas.node(id);
-      const box = g.querySelector('rect.box');
-      if (!box) continue;
-      if (!g.dataset.diff) g.dataset.stroke = `${box.getAttribute('stroke')} ${box.getAttribute('stroke-width')}`;
-      g.dataset.diff = status;
-      box.setAttribute('stroke', DIFF_COLORS[status]);
-      box.setAttribute('stroke-width', '4');
-    }
+    canvas.setOutlines(marks);
   }
 
   /** Take the colours off a drawing. */
   unpaint(canvas) {
-    if (!canvas.data) return;
-    for (const n of canvas.data.nodes) {
-      const g = canvas.node(n.id);
-      if (!g || !g.dataset.diff) continue;
-      const [stroke, width] = g.dataset.stroke.split(' ');
-      const box = g.querySelector('rect.box');
-      box.setAttribute('stroke', stroke);
-      box.setAttribute('stroke-width', width);
-      delete g.dataset.diff;
-      delete g.dataset.stroke;
-    }
+    canvas.setOutlines(null);
   }
 
   async #show(side, id) {
@@ -174,12 +157,11 @@ export class GraphDiff {
   }
 
   /** A click on the other side: a collapsed group expands, a frame head collapses. */
-  async #activate(target) {
-    const head = target.closest('.frame-head');
-    const node = target.closest('.node');
+  async #activate(hit) {
+    const head = hit.type === 'head';
     let path = null;
-    if (head) path = head.parentNode.dataset.path;
-    else if (node && node.dataset.id.startsWith('g:')) path = node.dataset.id.slice(2);
+    if (head) path = hit.path;
+    else if (hit.id.startsWith('g:')) path = hit.id.slice(2);
     if (path === null || !this.other) return;
     const next = new Set(this.expanded);
     if (head) [...next].forEach((p) => { if (p === path || p.startsWith(`${path}/`)) next.delete(p); });
@@ -223,7 +205,7 @@ function drawnGroup(canvas, path) {
   const parts = path ? path.split('/') : [];
   for (let n = parts.length; n > 0; n -= 1) {
     const id = `g:${parts.slice(0, n).join('/')}`;
-    if (canvas.node(id)) return id;
+    if (canvas.has(id)) return id;
   }
   return null;
 }

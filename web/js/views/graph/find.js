@@ -8,7 +8,7 @@ const LIMIT = 500; // matches asked for; the count says the total
 
 export class GraphFind {
   /**
-   * canvas: the GraphCanvas the matches are marked on; model(): the model shown (or null);
+   * canvas: the GraphStage the matches are marked on; model(): the model shown (or null);
    * reveal(id, ancestors): bring a match into view; onEscape(): the box was cleared with
    * Escape; fail(err): show an error.
    */
@@ -87,12 +87,7 @@ export class GraphFind {
 
   /** Mark the drawn matches, and the current one (after every draw). */
   mark() {
-    this.canvas.viewport.querySelectorAll('.node.match, .node.current').forEach((g) => g.classList.remove('match', 'current'));
     const current = this.index >= 0 ? this.matches[this.index] : null;
-    for (const m of this.matches) {
-      const g = this.canvas.node(m.id);
-      if (g) g.classList.add('match');
-    }
-    if (current && this.canvas.node(current.id)) this.canvas.node(current.id).classList.add('current');
+    this.canvas.setMatches(this.matches.map((m) => m.id), current ? current.id : null);
   }
 }

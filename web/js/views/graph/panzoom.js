@@ -1,6 +1,8 @@
-// Pan and zoom of one <g> inside an <svg>: wheel zooms around the cursor, dragging the
-// background pans, keys do both. The transform is applied once per animation frame.
-const MIN_K = 0.001;
+// Pan and zoom of a drawing: wheel (and a trackpad's pinch, sent as ctrl+wheel) zooms around
+// the cursor, dragging the background pans, two touching fingers pinch, keys do both. The
+// transform is applied once per animation frame: set as a <g>'s transform (`viewport`, the
+// SVG drawing) and/or handed to onZoom (the WebGL drawing redraws there).
+const MIN_K = 0.00001; // a 100,000-op chain is millions of px long: fit must reach it
 const MAX_K = 8;
 
 export class PanZoom {
@@ -13,6 +15,7 @@ export class PanZoom {
     this.ty = 0;
     this.frame = 0;
     this.drag = null;
+    this.touches = new Map(); // pointerId -> [x, y] of the touch pointers down (pinch)
     this.listeners = [];
     this.#listen(svg, 'wheel', (e) => this.#wheel(e), { passive: false });
     this.#listen(svg, 'pointerdown', (e) => this.#down(e));
@@ -36,7 +39,7 @@ export class PanZoom {
     if (!this.pending) {
       this.pending = new Promise((resolve) => {
         this.frame = requestAnimationFrame(() => {
-          this.viewport.setAttribute('transform', `translate(${this.tx},${this.ty}) scale(${this.k})`);
+          if (this.viewport) this.viewport.setAttribute('transform', `translate(${this.tx},${this.ty}) scale(${this.k})`);
           this.pending = null;
           this.onZoom(this.k);
           resolve();
@@ -101,11 +104,33 @@ export class PanZoom {
   }
 
   #down(event) {
+    if (event.pointerType === 'touch') this.touches.set(event.pointerId, [event.clientX, event.clientY]);
+    if (this.touches.size === 2) {
+      this.drag = null; // two fingers: a pinch, not a pan
+      return;
+    }
     if (event.button !== 0) return;
     this.drag = { x: event.clientX, y: event.clientY, tx: this.tx, ty: this.ty, moved: false, id: event.pointerId };
   }
 
+  /** Two touch pointers: zoom by the change of their distance around their midpoint. */
+  #pinch(event) {
+    const before = [...this.touches.values()];
+    this.touches.set(event.pointerId, [event.clientX, event.clientY]);
+    const after = [...this.touches.values()];
+    const dist = (p) => Math.hypot(p[0][0] - p[1][0], p[0][1] - p[1][1]);
+    if (dist(before) < 1) return;
+    const r = this.svg.getBoundingClientRect();
+    const cx = (after[0][0] + after[1][0]) / 2 - r.left;
+    const cy = (after[0][1] + after[1][1]) / 2 - r.top;
+    this.zoomAt(dist(after) / dist(before), cx, cy);
+  }
+
   #move(event) {
+    if (this.touches.has(event.pointerId) && this.touches.size === 2) {
+      this.#pinch(event);
+      return;
+    }
     const d = this.drag;
     if (!d || d.id !== event.pointerId) return;
     const dx = event.clientX - d.x;
@@ -120,6 +145,7 @@ export class PanZoom {
   }
 
   #up(event) {
+    this.touches.delete(event.pointerId);
     const d = this.drag;
     if (!d || d.id !== event.pointerId) return;
     this.drag = null;

@@ -5,10 +5,17 @@ import {
 } from './colors.js';
 
 const NS = 'http://www.w3.org/2000/svg';
-const PAD_X = 8;
-const PAD_Y = 5;
-const TITLE_H = 18;
-const LINE_H = 13;
+// The text layout inside a box, shared with the WebGL drawing (glcanvas.js)
+export const PAD_X = 8;
+export const PAD_Y = 5;
+export const TITLE_H = 18;
+export const LINE_H = 13;
+export const HEAD_H = 20; // a group frame's clickable header
+
+/** The width of a frame's clickable header ("− label"). */
+export function headWidth(frame) {
+  return Math.min(frame.w, 30 + frame.label.length * 7.2);
+}
 
 function svgEl(tag, attrs = {}, text = null) {
   const node = document.createElementNS(NS, tag);
@@ -42,7 +49,7 @@ function drawFrame(frame) {
     class: 'frame-head', tabindex: 0, role: 'button',
     'aria-label': `Collapse group ${frame.label}`, 'aria-expanded': 'true',
   });
-  head.append(svgEl('rect', { width: Math.min(frame.w, 30 + frame.label.length * 7.2), height: 20, fill: 'transparent' }));
+  head.append(svgEl('rect', { width: headWidth(frame), height: HEAD_H, fill: 'transparent' }));
   head.append(svgEl('text', {
     x: 8, y: 14, fill: FRAME_TEXT, 'font-family': FONT, 'font-size': 11, 'font-weight': 600,
   }, `− ${frame.label}`));
@@ -93,7 +100,8 @@ function drawNode(item) {
   return g;
 }
 
-function labelPoint(points, horizontal) {
+/** Where an edge's shape label goes: beside the start of its route. */
+export function labelPoint(points, horizontal) {
   const [x, y] = points[0];
   return horizontal ? [x + 4, y - 4] : [x + 4, y + 12];
 }

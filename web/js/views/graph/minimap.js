@@ -1,0 +1,91 @@
+// The minimap: the whole view in a small canvas (every box a dot of its category's colour,
+// drawn once per view) with the screen's rectangle over it; a click or drag there moves the
+// view. Shown while the drawing is bigger than the screen.
+import { el } from '../../shared/dom.js';
+import { colorsOf, FRAME_STROKE } from './colors.js';
+
+const W = 180;
+const H = 130;
+
+export class Minimap {
+  /** onMove(x, y): centre the view on graph point (x, y). */
+  constructor({ onMove }) {
+    this.onMove = onMove;
+    this.element = el('canvas', {
+      class: 'graph-minimap', width: W, height: H, hidden: true,
+      'aria-label': 'Minimap of the whole graph: click or drag to move the view', role: 'img',
+    });
+    this.base = document.createElement('canvas');
+    this.base.width = W;
+    this.base.height = H;
+    this.data = null;
+    const go = (e) => {
+      if (!this.data) return;
+      const r = this.element.getBoundingClientRect();
+      const px = ((e.clientX - r.left) / r.width) * W;
+      const py = ((e.clientY - r.top) / r.height) * H;
+      this.onMove((px - this.ox) / this.s, (py - this.oy) / this.s);
+    };
+    this.element.addEventListener('pointerdown', (e) => {
+      e.stopPropagation();
+      this.element.setPointerCapture(e.pointerId);
+      go(e);
+    });
+    this.element.addEventListener('pointermove', (e) => { if (e.buttons) go(e); });
+    this.element.addEventListener('click', (e) => e.stopPropagation());
+  }
+
+  /** Draw the view `data` into the base image (once per view). */
+  setData(data) {
+    this.data = data;
+    const s = Math.min((W - 8) / Math.max(data.width, 1), (H - 8) / Math.max(data.height, 1));
+    this.s = s;
+    this.ox = (W - data.width * s) / 2;
+    this.oy = (H - data.height * s) / 2;
+    const g = this.base.getContext('2d');
+    g.clearRect(0, 0, W, H);
+    g.strokeStyle = FRAME_STROKE;
+    g.globalAlpha = 0.5;
+    for (const f of data.frames) g.strokeRect(this.ox + f.x * s, this.oy + f.y * s, f.w * s, f.h * s);
+    g.globalAlpha = 1;
+    const byColor = new Map();
+    for (const n of data.nodes) {
+      const c = colorsOf(n.category)[1];
+      if (!byColor.has(c)) byColor.set(c, []);
+      byColor.get(c).push(n);
+    }
+    for (const [color, list] of byColor) {
+      g.fillStyle = color;
+      for (const n of list) {
+        g.fillRect(this.ox + n.x * s, this.oy + n.y * s, Math.max(1, n.w * s), Math.max(1, n.h * s));
+      }
+    }
+  }
+
+  /** The screen's rectangle over the base: k, tx, ty of the view, its size in css px. */
+  update(k, tx, ty, width, height) {
+    if (!this.data) return;
+    const big = this.data.width * k > width + 1 || this.data.height * k > height + 1;
+    this.element.hidden = !big;
+    if (!big) return;
+    const g = this.element.getContext('2d');
+    g.clearRect(0, 0, W, H);
+    g.drawImage(this.base, 0, 0);
+    const s = this.s;
+    const x = this.ox + (-tx / k) * s;
+    const y = this.oy + (-ty / k) * s;
+    const w = (width / k) * s;
+    const h = (height / k) * s;
+    g.fillStyle = 'rgba(47,111,222,0.12)';
+    g.fillRect(x, y, w, h);
+    g.strokeStyle = '#2f6fde';
+    g.lineWidth = 1.5;
+    g.strokeRect(x, y, Math.max(w, 2), Math.max(h, 2));
+  }
+
+  /** Where graph point (x, y) is on the minimap, in css px from its corner (for tests). */
+  toMap(x, y) {
+    const r = this.element.getBoundingClientRect();
+    return [(this.ox + x * this.s) * (r.width / W), (this.oy + y * this.s) * (r.height / H)];
+  }
+}

@@ -1,0 +1,291 @@
+// Where a graph view is drawn: SVG (canvas.js) for views of a few thousand boxes, where it
+// reads best and every box is an element, WebGL2 (glcanvas.js) above that, where SVG cannot
+// keep up. The view, find and diff talk to this one object: it draws with the right one,
+// keeps selection, find matches, diff outlines and node styles across redraws and renderer
+// switches, carries the minimap and the live region, and exports SVG whichever draws.
+import * as state from '../../shared/state.js';
+import { el } from '../../shared/dom.js';
+import { GraphCanvas } from './canvas.js';
+import { GLCanvas } from './glcanvas.js';
+import { Minimap } from './minimap.js';
+import { drawGraph, svgEl } from './render.js';
+import { exportSVG, exportPNG } from './download.js';
+
+// From this many boxes on, WebGL draws. SVG's cost grows with the boxes (bench/graph_frames.py:
+// at 10,000 its drawing took 9x WebGL's and its frames 2x, at 50,000 50x and 3.5-18x) while
+// below a few thousand it keeps up and reads best (the browser's text, an element per box).
+export const WEBGL_FROM = 2000;
+
+state.declare('graph_renderer', 'auto'); // 'auto' | 'webgl' | 'svg' (in the URL)
+
+/** The SVG drawing's clicked element -> {type: 'head', path} | {type: 'node', id} | null. */
+function svgHit(target) {
+  const head = target.closest('.frame-head');
+  if (head) return { type: 'head', path: head.parentNode.dataset.path };
+  const node = target.closest('.node');
+  return node ? { type: 'node', id: node.dataset.id } : null;
+}
+
+/**
+ * Mark the SVG boxes of `byId` (id -> <g>): `outlines` (id -> css colour, the diff) as a 4 px
+ * stroke, data-diff = `statuses`' value; `styles` (id -> {fill}) as the box's fill. What is
+ * changed is remembered on the element so a later call can put it back.
+ */
+function decorate(byId, outlines, statuses, styles) {
+  for (const [id, color] of outlines) {
+    const g = byId.get(id);
+    const box = g && g.querySelector('rect.box');
+    if (!box) continue;
+    if (!g.dataset.stroke) g.dataset.stroke = `${box.getAttribute('stroke')} ${box.getAttribute('stroke-width')}`;
+    g.dataset.diff = statuses.get(id) || 'marked';
+    box.setAttribute('stroke', color);
+    box.setAttribute('stroke-width', '4');
+  }
+  for (const [id, style] of styles) {
+    const g = byId.get(id);
+    const box = g && g.querySelector('rect.box');
+    if (!box || !style || !style.fill) continue;
+    if (!g.dataset.fill) g.dataset.fill = box.getAttribute('fill');
+    box.setAttribute('fill', style.fill);
+  }
+}
+
+function undecorate(byId) {
+  for (const g of byId.values()) {
+    const box = g.querySelector('rect.box');
+    if (!box) continue;
+    if (g.dataset.stroke) {
+      const [stroke, width] = g.dataset.stroke.split(' ');
+      box.setAttribute('stroke', stroke);
+      box.setAttribute('stroke-width', width);
+      delete g.dataset.stroke;
+      delete g.dataset.diff;
+    }
+    if (g.dataset.fill) {
+      box.setAttribute('fill', g.dataset.fill);
+      delete g.dataset.fill;
+    }
+  }
+}
+
+export class GraphStage {
+  /** onActivate(hit): {type: 'node', id} or {type: 'head', path}; onBackground(). */
+  constructor({ onActivate, onBackground }) {
+    this.onActivate = onActivate;
+    this.onBackground = onBackground;
+    this.onTransform = null; // e.g. the diff's other side follows
+    this.svgCanvas = new GraphCanvas({ onActivate: (t) => { const h = svgHit(t); if (h) onActivate(h); }, onBackground });
+    this.svgCanvas.onTransform = () => this.#transformed();
+    this.gl = null; // made on the first big view
+    this.active = this.svgCanvas;
+    this.selected = null;
+    this.matches = [];
+    this.current = null;
+    this.outlines = new Map(); // id -> css colour
+    this.statuses = new Map(); // id -> the diff's word for it
+    this.styles = new Map(); // id -> {fill, badge}
+    this.live = el('p', { class: 'visually-hidden', 'aria-live': 'polite' });
+    this.note = el('p', { class: 'graph-note', role: 'note', hidden: true });
+    this.minimap = new Minimap({ onMove: (x, y) => this.pz.centerOn(x, y) });
+    this.element = el('div', { class: 'graph-stage', 'data-renderer': 'svg' },
+      this.svgCanvas.svg, this.minimap.element, this.note, this.live);
+  }
+
+  // What tests and benchmarks read: the svg keeps data-state and data-nodes whichever draws.
+  get svg() { return this.svgCanvas.svg; }
+
+  get viewport() { return this.svgCanvas.viewport; }
+
+  get pz() { return this.active.pz; }
+
+  get data() { return this.active.data; }
+
+  /** 'svg' or 'webgl': what draws the current view. */
+  get renderer() { return this.active === this.gl ? 'webgl' : 'svg'; }
+
+  get state() { return this.svgCanvas.state; }
+
+  set state(value) {
+    this.svgCanvas.state = value;
+    this.element.dataset.state = value;
+  }
+
+  focus() {
+    this.active.element.focus();
+  }
+
+  #announce(text) {
+    this.live.textContent = text;
+  }
+
+  #transformed() {
+    const a = this.active;
+    if (a.data) this.minimap.update(a.pz.k, a.pz.tx, a.pz.ty, a.element.clientWidth, a.element.clientHeight);
+    if (this.onTransform) this.onTransform(this);
+  }
+
+  /** The WebGL drawing, made once; null (and a note saying so) where WebGL2 is missing. */
+  #webgl() {
+    if (this.gl || this.glFailed) return this.gl;
+    try {
+      this.gl = new GLCanvas({ onActivate: this.onActivate, onBackground: this.onBackground, announce: (t) => this.#announce(t) });
+      this.gl.onTransform = () => this.#transformed();
+      this.gl.element.style.display = 'none';
+      this.element.insertBefore(this.gl.element, this.minimap.element);
+    } catch (err) {
+      this.glFailed = true;
+      this.note.hidden = false;
+      this.note.textContent = `WebGL2 is not available here (${err.message}): the graph is drawn as SVG, which gets slow past a few thousand boxes.`;
+    }
+    return this.gl;
+  }
+
+  #wantsWebGL(data) {
+    const choice = state.get('graph_renderer');
+    if (choice === 'svg') return false;
+    return choice === 'webgl' || data.nodes.length >= WEBGL_FROM;
+  }
+
+  /** Draw view `data` with the renderer that suits it, keeping the pan/zoom and the marks. */
+  draw(data) {
+    const next = this.#wantsWebGL(data) && this.#webgl() ? this.gl : this.svgCanvas;
+    if (next !== this.active) {
+      const { k, tx, ty } = this.active.pz;
+      const was = this.active;
+      this.active = next;
+      next.pz.set(k, tx, ty);
+      next.element.style.display = '';
+      was.element.style.display = 'none';
+      if (was === this.svgCanvas) {
+        this.svgCanvas.viewport.replaceChildren(); // no stale SVG behind the WebGL drawing
+        this.svgCanvas.data = null;
+        this.svgCanvas.byId = new Map();
+        this.svgCanvas.tiles = null;
+      } else {
+        was.data = null;
+      }
+      if (document.activeElement === was.element) next.element.focus({ preventScroll: true });
+    }
+    this.element.dataset.renderer = this.renderer;
+    const started = performance.now();
+    next.draw(data);
+    this.drawMs = performance.now() - started; // what the drawing itself cost (benchmarks)
+    this.svg.dataset.nodes = String(data.nodes.length);
+    this.minimap.setData(data);
+    this.#applyMarks();
+    this.#transformed();
+  }
+
+  #applyMarks() {
+    if (this.active === this.gl) {
+      const { selected, outlines, styles, matches, current } = this;
+      this.gl.setMarks({ selected, outlines, styles, matches, current });
+      return;
+    }
+    const byId = this.svgCanvas.byId;
+    undecorate(byId);
+    decorate(byId, this.outlines, this.statuses, this.styles);
+    const svgStyles = this.svgCanvas.setNodeStyle; // the SVG drawing's own, where it has one
+    if (typeof svgStyles === 'function') svgStyles.call(this.svgCanvas, this.styles);
+    this.svgCanvas.viewport.querySelectorAll('.node.match, .node.current, .node.selected')
+      .forEach((g) => g.classList.remove('match', 'current', 'selected'));
+    for (const id of this.matches) {
+      const g = byId.get(id);
+      if (g) g.classList.add('match');
+    }
+    if (this.current && byId.get(this.current)) byId.get(this.current).classList.add('current');
+    if (this.selected && byId.get(this.selected)) byId.get(this.selected).classList.add('selected');
+  }
+
+  // ---- marks ---------------------------------------------------------------------------------
+  /** Whether node `id` is drawn (not hidden in a collapsed group). */
+  has(id) {
+    return this.active === this.gl ? this.gl.has(id) : this.svgCanvas.byId.has(id);
+  }
+
+  setSelected(id) {
+    this.selected = id;
+    if (this.active === this.gl) this.gl.setSelected(id);
+    else this.#applyMarks();
+  }
+
+  /** Find's matches (ids) and the current one. */
+  setMatches(ids, current) {
+    this.matches = ids;
+    this.current = current;
+    if (this.active === this.gl) this.gl.setMatches(ids, current);
+    else this.#applyMarks();
+  }
+
+  /** The diff's marks: Map of drawn id -> {status, color}; null clears. */
+  setOutlines(marks) {
+    this.outlines = new Map();
+    this.statuses = new Map();
+    for (const [id, { status, color }] of marks || []) {
+      this.outlines.set(id, color);
+      this.statuses.set(id, status);
+    }
+    this.#applyMarks();
+  }
+
+  /**
+   * Colour nodes by a value: `styles` is a Map (or object) of node id (as in /api/graph/view's
+   * nodes) -> {fill: '#rrggbb', badge: 'text'}; null clears.
+   */
+  setNodeStyle(styles) {
+    this.styles = styles instanceof Map ? styles : new Map(Object.entries(styles || {}));
+    this.#applyMarks();
+  }
+
+  /** Give node `id` the keyboard focus (revealed by find or a link in the panel). */
+  focusNode(id) {
+    if (this.active === this.gl) {
+      this.gl.element.focus({ preventScroll: true });
+      this.gl.moveCursor(id);
+      return;
+    }
+    const g = this.svgCanvas.node(id);
+    if (g) g.focus({ preventScroll: true });
+  }
+
+  // ---- the view (the active drawing's) ------------------------------------------------------
+  position(id) { return this.active.position(id); }
+
+  keepAnchor(id, before) { return this.active.keepAnchor(id, before); }
+
+  initialView() { return this.active.initialView(); }
+
+  fit() { return this.active.fit(); }
+
+  actualSize() { return this.active.actualSize(); }
+
+  centerOn(item) { return this.active.centerOn(item); }
+
+  zoomFrame(factor) { return this.active.zoomFrame(factor); }
+
+  // ---- export: always SVG --------------------------------------------------------------------
+  /** The whole drawing as SVG (a <g>, no pan/zoom transform), with the marks. */
+  drawingClone() {
+    if (this.active === this.svgCanvas) return this.svgCanvas.drawingClone();
+    const root = svgEl('g', { class: 'viewport' });
+    const { byId } = drawGraph(root, this.gl.data);
+    decorate(byId, this.outlines, this.statuses, this.styles);
+    return root;
+  }
+
+  exportSVG(filename) {
+    if (!this.data) return;
+    if (this.active === this.svgCanvas) this.svgCanvas.exportSVG(filename);
+    else exportSVG(this.drawingClone(), this.data.width, this.data.height, filename);
+  }
+
+  exportPNG(filename) {
+    if (this.active === this.svgCanvas) return this.svgCanvas.exportPNG(filename);
+    return exportPNG(this.drawingClone(), this.data.width, this.data.height, filename);
+  }
+
+  destroy() {
+    this.svgCanvas.destroy();
+    if (this.gl) this.gl.destroy();
+  }
+}
