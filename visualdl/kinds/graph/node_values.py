@@ -31,6 +31,7 @@ __all__ = ["ACTIVATION_STATS", "MEASURES", "NodeValues", "activations", "flops",
 
 MEASURES = ("params", "flops", "activations", "profile")
 ACTIVATION_STATS = ("mean", "std", "zero_fraction")
+TOP = 50  # nodes in the ranked list
 
 
 @dataclass
@@ -133,17 +134,21 @@ def _children_first(h: Hierarchy) -> list[str]:
 
 def to_json(h: Hierarchy, nv: NodeValues) -> dict[str, Any]:
     """The answer of ``/api/graph/values``: node and group values (ids as the view draws
-    them), the op nodes without a value, the range, unit and notes."""
+    them), the op nodes without a value, the ``TOP`` nodes by value (highest first), the
+    range, unit and notes."""
     model = h.model
     values = nv.values
     missing = [f"n{n.id}" for n in model.nodes if n.role == "op" and n.id not in values]
     numbers = list(values.values())
     groups = group_values(h, nv)
+    ranked = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
     return {
         "by": nv.by, "unit": nv.unit, "label": nv.label, "aggregate": nv.aggregate,
         "nodes": {f"n{k}": v for k, v in sorted(values.items())},
         "groups": {f"g:{k}": v for k, v in sorted(groups.items())},
         "missing": missing,
+        "top": [{"id": f"n{n}", "name": model.nodes[n].name, "op_type": model.nodes[n].op_type,
+                 "value": v} for n, v in ranked],
         "count": len(values),
         "min": min(numbers) if numbers else None,
         "max": max(numbers) if numbers else None,

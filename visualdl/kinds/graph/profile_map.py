@@ -119,7 +119,9 @@ def profile_values(graph: GraphModel, trace: Any, phase: str = "all",
         "unmapped_us": float(sum(unmapped.values())) / steps,
         "unmapped": [{"name": k, "us": v / steps}
                      for k, v in unmapped.most_common(UNMAPPED_SHOWN)],
-        **({"op": op, "op_nodes": [{"id": f"n{n}", "us": t / steps} for n, t in sorted(
+        **({"op": op, "op_nodes": [{"id": f"n{n}", "name": graph.nodes[n].name,
+                                    "op_type": graph.nodes[n].op_type, "us": t / steps}
+                                   for n, t in sorted(
             focus.items(), key=lambda kv: (-kv[1], kv[0]))[:OP_NODES_SHOWN]]}
            if op is not None else {})})
 

@@ -103,6 +103,34 @@ export class GraphCanvas {
     }
   }
 
+  /**
+   * Colour nodes by data: `styles` maps a drawn node id (as /api/graph/view names them) to
+   * {fill: '#rrggbb', badge: 'text' (optional)}; a node not in the map keeps its category
+   * colour; null clears every style. Attributes, not CSS, so an exported SVG keeps them.
+   */
+  setNodeStyle(styles) {
+    for (const [id, g] of this.byId) {
+      const style = styles ? styles.get(id) : null;
+      const boxes = g.querySelectorAll(':scope > rect');
+      for (const box of boxes) {
+        if (box.dataset.fill === undefined) box.dataset.fill = box.getAttribute('fill');
+        box.setAttribute('fill', style && style.fill ? style.fill : box.dataset.fill);
+      }
+      let badge = g.querySelector(':scope > text.badge');
+      if (style && style.badge) {
+        if (!badge) {
+          const w = Number(boxes[boxes.length - 1].getAttribute('width'));
+          badge = svgEl('text', { class: 'badge', x: w - 3, y: -3, 'text-anchor': 'end', 'font-size': 9, fill: '#1d2330' });
+          g.append(badge);
+        }
+        badge.textContent = style.badge;
+      } else if (badge) {
+        badge.remove();
+      }
+    }
+    this.styles = styles;
+  }
+
   // ---- where the view is ---------------------------------------------------------------------
   /** Where node `id` is drawn now (to keep it in place across a redraw), or null. */
   position(id) {
