@@ -130,7 +130,8 @@ def _op_events(trace: Any) -> list[tuple[int, dict]]:
     """Operator events in time order, with their args."""
     idx = np.flatnonzero(trace.is_op)
     idx = idx[np.argsort(trace.ts[idx], kind="stable")]
-    return [(int(i), trace.args(int(i)) or {}) for i in idx]
+    return [(int(i), args if isinstance(args, dict) else {})
+            for i, args in zip(idx, trace.args_many(idx))]
 
 
 def _step_of(trace: Any):
