@@ -23,6 +23,7 @@ pytest.importorskip("numba")
 def fitted(tmp_path_factory):
     logdir = tmp_path_factory.mktemp("nodedata")
     fit_tiny_cnn(str(logdir / "cnn"))
+    _other_profile(str(logdir / "other"))
     reader = LogReader(str(logdir))
     (ref,) = reader.blobs("cnn", "profile", "worker0")
     trace = json.loads(gzip.decompress(reader.load(ref).trace_gz))
@@ -31,6 +32,22 @@ def fitted(tmp_path_factory):
         model = client.json("/api/graph/models")["models"][0]
         yield client, model, trace, reader
         client.close()
+
+
+def _other_profile(logdir: str) -> None:
+    """A profile of another model (an MLP: its layers are not the CNN's)."""
+    import numpy as np
+
+    import visualdl.framework as vf
+    from visualdl.framework import nn
+
+    net = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    x = vf.tensor(np.ones((2, 4), np.float32))
+    handler = vf.profiler.export_visualdl(logdir, tag="worker0")
+    with vf.profiler.Profiler(scheduler=(0, 2), on_trace_ready=handler) as prof:
+        for _ in range(3):
+            net(x).sum().backward()
+            prof.step()
 
 
 def values(client, **params):
@@ -142,6 +159,14 @@ def test_bad_requests_are_named(fitted, params, status, words):
     r = client.get("/api/graph/values", params={"model": model["id"], **params})
     assert r.status_code == status, r.text
     assert words in r.json()["error"]
+
+
+def test_the_profile_of_another_model_is_refused(fitted):
+    client, model, _, _ = fitted
+    r = values(client, model=model["id"], by="profile", profile_run="other")
+    assert r.status_code == 422
+    assert "no profiled op matches a node of this graph" in r.json()["error"]
+    assert "other/worker0" in r.json()["error"]
 
 
 def test_unknown_model_is_a_404(fitted):

@@ -30,7 +30,6 @@ __all__ = ["ACTIVATION_PREFIX", "CACHE", "ValuesCache", "values_body", "values_k
 
 ACTIVATION_PREFIX = "activations/"
 CACHE = 8  # answers kept (a profile mapping reads every op event's args once)
-TOP_OP_NODES = 20
 _STEP_MAX = 2**63 - 1
 
 
