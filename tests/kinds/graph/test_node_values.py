@@ -120,3 +120,43 @@ def test_nodes_by_layer_include_sub_layers():
     assert [model.nodes[n].name for n in layers["layer1.block0.conv1"]] == \
         ["/layer1/block0/conv1/Conv"]
     assert len(layers["layer1.block0"]) == 5 and len(layers["layer1"]) == 5
+
+
+def test_an_op_exported_as_several_nodes_puts_its_time_on_the_main_one():
+    """A ``linear`` on a 3-D input is exported as Transpose, MatMul and Add: its profiled
+    time goes to the MatMul (a real vf.profiler profile of the real export)."""
+    import json
+
+    import numpy as np
+
+    import visualdl.framework as vf
+    from visualdl.framework import nn
+    from visualdl.kinds.graph.profile_map import profile_values
+    from visualdl.kinds.profile.model import TraceModel
+    from visualdl.kinds.profile.parse import parse_trace
+
+    class Net(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+            self.act = nn.ReLU()
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+    net = Net()
+    x = vf.tensor(np.ones((2, 5, 4), np.float32))
+    graph = parse_model(vf.onnx.to_onnx(net, [x]))
+    ops = {n.name: n.id for n in graph.nodes if n.role == "op"}
+    assert set(ops) == {"fc/Transpose", "fc/MatMul", "fc/Add", "act"}
+    with vf.profiler.Profiler(scheduler=(0, 2)) as prof:
+        for _ in range(3):
+            net(x).sum().backward()
+            prof.step()
+    trace = prof.trace()
+    model = TraceModel(parse_trace(json.dumps(trace).encode()))
+    nv = profile_values(graph, model)
+    assert set(nv.values) == {ops["fc/MatMul"], ops["act"]}
+    linear = [e for e in trace["traceEvents"] if e.get("name") in ("linear", "linear_grad")]
+    assert nv.values[ops["fc/MatMul"]] == pytest.approx(sum(e["dur"] for e in linear) / 2,
+                                                        rel=0.05)

@@ -6,7 +6,8 @@ Two kinds of profile, matched in two ways:
   it, ``features/2``) and its op name (``conv2d``); ``vf.onnx`` wrote the same scope and op
   into each node's name (:mod:`visualdl.kinds.graph.layer_paths`). The k-th call of an op in
   a layer during a step is the node of call index ``k`` (modulo the calls one forward pass
-  makes, so several passes in a step map alike). A backward op (``<op>_grad``) goes to the
+  makes, so several passes in a step map alike); an op exported as several ONNX nodes puts
+  its time on its main one (the MatMul of a ``linear`` exported as MatMul and Add). A backward op (``<op>_grad``) goes to the
   node of its forward op, found by ``Sequence number``.
 * **PyTorch** (Kineto with ``with_stack=True``: ``python_function`` events
   ``nn.Module: Conv2d_0`` around the ops): the trace names module *instances*, the graph
@@ -157,7 +158,7 @@ class _Ours:
             whole = _framework_base(graph.nodes[node_id].name, graph.nodes[node_id].op_type)
             if whole != fw.scope:  # "flatten": layer "flatten"'s only op, or a top-level op
                 alternates[(whole, fw.op)].append(node_id)
-        self.slots = {k: [n for _, n in sorted(v)] for k, v in slots.items()}
+        self.slots = {k: _main_nodes(graph, v) for k, v in slots.items()}
         for key, nodes in alternates.items():
             self.slots.setdefault(key, nodes)
         self.calls: Counter[tuple[int, str, str]] = Counter()
@@ -348,6 +349,20 @@ class _Torch:
                 if inner is not None:
                     self.by_seq.setdefault(inner, node)
             j += 1
+
+
+def _main_nodes(graph: GraphModel, calls: list[tuple[int, int]]) -> list[int]:
+    """One node per call index: an op exported as several ONNX nodes (a ``linear`` as
+    MatMul and Add) puts its time on its main node, the first of category "layer" (MatMul,
+    Conv, Gemm), else its first."""
+    by_index: dict[int, list[int]] = defaultdict(list)
+    for index, node_id in sorted(calls):
+        by_index[index].append(node_id)
+    out = []
+    for index in sorted(by_index):
+        nodes = by_index[index]
+        out.append(next((n for n in nodes if graph.nodes[n].category == "layer"), nodes[0]))
+    return out
 
 
 def _framework_base(name: str, op_type: str) -> str:
