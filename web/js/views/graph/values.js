@@ -114,7 +114,7 @@ export class GraphValues {
     const canvas = this.host.canvas();
     if (!canvas.data) return;
     if (!this.body) {
-      canvas.setNodeStyle(null);
+      if (this.scale) canvas.setNodeStyle(null); // (a fresh drawing has its own colours)
       this.scale = null;
       return;
     }
