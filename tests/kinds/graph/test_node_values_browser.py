@@ -104,8 +104,10 @@ def test_colour_by_parameters_then_flops(watched, served):
         params["top"][0]["id"]
     assert "parameters" in page.inner_text(".graph-values-range .unit")
     page.select_option("#graph-color", "flops")
-    page.wait_for_function("() => document.querySelector('.graph-values-label')"
-                           ".textContent.startsWith('FLOPs')")
+    page.wait_for_function("() => { const l = document.querySelector('.graph-values-label');"
+                           " return l && l.textContent.startsWith('FLOPs')"
+                           " && document.querySelector('section.graph-values')"
+                           ".dataset.state === 'ready'; }")
     flops = _answer(client, model=model["id"], by="flops")
     assert page.locator(".graph-values-ranked li button").first.get_attribute("data-id") == \
         flops["top"][0]["id"]
