@@ -153,12 +153,23 @@ def test_an_operator_names_its_costliest_nodes(fitted):
     ({"by": "profile", "profile_run": "nope"}, 404, "unknown run"),
     ({"by": "profile", "worker": "worker9"}, 404, "worker9"),
     ({"by": "activations", "run": "cnn", "step": "0"}, 404, "at or before step 0"),
+    ({"by": "activations", "step": "9" * 400}, 400, "step"),
+    ({"by": "activations", "step": "nan"}, 400, "step"),
+    ({"by": "profile", "profile_step": "-1e400"}, 400, "profile_step"),
+    ({"by": "activations", "run": "../../etc"}, 404, "unknown run"),
+    ({"by": "profile", "profile_step": "999"}, 404, "step 999"),
 ])
 def test_bad_requests_are_named(fitted, params, status, words):
     client, model, _, _ = fitted
     r = client.get("/api/graph/values", params={"model": model["id"], **params})
     assert r.status_code == status, r.text
     assert words in r.json()["error"]
+
+
+def test_an_operator_that_ran_nowhere_lists_no_node(fitted):
+    client, model, _, _ = fitted
+    body = values(client, model=model["id"], by="profile", op="\u0000" + "x" * 5000).json()
+    assert body["op_nodes"] == [] and body["count"] == 7  # the colouring is unchanged
 
 
 def test_the_profile_of_another_model_is_refused(fitted):
