@@ -33,6 +33,7 @@ def served(tmp_path_factory):
 @pytest.fixture
 def watched(browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(60000)  # two shared cores: a parse may wait behind others
     watch = PageWatch(page)
     yield watch
     assert watch.errors == []
@@ -50,7 +51,7 @@ def _answer(client, **params):
 
 def _wait_values(page):
     page.wait_for_function("() => { const p = document.querySelector('section.graph-values');"
-                           " return p && p.dataset.state === 'ready'; }", timeout=30000)
+                           " return p && p.dataset.state === 'ready'; }")
 
 
 def test_colour_by_profiler_time(watched, served):
@@ -79,6 +80,10 @@ def test_colour_by_profiler_time(watched, served):
         assert fill == page.evaluate("(v) => window.__vdlGraph.values.scale.color(v)", value)
     top = body["top"][0]["id"]
     assert page.get_attribute(f"g.node[data-id='{top}'] rect.box", "fill") == "#d94801"
+    # the time is written on the costliest boxes, as the ranked list shows it
+    badge = page.text_content(f"g.node[data-id='{top}'] text.badge")
+    assert badge == page.inner_text(".graph-values-ranked li .value >> nth=0")
+    assert badge.endswith("µs") or badge.endswith("ms")
     # a click in the list selects and centres the node
     page.locator(".graph-values-ranked li button").nth(1).click()
     second = body["top"][1]["id"]

@@ -3,7 +3,8 @@
 // gets the choice (and, for profiler time, which profile); the sidebar a legend (the colour
 // scale with its min, max and unit) and the ranked list, whose entries select and centre
 // their node. A collapsed group is coloured by its members' sum (an activation statistic:
-// its output's value). The drawing is coloured through canvas.setNodeStyle after each draw.
+// its output's value); the few highest drawn values are also written above their boxes.
+// The drawing is coloured through canvas.setNodeStyle after each draw.
 import { el, setChildren, fmtInt } from '../../shared/dom.js';
 import { getJSONWhenReady } from '../../shared/api.js';
 import { state } from './valuestate.js';
@@ -16,6 +17,7 @@ const CHOICES = [
 ];
 const SEP = '\u0000';
 const SHOWN = 20; // entries of the ranked list
+const BADGES = 5; // drawn boxes that show their value as text
 
 export class GraphValues {
   /** host: {canvas(), model(), reveal(id), profiles(): {run: [profile tags]}}. */
@@ -124,7 +126,10 @@ export class GraphValues {
       if (v !== undefined && v !== null) drawn.set(item.id, v);
     }
     this.scale = makeScale([...drawn.values()]);
-    canvas.setNodeStyle(new Map([...drawn].map(([id, v]) => [id, { fill: this.scale.color(v) }])));
+    // the few highest drawn values are written on their boxes too
+    const badged = new Set([...drawn].sort((a, b) => b[1] - a[1]).slice(0, BADGES).map(([id]) => id));
+    canvas.setNodeStyle(new Map([...drawn].map(([id, v]) => [id, {
+      fill: this.scale.color(v), badge: badged.has(id) ? fmtValue(v, this.body.unit) : null }])));
     this.#renderLegend();
   }
 
