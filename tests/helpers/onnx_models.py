@@ -264,3 +264,49 @@ def transformer(n_nodes: int, hidden: int = 8, heads: int = 2) -> onnx.ModelProt
         [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "sequence", hidden])],
         initializer=inits)
     return _finish(graph, producer="pytorch")
+
+
+def values_model() -> onnx.ModelProto:
+    """One node of each FLOPs formula, with shapes small enough to count by hand (see
+    tests/kinds/graph/test_node_values.py), a weight two nodes share, a symbolic batch, and
+    a custom op whose output shape no inference knows."""
+    f = TensorProto.FLOAT
+    inits = [_init("w", (4, 3), 1), _init("b", (3,), 2), _init("s", (1,), 3),
+             _init("gemm.w", (5, 3), 4), _init("gemm.c", (5,), 5),
+             _init("ln.scale", (3,), 6), _init("ln.bias", (3,), 7),
+             _init("up.w", (2, 4, 2, 2), 8), _init("up.b", (4,), 9),
+             _init("conv.w", (2, 1, 3, 3), 10)]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["mm"], name="/dense/MatMul"),
+        helper.make_node("Add", ["mm", "b"], ["h"], name="/dense/Add"),
+        helper.make_node("Softmax", ["h"], ["p"], name="/head/Softmax", axis=-1),
+        helper.make_node("Mul", ["p", "s"], ["p2"], name="/head/Mul"),
+        helper.make_node("Mul", ["p2", "s"], ["p3"], name="/head/Mul_1"),
+        helper.make_node("LayerNormalization", ["p3", "ln.scale", "ln.bias"], ["n"],
+                         name="/norm/LayerNormalization", axis=-1),
+        helper.make_node("Gemm", ["n", "gemm.w", "gemm.c"], ["g"], name="/gemm/Gemm", transB=1),
+        helper.make_node("ConvTranspose", ["img", "up.w", "up.b"], ["up"],
+                         name="/up/ConvTranspose", kernel_shape=[2, 2]),
+        helper.make_node("MaxPool", ["up"], ["pool"], name="/pool/MaxPool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Reshape", ["pool", "shape"], ["flat"], name="/flat/Reshape"),
+        helper.make_node("Conv", ["batch_img", "conv.w"], ["conv"], name="/conv/Conv",
+                         kernel_shape=[3, 3]),
+        helper.make_node("Mystery", ["g"], ["m"], name="/custom/Mystery", domain="custom.ops"),
+        helper.make_node("Relu", ["m"], ["r"], name="/custom/Relu"),
+    ]
+    inits.append(numpy_helper.from_array(np.array([1, 16], dtype=np.int64), "shape"))
+    graph = helper.make_graph(
+        nodes, "values",
+        [helper.make_tensor_value_info("x", f, [2, 4]),
+         helper.make_tensor_value_info("img", f, [1, 2, 3, 3]),
+         helper.make_tensor_value_info("batch_img", f, ["N", 1, 5, 5])],
+        [helper.make_tensor_value_info("flat", f, [1, 16]),
+         helper.make_tensor_value_info("conv", f, ["N", 2, 3, 3]),
+         helper.make_tensor_value_info("r", f, ["?"])],
+        initializer=inits)
+    model = helper.make_model(graph, opset_imports=OPSET + [helper.make_opsetid("custom.ops", 1)],
+                              producer_name="visualdl-tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model

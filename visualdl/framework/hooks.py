@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 PRE = "_forward_pre_hooks"
 POST = "_forward_hooks"
+#: While a profiler records ops: the recorder's layer scope (``profiler.recorder.LayerScope``),
+#: through which every ``Layer.__call__`` runs so that each op knows the layer that ran it.
+layer_scope: Any = None
 _ids = itertools.count()
 
 # Gradient hooks by id(owner): the autograd node (Op) of a non-leaf tensor, or the leaf tensor

@@ -17,7 +17,11 @@ Hooks, all installed by ``start()`` and removed by ``stop()``:
 * with ``gpu``: a pair of CUDA events around each op on "cuda" (kernel time on the device);
 * ``memcpy``: host<->device copies (``Tensor.to``, ``Layer.to``, DataLoader batches) as a
   Runtime span on the host and a Memcpy event on the device track, with bytes and direction;
-* with ``memory``: ``MemoryEvents`` on each op's output and each backward gradient.
+* with ``memory``: ``MemoryEvents`` on each op's output and each backward gradient;
+* ``hooks.layer_scope``: a :class:`LayerScope` that every ``Layer.__call__`` runs through,
+  so each op records the layer path that ran it (``features/2``, as ``vf.onnx`` names the
+  nodes: the graph view maps profiled time onto the exported graph with it); a backward op
+  records its forward op's layer.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 
 from .. import autograd as _autograd
 from .. import dispatch as _dispatch
+from .. import hooks as _hooks
 from ..memory import MemoryEvents
 from .categories import BACKWARD, COMPILE, MEMCPY, OPERATOR, RUNTIME
 
@@ -94,6 +99,45 @@ def _compile_listener_class() -> type | None:
     return CompileListener
 
 
+class LayerScope:
+    """The path of the layer running now, kept while a recorder records ops.
+
+    The outermost layer called (the model) is the root: its sub-layers are named by the last
+    part of their dotted names, and a nested call adds its name to the path, as ``vf.jit``'s
+    tracer does, so the path equals the scope ``vf.onnx`` writes into node names. A layer
+    called outside the root's tree is named by its class. ``path`` is rebuilt only when a
+    layer is entered or left: an op reads it as it is.
+    """
+
+    def __init__(self) -> None:
+        self.path = ""
+        self._stack: list[str] = []
+        self._names: dict[int, str] = {}
+        self._root: int | None = None
+
+    def call(self, layer: Any, args: tuple, kwargs: dict) -> Any:
+        if not self._stack and self._root != id(layer):
+            self._root = id(layer)
+            self._names = {id(sub): name.rsplit(".", 1)[-1]
+                           for name, sub in layer.named_sublayers()}
+        if self._stack or self._root != id(layer):
+            name = self._names.get(id(layer)) or type(layer).__name__
+        else:
+            name = ""  # the root adds nothing to the path
+        self._stack.append(name)
+        before = self.path
+        if name:
+            self.path = f"{before}/{name}" if before else name
+        try:
+            d = layer.__dict__
+            if d.get(_hooks.PRE) or d.get(_hooks.POST):
+                return _hooks.call_with_hooks(layer, args, kwargs)
+            return layer.forward(*args, **kwargs)
+        finally:
+            self._stack.pop()
+            self.path = before
+
+
 def _cuda_event() -> Any:
     """A recorded CUDA event on the default stream (the one our kernels launch on)."""
     from numba import cuda
@@ -113,7 +157,8 @@ class Recorder:
                  gpu: bool = False) -> None:
         self.ops, self.shapes, self.gpu = ops, shapes, gpu
         # (category, name, t0 ns, t1 ns, thread id, args); args: None, a dict, or for ops a
-        # tuple (sequence number, device, input shapes or None, forward name or None)
+        # tuple (sequence number, device, input shapes or None, forward name or None,
+        # layer scope)
         self.events: list[tuple] = []
         self.mem_events: list[tuple] = []  # MemoryEvents rows
         # (name, cat, start event, end event, t0, t1, seq); for a Memcpy, its args dict
@@ -124,10 +169,11 @@ class Recorder:
         self.start_epoch_ns = 0
         self.gpu_base: tuple[Any, int] | None = None  # (CUDA event, host ns) at start
         self._seq = 0
-        self._fwd: dict[int, int] = {}  # id(op) -> its forward event's sequence number
+        self._fwd: dict[int, tuple[int, str]] = {}  # id(op) -> (its forward seq, its layer)
         self._listener: Any = None
         self.native_ids: dict[int, int] = {}  # threading ident -> OS thread id
         self.recording = False
+        self.scope = LayerScope()
 
     # ------------------------------------------------------------ lifetime
     def start(self) -> None:
@@ -155,6 +201,7 @@ class Recorder:
         if self.ops:
             _dispatch._profiler = self
             _autograd._profile_backward = self.backward
+            _hooks.layer_scope = self.scope
 
     def stop(self) -> None:
         global active
@@ -170,6 +217,8 @@ class Recorder:
             _dispatch._profiler = None
         if _autograd._profile_backward == self.backward:
             _autograd._profile_backward = None
+        if _hooks.layer_scope is self.scope:
+            _hooks.layer_scope = None
         if self._listener is not None:
             from numba.core import event as nev
 
@@ -190,8 +239,9 @@ class Recorder:
     def op_end(self, t0: Any, op: Any, inputs: tuple, data: Any) -> None:
         t1 = _now()
         self._seq = seq = self._seq + 1
+        scope = self.scope.path
         if op.needs:
-            self._fwd[id(op)] = seq
+            self._fwd[id(op)] = (seq, scope)
         shapes = [None if t is None else t._data.shape for t in inputs] if self.shapes else None
         name = op.name
         if type(t0) is tuple:  # on the GPU: close the kernel's event pair
@@ -200,7 +250,7 @@ class Recorder:
         tid = _tid()
         if tid not in self.native_ids:  # a thread's first event: learn its OS id
             self.native_ids[tid] = threading.get_native_id()
-        self.events.append((OPERATOR, name, t0, t1, tid, (seq, op.device, shapes, None)))
+        self.events.append((OPERATOR, name, t0, t1, tid, (seq, op.device, shapes, None, scope)))
         if self.memory is not None:
             self.memory.alloc(data, op.device, t1 - 1, tid, name,
                               tuple(t._data for t in inputs if t is not None))
@@ -213,14 +263,15 @@ class Recorder:
         grads = node.backward(g)
         t1 = _now()
         name = node.name
-        seq = self._fwd.pop(id(node), None)
+        seq, scope = self._fwd.pop(id(node), (None, ""))
         shapes = [tuple(getattr(g, "shape", ()))] if self.shapes else None
         if e0 is not None:
             self.kernels.append((name + "_grad", BACKWARD, e0, _cuda_event(), t0, t1, seq))
         tid = _tid()
         if tid not in self.native_ids:
             self.native_ids[tid] = threading.get_native_id()
-        self.events.append((BACKWARD, name + "_grad", t0, t1, tid, (seq, device, shapes, name)))
+        self.events.append((BACKWARD, name + "_grad", t0, t1, tid,
+                            (seq, device, shapes, name, scope)))
         if self.memory is not None:
             for gi in grads:
                 if gi is not None:

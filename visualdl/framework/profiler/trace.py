@@ -89,10 +89,12 @@ def device_properties() -> list[dict[str, Any]]:
 
 
 def _op_args(args: tuple) -> dict[str, Any]:
-    seq, device, shapes, forward = args
+    seq, device, shapes, forward, scope = args
     out: dict[str, Any] = {"Sequence number": seq, "Device": device}
     if forward is not None:
         out["Forward Op"] = forward
+    if scope:
+        out["Layer Scope"] = scope
     if shapes is not None:
         out["Input Dims"] = [list(s) if s is not None else [] for s in shapes]
     return out

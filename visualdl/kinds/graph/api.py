@@ -253,6 +253,25 @@ def tensor() -> Response:
     return etag_json(etag_for("graph-tensor", model_id, name, limit), build)
 
 
+@blueprint.get("/api/graph/values")
+def values() -> Response:
+    """A value per node to colour and rank by (``by=params|flops|activations|profile``),
+    with per-group sums, the unit and the nodes without a value (see values_api)."""
+    model_id, doc = _document()
+    from visualdl.kinds.graph.values_api import ValuesCache, values_body, values_key
+
+    key = values_key(model_id)
+
+    def build() -> dict[str, Any]:
+        cache = app_cache("graph values", ValuesCache)
+        body = cache.get(key, doc)
+        if body is None:
+            body = values_body(model_id, doc, store().source(model_id))
+            cache.put(key, doc, body)
+        return body
+
+    return etag_json(etag_for("graph-values", *key), build)
+
 
 def _diff_side(prefix: str) -> tuple[str, GraphDocument]:
     """The model named by ``<prefix>model`` (an id) or ``<prefix>run``/``tag``/``step``

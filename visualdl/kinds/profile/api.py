@@ -30,7 +30,7 @@ from visualdl.kinds.profile.build import build_model, give_back_memory, source
 from visualdl.kinds.profile.model import TraceModel
 from visualdl.kinds.profile.parse import TraceError
 
-__all__ = ["blueprint", "Models", "WAIT_SECONDS", "RETRY_AFTER"]
+__all__ = ["blueprint", "Models", "WAIT_SECONDS", "RETRY_AFTER", "trace_model"]
 
 KIND = "profile"
 blueprint = Blueprint("profile", __name__)
@@ -157,6 +157,22 @@ def _model(ref: BlobRef, until: float | None = None) -> TraceModel:
         return models.get(_key(ref), _builder(ref), until - time.monotonic())
     except TraceError as err:
         raise ApiError(422, f"this trace cannot be read: {err}") from None
+
+
+def trace_model(run: str, tag: str, step: int | None = None) -> tuple[BlobRef, TraceModel]:
+    """The profile of ``run``/``tag`` (the newest, or the one logged at ``step``) and its
+    trace model, for another kind's route (the graph's values by profiler time): built and
+    cached as this kind's routes do, with their answers for a missing or unreadable trace
+    (ApiError 404 or 422, 503 while it is still being parsed)."""
+    require_run(run)
+    if step is None:
+        found = blobs.refs(KIND, run, tag)
+        if not found:
+            raise ApiError(404, f"no profile for run {run}, tag {tag}")
+        ref = found[-1]
+    else:
+        ref = blobs.ref_for_step(KIND, run, tag, step)
+    return ref, _model(ref)
 
 
 def _answer(name: str, build: Callable[[TraceModel], Any], prefix: str = "",

@@ -14,6 +14,7 @@ import { GraphFind } from './graph/find.js';
 import { buildToolbar, legend, viewOptions } from './graph/toolbar.js';
 import { renderModel, renderNode, renderGroup, renderTensor } from './graph/panel.js';
 import { GraphDiff } from './graph/diff.js';
+import { GraphValues } from './graph/values.js';
 
 state.declare('graph_model', '');
 
@@ -83,6 +84,11 @@ class GraphView {
       reveal: (id) => this.reveal(id), fail: (err) => this.#fail(err),
     });
     toolbar.element.insertBefore(this.differ.element, toolbar.status);
+    this.values = new GraphValues({
+      canvas: () => this.canvas, model: () => this.model, reveal: (id) => this.reveal(id),
+      profiles: () => this.ctx.tagsOf('profile'),
+    });
+    toolbar.element.insertBefore(this.values.element, toolbar.status);
     this.error = el('p', { class: 'graph-error', role: 'alert', hidden: true });
     this.panel = el('div', { class: 'graph-props-body' });
     this.props = el('aside', { class: 'graph-props', 'aria-label': 'Properties' }, this.panel);
@@ -92,7 +98,7 @@ class GraphView {
       el('div', { class: 'graph-view' }, toolbar.element, this.error, this.empty, this.differ.report,
         el('div', { class: 'graph-body' }, el('div', { class: 'graph-canvas' }, this.canvas.element), this.props)),
     );
-    setChildren(this.ctx.settings, el('h2', {}, 'Graph'), legend());
+    setChildren(this.ctx.settings, el('h2', {}, 'Graph'), legend(), this.values.panel);
   }
 
   #bindKeys() {
@@ -165,6 +171,7 @@ class GraphView {
     }, (err) => this.#fail(err));
     this.summary = null;
     await Promise.all([summary, this.reload({ fit: true })]);
+    await this.values.load(); // after the first draw: it may reveal (select) a node
   }
 
   async #upload(input) {
@@ -238,6 +245,7 @@ class GraphView {
     this.canvas.draw(data);
     this.finder.mark();
     this.differ.paint();
+    this.values.paint();
     this.canvas.setSelected(this.selected);
     this.#renderStatus();
   }

@@ -28,8 +28,9 @@ function svgHit(target) {
 
 /**
  * Mark the SVG boxes of `byId` (id -> <g>): `outlines` (id -> css colour, the diff) as a 4 px
- * stroke, data-diff = `statuses`' value; `styles` (id -> {fill}) as the box's fill. What is
- * changed is remembered on the element so a later call can put it back.
+ * stroke, data-diff = `statuses`' value; `styles` (id -> {fill, badge}) as the box's fill and a
+ * small text above its right corner. What is changed is remembered on the element so a later
+ * call can put it back.
  */
 function decorate(byId, outlines, statuses, styles) {
   for (const [id, color] of outlines) {
@@ -47,6 +48,10 @@ function decorate(byId, outlines, statuses, styles) {
     if (!box || !style || !style.fill) continue;
     if (!g.dataset.fill) g.dataset.fill = box.getAttribute('fill');
     box.setAttribute('fill', style.fill);
+    if (style.badge) {
+      const w = Number(box.getAttribute('width'));
+      g.append(svgEl('text', { class: 'badge', x: w - 3, y: -3, 'text-anchor': 'end', 'font-size': 9, fill: '#1d2330' }, String(style.badge)));
+    }
   }
 }
 
@@ -65,6 +70,7 @@ function undecorate(byId) {
       box.setAttribute('fill', g.dataset.fill);
       delete g.dataset.fill;
     }
+    for (const badge of g.querySelectorAll(':scope > text.badge')) badge.remove();
   }
 }
 
@@ -185,8 +191,6 @@ export class GraphStage {
     const byId = this.svgCanvas.byId;
     undecorate(byId);
     decorate(byId, this.outlines, this.statuses, this.styles);
-    const svgStyles = this.svgCanvas.setNodeStyle; // the SVG drawing's own, where it has one
-    if (typeof svgStyles === 'function') svgStyles.call(this.svgCanvas, this.styles);
     this.svgCanvas.viewport.querySelectorAll('.node.match, .node.current, .node.selected')
       .forEach((g) => g.classList.remove('match', 'current', 'selected'));
     for (const id of this.matches) {

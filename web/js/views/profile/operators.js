@@ -5,8 +5,16 @@ import { getJSONWhenReady } from '../../shared/api.js';
 import { el, uid, debounce } from '../../shared/dom.js';
 import { baseLayout, axis, plotlyText, loadPlotly } from '../../shared/plot.js';
 import { SortTable, fmtUs, fmtPct } from './tables.js';
+import { showInGraph } from '../graph/link.js';
 
-function columnsOf(which, data) {
+/** The "Show in graph" cell of an operator row (the profiled model's graph, see link.js). */
+function graphCell(pane, row, status) {
+  const { run, tag } = pane.params();
+  return el('button', { type: 'button', class: 'btn small show-in-graph', title: `Show the nodes ${row.name} ran on in the model graph`,
+    onclick: () => showInGraph({ run, tag, op: row.name }).catch((err) => { status.textContent = err.message; }) }, 'Show in graph');
+}
+
+function columnsOf(which, data, pane, status) {
   return [
     { key: 'name', label: which === 'kernels' ? 'Kernel' : 'Operator' },
     ...(data.group === 'shapes' ? [{ key: 'shapes', label: 'Input shapes' }] : []),
@@ -16,6 +24,7 @@ function columnsOf(which, data) {
     { key: 'mean', label: 'Mean', numeric: true, fmt: fmtUs },
     { key: 'self_share', label: 'Self % of step', numeric: true, fmt: fmtPct },
     { key: 'total_share', label: 'Total % of step', numeric: true, fmt: fmtPct },
+    ...(which === 'operators' ? [{ key: 'graph', label: 'Graph', value: () => '', fmt: (v, r) => graphCell(pane, r, status) }] : []),
   ];
 }
 
@@ -27,7 +36,8 @@ export async function drawOperators(holder, pane, which) {
   const q = { ...pane.params(), span: sel.span };
   if (which === 'operators') q.group = group;
   const data = await getJSONWhenReady(`api/profile/${which}`, q);
-  const table = new SortTable({ columns: columnsOf(which, data), caption: `${which === 'kernels' ? 'Kernels' : 'Operators'} (${data.span === 'all' ? 'all steps' : `step ${data.span}`})`, sortKey: 'self',
+  const status = el('p', { class: 'prof-error', role: 'status', 'aria-live': 'polite' });
+  const table = new SortTable({ columns: columnsOf(which, data, pane, status), caption: `${which === 'kernels' ? 'Kernels' : 'Operators'} (${data.span === 'all' ? 'all steps' : `step ${data.span}`})`, sortKey: 'self',
     rowKey: (r) => (r.shapes !== undefined ? `${r.name} ${r.shapes}` : r.name) });
   table.setRows(data.rows);
   const searchId = uid('prof');
@@ -48,7 +58,7 @@ export async function drawOperators(holder, pane, which) {
     controls.push(el('label', { for: groupId }, ' Group by '), groupSel);
   }
   const plot = pane.plot(`Top ${which} by self time`);
-  holder.append(el('div', { class: 'prof-controls' }, controls),
+  holder.append(el('div', { class: 'prof-controls' }, controls), status,
     el('p', { class: 'muted' }, `${data.rows.length} rows · step time ${fmtUs(data.step_time)}`),
     el('section', { class: 'card' }, el('h3', {}, `Top ${which} by self time`), plot.element), table.element);
   await loadPlotly();
