@@ -7,7 +7,9 @@ interleaved so that load from other processes hits each alike, medians of ``--re
 * single: one run of ``--tags`` x ``--steps`` points in two record files (a resumed run:
   the merge path), by this checkout and by ``--before`` (a git commit's ``visualdl/``,
   exported to a temporary folder): ``LogReader(logdir)``, then every tag's ``scalars()``
-  (the files merged), then every tag's ``scalar_ends()`` (the run table's read).
+  (the files merged), then every tag's ``scalar_ends()`` (the run table's read), and
+  the CPU time of one ``scalars()`` call on a series already merged (the API's hot path;
+  process CPU time, steadier than wall time on a busy machine).
 * ranked: the same points written by ``--ranks`` ranked writers (``--steps / --ranks``
   each), by this checkout: load, the default series of every tag (rank 0's), and every
   rank's series of every tag. The code before reads the same files as one run of merged
@@ -44,7 +46,13 @@ t2 = time.perf_counter()
 for tag in tags:
     reader.scalar_ends(run, tag)
 t3 = time.perf_counter()
-out = {"load": t1 - t0, "scalars": t2 - t1, "ends": t3 - t2, "points": points}
+c0 = time.process_time()  # a held series asked again: the API's hot path, per call
+for _ in range(2000):
+    for tag in tags:
+        reader.scalars(run, tag)
+call_us = (time.process_time() - c0) / (2000 * len(tags)) * 1e6
+out = {"load": t1 - t0, "scalars": t2 - t1, "ends": t3 - t2, "points": points,
+       "call_us": call_us}
 if ranks and hasattr(reader, "ranks"):
     t4 = time.perf_counter()
     out["rank_points"] = sum(len(reader.scalars(run, tag, rank).values)
@@ -101,7 +109,7 @@ def main() -> None:
         archive = subprocess.run(["git", "-C", str(REPO), "archive", args.before, "visualdl"],
                                  capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(export)], input=archive.stdout, check=True)
-        codes = {"this checkout": REPO, f"before ({args.before})": export}
+        codes = {"this checkout": REPO, f"before ({args.before[:12]})": export}
         results: dict[tuple[str, str], list[dict]] = {}
         for _ in range(args.repeats):
             for name, code in codes.items():
@@ -119,15 +127,16 @@ def report(results: dict, args: argparse.Namespace, names: list[str]) -> None:
           f"ranked: {args.ranks} ranks x {args.steps // args.ranks:,} steps; "
           f"medians of {args.repeats}, seconds")
     print(f"{'code':<22} {'data':<7} {'load':>8} {'scalars()':>10} {'ends':>8} "
-          f"{'every rank':>11} {'points':>11}")
+          f"{'every rank':>11} {'call µs':>8} {'points':>11}")
     for data in ("single", "ranked"):
         for name in names:
             rows = results[(name, data)]
             every = f"{med(rows, 'every_rank'):.3f}" if "every_rank" in rows[0] else "–"
             print(f"{name:<22} {data:<7} {med(rows, 'load'):>8.3f} {med(rows, 'scalars'):>10.3f} "
-                  f"{med(rows, 'ends'):>8.4f} {every:>11} {int(med(rows, 'points')):>11,}")
+                  f"{med(rows, 'ends'):>8.4f} {every:>11} {med(rows, 'call_us'):>8.2f} "
+                  f"{int(med(rows, 'points')):>11,}")
     mine, before = results[("this checkout", "single")], results[(names[1], "single")]
-    for key in ("load", "scalars", "ends"):
+    for key in ("load", "scalars", "ends", "call_us"):
         ratio = statistics.median(a[key] / b[key] for a, b in zip(mine, before))
         print(f"single-process {key}: this checkout / before = {ratio:.3f} (median of "
               "per-repeat ratios)")

@@ -25,7 +25,7 @@ import { smoothingQuery } from './scalars/smoothmodes.js';
 import { TagOrder, nanMarksOf } from './scalars/firstscreen.js';
 import { ZoomController, windowKey } from './scalars/zoom.js';
 import { buildSettings, chartOptions, xMode } from './scalars/settings.js';
-import { RankInfo, WorkersPanel, resizeMarks } from './scalars/ranks.js';
+import { RankInfo, WorkersPanel, resizeMarks, MAX_LISTED } from './scalars/ranks.js';
 import {
   createCard, showPinned, fillRunsMenu, annotateCard, groupNote, newChartForm, exportLayoutButton,
 } from './scalars/cards.js';
@@ -460,8 +460,12 @@ class ScalarsView {
   update(change) {
     if (change.data) this.#loadLayouts();
     if (change.data || change.runs) {
-      const runsOf = (kind) => Object.keys(this.ctx.tagsOf(kind));
-      this.ranks.load(runsOf('workers'), runsOf('checkpoint'), this.store.version());
+      // the active runs' workers (the charts draw them), the listed ones' checkpoints
+      const active = this.ctx.runs.active();
+      const workers = this.ctx.tagsOf('workers');
+      const checkpoints = this.ctx.tagsOf('checkpoint');
+      const listed = active.filter((r) => workers[r] || checkpoints[r]).slice(0, MAX_LISTED);
+      this.ranks.load(active.filter((r) => workers[r]), listed.filter((r) => checkpoints[r]), this.store.version());
       this.panel.render(this.ctx.runs.active());
       this.order.load(this.store.version()); // (lays the cards out again if it changed)
       this.#layoutCards();

@@ -14,6 +14,7 @@ state.declare('rank', 0); // the rank drawn of the runs that have it (0: every r
 state.declare('overlay', []); // keys of the charts that draw every rank
 
 const MARK_COLOR = '#8c564b';
+export const MAX_LISTED = 50; // runs listed in the panel (a sweep of thousands: filter to see others)
 
 export class RankInfo {
   /** onChange(): new answers arrived (the panel and the charts draw them). */
@@ -173,7 +174,10 @@ export class WorkersPanel {
     if (this.listKey === listKey) return; // (rebuilt only when something changed: focus stays)
     this.listKey = listKey;
     const opened = new Map([...this.list.querySelectorAll('details')].map((d) => [d.dataset.run, d.open]));
-    setChildren(this.list, ...shown.map((run) => runBlock(run, info.runs.get(run), opened.get(run) ?? shown.length <= 3)));
+    const listed = shown.slice(0, MAX_LISTED);
+    const more = shown.length - listed.length;
+    setChildren(this.list, ...listed.map((run) => runBlock(run, info.runs.get(run), opened.get(run) ?? shown.length <= 3)),
+      ...(more ? [el('p', { class: 'count' }, `and ${more} more run${more === 1 ? '' : 's'} (filter the runs to see them)`)] : []));
   }
 }
 
