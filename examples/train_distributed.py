@@ -76,7 +76,10 @@ def main(argv: list[str] | None = None) -> None:
         result = fit_on_ray(train, config, num_workers=tuple(args.workers), max_failures=3,
                             storage_path=os.path.join(tempfile.gettempdir(), "visualdl_ray"),
                             name="digits", checkpoint_every=100)
-        print(f"Ray Train finished: {result.metrics}")
+        m = result.metrics or {}  # the last report: the last epoch's train metrics
+        print(f"Ray Train finished: {m.get('step')} steps, world size {m.get('world_size')}, "
+              f"{m.get('restart')} restarts, last epoch's train accuracy {m.get('acc', 0):.4f} "
+              f"(the workers' own output is in Ray's logs, /tmp/ray/session_latest/logs)")
     finally:
         ray.shutdown()
 

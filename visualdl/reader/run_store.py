@@ -316,23 +316,32 @@ class RunStore:
     def scalar_view(self, tag: str, rank: int | None = None) -> Scalars:
         """The series of ``tag`` (of one rank: see :meth:`_files_of`), the files it
         came from merged in wall-time order."""
-        if rank is None and not self.file_ranks:  # the single-process path, as it was
-            per_file = self.scalars[tag]
-            cache: dict = self._merged
-            key: Any = tag
-        else:
-            per_file = self._files_of(tag, rank)
-            cache, key = self._rank_merged, (tag, rank or 0)
+        if rank is not None or self.file_ranks:
+            return self._rank_view(tag, rank)
+        per_file = self.scalars[tag]  # a run of one process: the path it always took
+        if len(per_file) == 1:
+            return next(iter(per_file.values())).view()
+        total = sum(s.n for s in per_file.values())
+        cached = self._merged.get(tag)
+        if cached is not None and cached[0] == total:
+            return cached[1]
+        merged = _merge([s.view() for s in per_file.values()])
+        self._merged[tag] = (total, merged)
+        return merged
+
+    def _rank_view(self, tag: str, rank: int | None) -> Scalars:
+        per_file = self._files_of(tag, rank)
         if len(per_file) == 1:
             return next(iter(per_file.values())).view()
         if not per_file:
             return _empty()
         total = sum(s.n for s in per_file.values())
-        cached = cache.get(key)
+        key = (tag, rank or 0)
+        cached = self._rank_merged.get(key)
         if cached is not None and cached[0] == total:
             return cached[1]
         merged = _merge([s.view() for s in per_file.values()])
-        cache[key] = (total, merged)
+        self._rank_merged[key] = (total, merged)
         return merged
 
     def scalar_ends(self, tag: str, rank: int | None = None,
@@ -341,8 +350,10 @@ class RunStore:
         it is empty: what a run table shows, read from the chunks' ends without building
         the series' int64/float64 view (which would undo the compaction of every tag of
         every run). Several files: from the merged view."""
-        per_file = self.scalars[tag] if rank is None and not self.file_ranks else \
-            self._files_of(tag, rank)
+        if rank is None and not self.file_ranks:
+            per_file = self.scalars[tag]
+        else:
+            per_file = self._files_of(tag, rank)
         if len(per_file) == 1:
             series = next(iter(per_file.values()))
             if series.spilled is None and series.chunks:

@@ -4,7 +4,9 @@ the workers, resizes and checkpoints as events."""
 import numpy as np
 import pytest
 
+from tests.reader.test_cache_persist import cache, restart  # noqa: F401 - the cache fixture
 from visualdl import LogReader, LogWriter
+from visualdl.reader import scalar_cache
 
 
 def _write_ranked(run_dir, ranks=(0, 1, 2), world_size=3, steps=10):
@@ -112,3 +114,25 @@ def test_reload_keeps_ranks_apart(tmp_path):
     finally:
         for w in writers:
             w.close()
+
+
+def test_ranks_stay_apart_through_the_scalar_disk_cache(tmp_path, cache):
+    """Series long enough to spill to the disk cache, and a restart that maps them from it
+    (nothing decoded): the file's rank comes back with its Worker record."""
+    n = 30_000  # > the cache fixture's spill threshold
+    run = tmp_path / "logs" / "dp"
+    for rank in (0, 1):
+        with LogWriter(logdir=str(run), rank=rank, world_size=2, system_metrics=False) as w:
+            for step in range(n):
+                w.add_scalar("loss", rank * 1e6 + step, step, walltime=1e9 + step)
+    first = LogReader(tmp_path / "logs", load=False)
+    first.reload()
+    assert isinstance(first.scalars("dp", "loss", 1), scalar_cache.SpilledScalars)
+    assert first.scalars("dp", "loss", 1).values[-1] == 1e6 + n - 1
+    del first
+    scalar_cache.wait_writes()  # the cache's commits run on its writer thread
+    reader, read = restart(tmp_path / "logs")
+    assert read == 0  # every series mapped from the cache
+    assert reader.ranks("dp") == [0, 1]
+    assert np.array_equal(reader.scalars("dp", "loss").values, np.arange(n, dtype=float))
+    assert np.array_equal(reader.scalars("dp", "loss", 1).values, 1e6 + np.arange(n))

@@ -3,8 +3,7 @@
 // logged or made here from tag regexes) and pinned copies of any, all kept in the URL.
 // This module decides which charts there are and draws them; scalars/ holds the rest: the
 // series store (store.js), the zoom controller (zoom.js), the sidebar (settings.js), the
-// cards' DOM (cards.js), pure chart building (chart.js, groups.js, layouts.js) and the
-// ranks of data-parallel runs (ranks.js: the rank drawn, per-rank overlays, restart marks).
+// cards' DOM (cards.js), pure chart building (chart.js, groups.js, layouts.js), ranks (ranks.js).
 /* global Plotly */
 import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
@@ -25,7 +24,7 @@ import { smoothingQuery } from './scalars/smoothmodes.js';
 import { TagOrder, nanMarksOf } from './scalars/firstscreen.js';
 import { ZoomController, windowKey } from './scalars/zoom.js';
 import { buildSettings, chartOptions, xMode } from './scalars/settings.js';
-import { RankInfo, WorkersPanel, resizeMarks } from './scalars/ranks.js';
+import { RankCharts } from './scalars/ranks.js';
 import {
   createCard, showPinned, fillRunsMenu, annotateCard, groupNote, newChartForm, exportLayoutButton,
 } from './scalars/cards.js';
@@ -41,15 +40,9 @@ class ScalarsView {
   constructor(ctx) {
     this.ctx = ctx;
     this.drawn = new Map(); // key -> what its chart was last drawn from (see draw)
-    this.ranks = new RankInfo(() => {
-      if (this.destroyed) return;
-      this.panel.render(this.ctx.runs.active());
-      this.redrawVisible();
-    });
-    this.store = new SeriesStore({
-      info: () => ctx.info(), points: () => this.#points(), smoothing: smoothingQuery,
-      rankOf: (run) => this.ranks.rankOf(run),
-    });
+    this.ranks = new RankCharts(ctx, { spec: (key) => this.specs.get(key), runs: (key) => this.#chartRuns(key), has: (run, tag) => this.#has(run, tag), points: () => this.#points(), store: () => this.store, // data-parallel runs (ranks.js)
+      loading: (key) => this.#markLoading(key), draw: (key) => !this.destroyed && this.draw(key), ensure: (key) => this.ensure(key), redraw: () => !this.destroyed && this.redrawVisible() });
+    this.store = new SeriesStore({ info: () => ctx.info(), points: () => this.#points(), smoothing: smoothingQuery, rankOf: (run) => this.ranks.rankOf(run) });
     this.order = new TagOrder(() => !this.destroyed && this.#layoutCards());
     this.zoom = new ZoomController({
       onChange: (key) => this.ensure(key),
@@ -77,10 +70,6 @@ class ScalarsView {
       },
     });
     this.empty = el('p', { class: 'empty', hidden: true });
-    this.panel = new WorkersPanel(this.ranks, () => {
-      this.panel.render(this.ctx.runs.active());
-      this.redrawVisible();
-    });
     const gridEl = el('div', { class: 'groups' });
     const exporter = exportLayoutButton(() => exportLayout(exportedSpecs(this.specs)));
     this.exportDialog = exporter.dialog;
@@ -99,7 +88,7 @@ class ScalarsView {
         this.count,
         el('div', { class: 'scalar-tools' }, form, exporter.button),
       ),
-      this.panel.element,
+      this.ranks.element,
       this.empty,
       gridEl,
     );
@@ -115,24 +104,12 @@ class ScalarsView {
     this.drawn.delete(key); // a new card (e.g. after the filter hid it) must be drawn again
     const spec = this.specs.get(key);
     const pinned = spec.pinned !== undefined || state.get('pin').includes(key);
-    const card = createCard(spec, pinned, {
+    return this.ranks.decorate(createCard(spec, pinned, {
       pin: () => this.#togglePin(spec.pinned ?? key),
       remove: () => this.#removeMade(spec),
       runsMenu: (menu) => fillRunsMenu(menu, this.ctx.runs.active(), parseSubsets(state.get('cruns')).get(key),
         (runs) => this.#setSubset(key, runs)),
-    });
-    if (spec.kind === 'tag') { // a tag's chart may draw every rank of its data-parallel runs
-      const on = this.ranks.overlayOn(key);
-      const overlay = el('button', { type: 'button', class: 'btn', name: 'overlay', 'aria-pressed': String(on), hidden: true }, 'Ranks');
-      overlay.setAttribute('aria-label', `Draw every rank in chart ${spec.title}`);
-      overlay.addEventListener('click', () => {
-        this.ranks.toggleOverlay(key);
-        overlay.setAttribute('aria-pressed', String(this.ranks.overlayOn(key)));
-        this.ensure(key);
-      });
-      card.querySelector('.card-actions').prepend(overlay);
-    }
-    return card;
+    }), spec, key);
   }
 
   #togglePin(key) {
@@ -260,10 +237,7 @@ class ScalarsView {
       this.#ensureGroups(key, version);
       return;
     }
-    if (this.#overlaid(key)) {
-      this.#ensureOverlay(key, version);
-      return;
-    }
+    if (this.ranks.overlaid(key)) return this.ranks.ensure(key, version); // every rank
     const { lines, bands, pending } = this.#linesOf(key);
     if (pending) { // the matcher's answer calls back (redrawVisible)
       this.#markLoading(key);
@@ -301,33 +275,6 @@ class ScalarsView {
     return xAxisOf(lines, mode).revision;
   }
 
-  // ---- the per-rank overlay: every rank of each data-parallel run ------------------------
-  /** The chart's runs that have ranks. */
-  #rankedRuns(key) {
-    return this.#chartRuns(key).filter((r) => this.ranks.ranksOf(r).length);
-  }
-
-  #overlaid(key) {
-    const spec = this.specs.get(key);
-    return Boolean(spec && spec.kind === 'tag' && this.ranks.overlayOn(key) && this.#rankedRuns(key).length);
-  }
-
-  #ensureOverlay(key, version) {
-    const tag = this.specs.get(key).tags[0];
-    const runs = this.#chartRuns(key).filter((r) => this.#has(r, tag));
-    const ranked = runs.filter((r) => this.ranks.ranksOf(r).length);
-    const plain = runs.filter((r) => !ranked.includes(r)).map((r) => [r, tag]);
-    const arriving = [this.ranks.loadOverlay(ranked, tag, this.#points(), version), this.store.load(plain, version)];
-    if (!arriving.some(Boolean)) {
-      this.draw(key);
-      return;
-    }
-    this.#markLoading(key);
-    Promise.all(arriving).then(() => {
-      if (!this.destroyed) this.draw(key);
-    });
-  }
-
   // ---- groups: one line and band per group, computed by the server ------------------------
   #grouped(key) {
     const spec = this.specs.get(key);
@@ -362,32 +309,21 @@ class ScalarsView {
       this.#drawGroups(key, card, opts);
       return;
     }
-    // A zoomed chart draws its window's series where it has them (the full ones meanwhile);
-    // an overlay of every rank draws whole series (plotly zooms into them).
-    const overlaid = this.#overlaid(key);
+    // A zoomed chart draws its window's series where it has them (the full ones meanwhile).
+    const overlaid = this.ranks.overlaid(key);
     const windowed = overlaid ? null : this.store.windowOf(key, this.zoom.get(key));
     const entry = (run, tag) => this.store.entry(windowed, run, tag);
     const found = this.#linesOf(key);
     if (found.pending) return;
-    const overlayButton = card.querySelector('button[name=overlay]');
-    if (overlayButton) overlayButton.hidden = this.#rankedRuns(key).length === 0;
-    const lines = found.lines.flatMap((line) => {
-      if (overlaid && this.ranks.ranksOf(line.run).length) {
-        return this.ranks.overlayLines(line.run, line.tag, colorOf(line.run)) || [];
-      }
-      const e = entry(line.run, line.tag);
-      if (!e || !e.series) return [];
-      return [{ ...line, color: colorOf(line.run), series: e.series, version: [e.version, e.skey], rank: this.ranks.rankOf(line.run) }];
-    });
+    const lines = this.ranks.lines(found.lines, overlaid, entry, colorOf);
     const bands = found.bands
       .map((b) => ({ ...b, lower: entry(b.run, b.tags.lower), upper: entry(b.run, b.tags.upper) }))
       .filter((b) => b.lower && b.lower.series && b.upper && b.upper.series)
       .map((b) => ({ ...b, color: colorOf(b.run), name: `${b.run}/${spec.margin[0]}`, versions: [b.lower.version, b.upper.version], lower: b.lower.series, upper: b.upper.series }));
     opts.nanMarks = nanMarksOf(this.ctx.runs.table(), this.#chartRuns(key));
     const dark = window.matchMedia('(prefers-color-scheme: dark)').matches;
-    const runsDrawn = [...new Set(lines.map((l) => l.run))];
-    const marks = opts.xMode === 'step' ? resizeMarks(runsDrawn, this.ranks) : null;
-    const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.rank, r.version]), bands.map((b) => [b.run, b.versions]), found.error, windowed ? [windowed.wanted, windowed.version] : null, overlaid, marks]);
+    opts.marks = this.ranks.marks(card, key, lines, opts.xMode); // elastic restarts
+    const drawKey = JSON.stringify([opts, dark, lines.map((r) => [r.run, r.tag, r.rank, r.version]), bands.map((b) => [b.run, b.versions]), found.error, windowed ? [windowed.wanted, windowed.version] : null, overlaid]);
     if (this.drawn.get(key) === drawKey) return;
     this.drawn.set(key, drawKey);
     const plot = card.querySelector('.plot');
@@ -402,18 +338,11 @@ class ScalarsView {
     opts.legend = spec.kind !== 'tag' || overlaid;
     opts.bands = bands;
     const { traces, layout, nonFinite, unit, xRevision } = buildChart(lines, opts);
-    if (marks && marks.shapes.length) { // the elastic restarts, on the step axis
-      layout.shapes = [...(layout.shapes || []), ...marks.shapes];
-      layout.annotations = [...(layout.annotations || []), ...marks.annotations];
-    }
     this.zoom.drawnOn(key, xRevision, unit);
     Plotly.react(plot, traces, layout, PLOT_CONFIG);
     onXZoom(plot, (range) => this.zoom.zoomTo(key, range));
     annotateCard(card, spec, lines, bands, nonFinite, found.error);
-    const ranked = lines.filter((l) => l.rank !== undefined && l.rank !== null);
-    card.dataset.rank = overlaid ? 'all' : ranked.length ? String(ranked[0].rank) : '';
-    if (overlaid) card.querySelector('.card-note').textContent += ' · every rank';
-    else if (ranked.length) card.querySelector('.card-note').textContent += ` · rank ${ranked[0].rank}`;
+    this.ranks.note(card, lines, overlaid); // the rank drawn
     const shownWin = windowed ? windowed.window : null;
     card.dataset.window = windowKey(shownWin);
     if (shownWin) {
@@ -460,9 +389,7 @@ class ScalarsView {
   update(change) {
     if (change.data) this.#loadLayouts();
     if (change.data || change.runs) {
-      const runsOf = (kind) => Object.keys(this.ctx.tagsOf(kind));
-      this.ranks.load(runsOf('workers'), runsOf('checkpoint'), this.store.version());
-      this.panel.render(this.ctx.runs.active());
+      this.ranks.update(this.store.version());
       this.order.load(this.store.version()); // (lays the cards out again if it changed)
       this.#layoutCards();
     }

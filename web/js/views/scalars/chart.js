@@ -124,7 +124,8 @@ function markerOf(line, color) {
  *          tag?, name? (legend and tooltip name; the run by default), style? ({dash, marker})}]
  * opts: {smoothing, xMode, logY, ignoreOutliers, tipOrder, uirevision, yRevision? (the y
  *        axis' own uirevision), legend? (show the legend: combined charts),
- *        bands? ([{run, color, name, lower, upper}])}
+ *        bands? ([{run, color, name, lower, upper}]), marks? ({shapes, annotations} drawn
+ *        over the chart: a data-parallel run's restarts, ranks.js)}
  * A series may carry `smoothed` (with `smoothing`: its weight) and `span` (see spanOf).
  * Returns the relative axis' `unit` and the x axis' `xRevision` too.
  */
@@ -259,9 +260,10 @@ export function buildChart(lines, opts) {
     ...extra,
   });
   const marks = nanMarks(lines, opts.nanMarks || [], (line) => xValues(line.series, opts.xMode, unit));
-  if (marks.shapes.length) {
-    layout.shapes = [...layout.shapes, ...marks.shapes];
-    layout.annotations = [...(layout.annotations || []), ...marks.annotations];
+  for (const more of [marks, opts.marks]) {
+    if (!more || !more.shapes.length) continue;
+    layout.shapes = [...layout.shapes, ...more.shapes];
+    layout.annotations = [...(layout.annotations || []), ...more.annotations];
   }
   if (opts.yRevision !== undefined) layout.yaxis.uirevision = opts.yRevision;
   return { traces, layout, nonFinite, unit, xRevision: revision };

@@ -2,7 +2,8 @@
 // its checkpoints (/api/ranks, /api/checkpoints); the rank whose curves the charts draw (rank
 // 0, the default, or any other: kept in the URL); the charts that overlay every rank of a tag
 // (/api/scalars/ranks); the marks of the restarts on a step axis; and the panel that lists
-// the ranks, restarts and checkpoints of the runs shown.
+// the ranks, restarts and checkpoints of the runs shown. RankCharts is what the view holds:
+// it asks the view (its `host`) for a chart's spec and runs, and draws through it.
 import * as state from '../../shared/state.js';
 import { getJSON } from '../../shared/api.js';
 import { el, setChildren, uid } from '../../shared/dom.js';
@@ -14,6 +15,7 @@ state.declare('rank', 0); // the rank drawn of the runs that have it (0: every r
 state.declare('overlay', []); // keys of the charts that draw every rank
 
 const MARK_COLOR = '#8c564b';
+export const MAX_LISTED = 50; // runs listed in the panel (a sweep of thousands: filter to see others)
 
 export class RankInfo {
   /** onChange(): new answers arrived (the panel and the charts draw them). */
@@ -173,7 +175,10 @@ export class WorkersPanel {
     if (this.listKey === listKey) return; // (rebuilt only when something changed: focus stays)
     this.listKey = listKey;
     const opened = new Map([...this.list.querySelectorAll('details')].map((d) => [d.dataset.run, d.open]));
-    setChildren(this.list, ...shown.map((run) => runBlock(run, info.runs.get(run), opened.get(run) ?? shown.length <= 3)));
+    const listed = shown.slice(0, MAX_LISTED);
+    const more = shown.length - listed.length;
+    setChildren(this.list, ...listed.map((run) => runBlock(run, info.runs.get(run), opened.get(run) ?? shown.length <= 3)),
+      ...(more ? [el('p', { class: 'count' }, `and ${more} more run${more === 1 ? '' : 's'} (filter the runs to see them)`)] : []));
   }
 }
 
@@ -207,4 +212,109 @@ function runBlock(run, entry, open) {
     el('summary', {}, `${showName(run)}: ${parts.join(' · ')}`), ...blocks);
   details.open = open;
   return details;
+}
+
+/**
+ * The scalars view's part for data-parallel runs. host: {spec(key), runs(key) (the chart's
+ * runs), has(run, tag), points(), store() (the SeriesStore), loading(key), draw(key),
+ * ensure(key) (fetch what it draws, then draw it), redraw()} of the view; ctx: the view's context (active runs, tags by kind).
+ */
+export class RankCharts {
+  constructor(ctx, host) {
+    this.ctx = ctx;
+    this.host = host;
+    this.info = new RankInfo(() => this.#changed());
+    this.panel = new WorkersPanel(this.info, () => this.#changed());
+    this.element = this.panel.element;
+  }
+
+  #changed() {
+    this.panel.render(this.ctx.runs.active());
+    this.host.redraw();
+  }
+
+  rankOf(run) {
+    return this.info.rankOf(run);
+  }
+
+  /** After new data or another choice of runs: ask for the active runs' workers (the charts
+   *  draw them) and the listed ones' checkpoints. */
+  update(version) {
+    const active = this.ctx.runs.active();
+    const workers = this.ctx.tagsOf('workers');
+    const checkpoints = this.ctx.tagsOf('checkpoint');
+    const listed = active.filter((r) => workers[r] || checkpoints[r]).slice(0, MAX_LISTED);
+    this.info.load(active.filter((r) => workers[r]), listed.filter((r) => checkpoints[r]), version);
+    this.panel.render(active);
+  }
+
+  /** `card` with a "Ranks" button when it is a tag's chart (shown when a run has ranks). */
+  decorate(card, spec, key) {
+    if (spec.kind !== 'tag') return card;
+    const button = el('button', { type: 'button', class: 'btn', name: 'overlay', 'aria-pressed': String(this.info.overlayOn(key)), hidden: true }, 'Ranks');
+    button.setAttribute('aria-label', `Draw every rank in chart ${spec.title}`);
+    button.addEventListener('click', () => {
+      this.info.toggleOverlay(key);
+      button.setAttribute('aria-pressed', String(this.info.overlayOn(key)));
+      this.host.ensure(key);
+    });
+    card.querySelector('.card-actions').prepend(button);
+    return card;
+  }
+
+  #rankedRuns(key) {
+    return this.host.runs(key).filter((r) => this.info.ranksOf(r).length);
+  }
+
+  /** Whether `key`'s chart draws every rank (its button is on and a run of it has ranks). */
+  overlaid(key) {
+    const spec = this.host.spec(key);
+    return Boolean(spec && spec.kind === 'tag' && this.info.overlayOn(key) && this.#rankedRuns(key).length);
+  }
+
+  /** Fetch what an overlaid chart draws (every rank of its ranked runs, the other runs'
+   *  series), then draw it. */
+  ensure(key, version) {
+    const tag = this.host.spec(key).tags[0];
+    const runs = this.host.runs(key).filter((r) => this.host.has(r, tag));
+    const ranked = runs.filter((r) => this.info.ranksOf(r).length);
+    const plain = runs.filter((r) => !ranked.includes(r)).map((r) => [r, tag]);
+    const arriving = [this.info.loadOverlay(ranked, tag, this.host.points(), version), this.host.store().load(plain, version)];
+    if (!arriving.some(Boolean)) {
+      this.host.draw(key);
+      return;
+    }
+    this.host.loading(key);
+    Promise.all(arriving).then(() => this.host.draw(key));
+  }
+
+  /** The lines `found` (the chart's) draw: each run's series (of the rank drawn), or every
+   *  rank's when `overlaid`; `entry(run, tag)`: the store's held entry. */
+  lines(found, overlaid, entry, colorOf) {
+    return found.flatMap((line) => {
+      if (overlaid && this.info.ranksOf(line.run).length) {
+        return this.info.overlayLines(line.run, line.tag, colorOf(line.run)) || [];
+      }
+      const e = entry(line.run, line.tag);
+      if (!e || !e.series) return [];
+      return [{ ...line, color: colorOf(line.run), series: e.series, version: [e.version, e.skey], rank: this.info.rankOf(line.run) }];
+    });
+  }
+
+  /** The restart marks of `lines`' runs on a step axis (null on another: chart.js draws
+   *  them, opts.marks), and the card's "Ranks" button shown when a run of it has ranks. */
+  marks(card, key, lines, xMode) {
+    const button = card.querySelector('button[name=overlay]');
+    if (button) button.hidden = this.#rankedRuns(key).length === 0;
+    return xMode === 'step' ? resizeMarks([...new Set(lines.map((l) => l.run))], this.info) : null;
+  }
+
+  /** Say on `card` (its note, data-rank) which rank its chart draws. */
+  note(card, lines, overlaid) {
+    const ranked = lines.filter((l) => l.rank !== undefined && l.rank !== null);
+    card.dataset.rank = overlaid ? 'all' : ranked.length ? String(ranked[0].rank) : '';
+    const note = card.querySelector('.card-note');
+    if (overlaid) note.textContent += ' · every rank';
+    else if (ranked.length) note.textContent += ` · rank ${ranked[0].rank}`;
+  }
 }
