@@ -1,13 +1,14 @@
 // The model graph view: an ONNX graph with pan/zoom, name-scope groups that collapse and
 // expand, find, a properties panel, and SVG/PNG export. Layout happens on the server
-// (/api/graph/view); this module picks the model, asks for what to show, and keeps the
-// selection. graph/ holds the rest: the stage (stage.js) that draws a view as SVG (canvas.js,
-// drawn by render.js) or, for big ones, with WebGL2 (glcanvas.js), both moved by panzoom.js,
-// with a minimap (minimap.js); find (find.js), the toolbar and legend (toolbar.js), the
-// properties panel (panel.js), export (download.js) and the diff with another model (diff.js).
+// (/api/graph/view, asked through viewfetch.js); this module picks the model, asks for what
+// to show, and keeps the selection. graph/ holds the rest: the stage (stage.js) that draws a
+// view as SVG (canvas.js, drawn by render.js) or, for big ones, with WebGL2 (glcanvas.js),
+// both moved by panzoom.js, with a minimap (minimap.js); find (find.js), the toolbar and
+// legend (toolbar.js), the properties panel (panel.js), export (download.js) and the diff
+// with another model (diff.js).
 import { registerView, classView } from '../shared/views.js';
 import * as state from '../shared/state.js';
-import { getJSON, postJSON, postForm } from '../shared/api.js';
+import { getJSON, postForm } from '../shared/api.js';
 import { el, setChildren, ensureStylesheet, fmtInt } from '../shared/dom.js';
 import { GraphStage } from './graph/stage.js';
 import { GraphFind } from './graph/find.js';
@@ -15,10 +16,9 @@ import { buildToolbar, legend, viewOptions } from './graph/toolbar.js';
 import { renderModel, renderNode, renderGroup, renderTensor } from './graph/panel.js';
 import { GraphDiff } from './graph/diff.js';
 import { GraphValues } from './graph/values.js';
+import { fetchView, progressText } from './graph/viewfetch.js';
 
 state.declare('graph_model', '');
-
-const POLL_MS = 200; // how often a pending layout's progress is asked for
 
 // Whether the server was started with --model: then the tab shows even without logs. Asked
 // once, before the shell first decides which tabs exist (top-level await).
@@ -202,7 +202,13 @@ class GraphView {
     const started = performance.now();
     let data;
     try {
-      data = await this.#fetchView(seq, spec);
+      data = await fetchView({ model: this.model.id, expanded: spec, ...viewOptions() }, {
+        stale: () => seq !== this.seq || this.destroyed,
+        onProgress: (p) => {
+          this.progress = p;
+          this.status.textContent = progressText(p);
+        },
+      });
     } catch (err) {
       if (seq === this.seq) {
         this.progress = null;
@@ -221,23 +227,6 @@ class GraphView {
     this.timings.lastRender = performance.now() - started;
     if (this.timings.firstDrawn === null) this.timings.firstDrawn = performance.now();
     return data;
-  }
-
-  /** The view for `spec`. A big one is laid out by a job on the server: until it is done
-   *  the answer is `pending` with its progress, shown in the status while the current
-   *  picture stays usable; asked again until ready. null if a newer request took over. */
-  async #fetchView(seq, spec) {
-    for (;;) {
-      const data = await postJSON('api/graph/view', { model: this.model.id, expanded: spec, background: true, ...viewOptions() });
-      if (seq !== this.seq || this.destroyed) return null;
-      if (!data.pending) return data;
-      this.progress = data.progress;
-      const p = data.progress;
-      this.status.textContent = p.phase === 'waiting' ? 'Waiting for an earlier layout…'
-        : p.phase === 'layout' ? `Laying out ${fmtInt(p.done)} / ${fmtInt(p.total)} groups…` : 'Preparing the drawing…';
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      if (seq !== this.seq || this.destroyed) return null;
-    }
   }
 
   #draw(data) {

@@ -1,152 +1,17 @@
-// The WebGL2 side of the big-graph drawing: small shader programs and their buffers. Boxes
-// (group frames, collapsed-group shadows, op boxes) are rounded rectangles with fill and
-// stroke drawn by a distance function, edges one batch of line segments, arrowheads one of
-// triangles, labels glyph quads from the atlas (glyphs.js). Everything is in graph
-// coordinates, uploaded once per view; a pan or zoom changes three uniforms. Not instanced:
+// The WebGL2 side of the big-graph drawing: the buffers of the shader programs (glshaders.js)
+// and the draw calls. Boxes (group frames, collapsed-group shadows, op boxes) are rounded
+// rectangles, edges one batch of line segments, arrowheads one of triangles, labels glyph
+// quads from the atlas (glyphs.js). Everything is in graph coordinates, uploaded once per
+// view; a pan or zoom changes three uniforms. Not instanced:
 // SwiftShader (the software WebGL of headless Chromium and of machines without a GPU) runs
 // an instanced draw as one draw per instance, hundreds of times slower than plain triangles.
-// Items come grouped by tile (glcanvas.js), so a frame draws only the tiles on screen; far
+// Items come grouped by tile (glscene.js), so a frame draws only the tiles on screen; far
 // out, where boxes are dots, the caller hands a ready image instead (drawImage). Each tile's
 // coordinates are relative to its corner, which goes in the view's offset (computed in double
 // precision here): a chain of 100,000 ops is 12 million px long, where float32 has whole
 // pixels only, and boxes and edges deep in it would shake when zoomed in.
-const RECT_VS = `#version 300 es
-layout(location=0) in vec2 corner;  // 0 or 1 in x and y: which corner of the box
-layout(location=1) in vec4 box;     // x, y, w, h (graph px)
-layout(location=2) in vec4 params;  // corner radius, stroke width (graph px), least stroke (screen px), dashed
-layout(location=3) in vec4 fill;
-layout(location=4) in vec4 stroke;
-uniform vec3 uView;  // k, tx, ty: screen = graph * k + t (css px)
-uniform vec2 uSize;  // the canvas in css px
-out vec2 vLocal; out vec2 vHalf; out float vRadius; out float vStroke;
-out vec4 vFill; out vec4 vStrokeColor; out float vDash;
-void main() {
-  float k = uView.x;
-  vDash = params.w > 0.0 ? k : 0.0;
-  vec2 size = max(box.zw * k, vec2(1.5));   // never thinner than a pixel: far out, a dot
-  vec2 center = (box.xy + box.zw * 0.5) * k + uView.yz;
-  float sw = stroke.a > 0.0 ? max(params.y * k, params.z) : 0.0;
-  vHalf = size * 0.5;
-  vec2 grow = vec2(sw * 0.5 + 1.0);
-  vLocal = (corner * 2.0 - 1.0) * (vHalf + grow);
-  vec2 p = center + vLocal;
-  gl_Position = vec4(p.x / uSize.x * 2.0 - 1.0, 1.0 - p.y / uSize.y * 2.0, 0.0, 1.0);
-  vRadius = min(params.x * k, min(vHalf.x, vHalf.y));
-  vStroke = sw; vFill = fill; vStrokeColor = stroke;
-}`;
-
-const RECT_FS = `#version 300 es
-precision mediump float;
-in vec2 vLocal; in vec2 vHalf; in float vRadius; in float vStroke;
-in vec4 vFill; in vec4 vStrokeColor; in float vDash;
-out vec4 color;
-void main() {
-  vec2 q = abs(vLocal) - vHalf + vRadius;
-  float d = length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - vRadius;  // <0 inside
-  float f = clamp(0.5 - d, 0.0, 1.0) * vFill.a;
-  float s = vStroke > 0.0 ? clamp(vStroke * 0.5 + 0.5 - abs(d), 0.0, 1.0) * vStrokeColor.a : 0.0;
-  if (vDash > 0.0) {  // dashes of 5 and gaps of 3 graph px along the edge (the SVG frames')
-    float along = q.x > q.y ? vLocal.y : vLocal.x;
-    if (mod(along + 4096.0 * vDash, 8.0 * vDash) > 5.0 * vDash) s = 0.0;
-  }
-  float a = s + f * (1.0 - s);
-  if (a <= 0.0) discard;
-  color = vec4(vStrokeColor.rgb * s + vFill.rgb * f * (1.0 - s), a);  // premultiplied
-}`;
-
-const FLAT_VS = `#version 300 es
-layout(location=0) in vec2 pos;
-uniform vec3 uView; uniform vec2 uSize;
-void main() {
-  vec2 p = pos * uView.x + uView.yz;
-  gl_Position = vec4(p.x / uSize.x * 2.0 - 1.0, 1.0 - p.y / uSize.y * 2.0, 0.0, 1.0);
-}`;
-
-const FLAT_FS = `#version 300 es
-precision mediump float;
-uniform vec4 uColor;
-out vec4 color;
-void main() { color = vec4(uColor.rgb * uColor.a, uColor.a); }`;
-
-const GLYPH_VS = `#version 300 es
-layout(location=0) in vec2 corner;
-layout(location=1) in vec4 glyph;   // left, top (graph px), scale, glyph number
-layout(location=2) in vec4 tint;
-uniform vec3 uView; uniform vec2 uSize;
-uniform vec4 uAtlas;  // cell w, cell h (atlas px), columns, rows
-out vec2 vUV; out vec4 vTint;
-void main() {
-  vec2 cell = uAtlas.xy;
-  vec2 p = (glyph.xy + corner * cell * glyph.z) * uView.x + uView.yz;
-  gl_Position = vec4(p.x / uSize.x * 2.0 - 1.0, 1.0 - p.y / uSize.y * 2.0, 0.0, 1.0);
-  float n = glyph.w;
-  vec2 at = vec2(mod(n, uAtlas.z), floor(n / uAtlas.z));
-  vUV = (at + corner) / uAtlas.zw;
-  vTint = tint;
-}`;
-
-const IMAGE_VS = `#version 300 es
-layout(location=0) in vec2 corner;
-out vec2 vUV;
-void main() { vUV = vec2(corner.x, corner.y); gl_Position = vec4(corner.x * 2.0 - 1.0, 1.0 - corner.y * 2.0, 0.0, 1.0); }`;
-
-const IMAGE_FS = `#version 300 es
-precision mediump float;
-uniform sampler2D uTex;
-in vec2 vUV;
-out vec4 color;
-void main() { color = texture(uTex, vUV); }`;
-
-const GLYPH_FS = `#version 300 es
-precision mediump float;
-uniform sampler2D uTex;
-in vec2 vUV; in vec4 vTint;
-out vec4 color;
-void main() {
-  float a = texture(uTex, vUV).a * vTint.a;
-  if (a <= 0.0) discard;
-  color = vec4(vTint.rgb * a, a);
-}`;
-
-function compile(gl, vs, fs) {
-  const program = gl.createProgram();
-  for (const [type, src] of [[gl.VERTEX_SHADER, vs], [gl.FRAGMENT_SHADER, fs]]) {
-    const shader = gl.createShader(type);
-    gl.shaderSource(shader, src);
-    gl.compileShader(shader);
-    if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS)) throw new Error(`WebGL shader: ${gl.getShaderInfoLog(shader)}`);
-    gl.attachShader(program, shader);
-  }
-  gl.linkProgram(program);
-  if (!gl.getProgramParameter(program, gl.LINK_STATUS)) throw new Error(`WebGL program: ${gl.getProgramInfoLog(program)}`);
-  const uniforms = {};
-  for (const name of ['uView', 'uSize', 'uColor', 'uAtlas', 'uTex']) uniforms[name] = gl.getUniformLocation(program, name);
-  return { program, uniforms };
-}
-
-/** '#rrggbb' or 'rgba(r,g,b,a)' -> packed 0xAABBGGRR (the byte order of a Uint32 in memory). */
-export function packColor(css, alpha = 1) {
-  let r = 0;
-  let g = 0;
-  let b = 0;
-  let a = alpha;
-  const m = /^rgba?\(([^)]+)\)$/.exec(css);
-  if (m) {
-    const parts = m[1].split(',').map(Number);
-    [r, g, b] = parts;
-    if (parts.length > 3) a *= parts[3];
-  } else if (/^#[0-9a-f]{6}$/i.test(css)) {
-    r = parseInt(css.slice(1, 3), 16);
-    g = parseInt(css.slice(3, 5), 16);
-    b = parseInt(css.slice(5, 7), 16);
-  }
-  return ((Math.round(a * 255) << 24) | (b << 16) | (g << 8) | r) >>> 0;
-}
-
-/** The float parts of a color for a uniform: [r, g, b, a] in 0..1. */
-function unpack(c) {
-  return [(c & 255) / 255, ((c >>> 8) & 255) / 255, ((c >>> 16) & 255) / 255, (c >>> 24) / 255];
-}
+import { compilePrograms } from './glshaders.js';
+import { unpack } from './glcolors.js';
 
 export const RECT_FLOATS = 8; // per box as the caller gives it: x, y, w, h, radius, stroke width, least stroke px, -
 const VERT_FLOATS = 10; // per vertex: the corner (2) and the box's 8
@@ -171,10 +36,7 @@ export class GLRenderer {
     if (!gl) throw new Error('WebGL2 is not available');
     this.gl = gl;
     this.canvas = canvas;
-    this.rect = compile(gl, RECT_VS, RECT_FS);
-    this.flat = compile(gl, FLAT_VS, FLAT_FS);
-    this.glyph = compile(gl, GLYPH_VS, GLYPH_FS);
-    this.image = compile(gl, IMAGE_VS, IMAGE_FS);
+    ({ rect: this.rect, flat: this.flat, glyph: this.glyph, image: this.image } = compilePrograms(gl));
     this.quad = gl.createBuffer();
     gl.bindBuffer(gl.ARRAY_BUFFER, this.quad);
     gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(CORNERS), gl.STATIC_DRAW);
