@@ -1,8 +1,8 @@
 """Benchmark: data-parallel training with ``visualdl.framework.distributed`` on this machine.
 
-1. Throughput: 2 workers (``spawn``, gloo all-reduce over 127.0.0.1) against 1, with the same
-   per-worker batch and one thread per worker, on the digits MLP and LeNet-5 (digits scaled
-   to 32x32). Each worker times ``--steps`` train steps of ``Model.fit(distributed=True)``
+1. Throughput: 2 workers (``spawn``: MPI's shared-memory all-reduce, and gloo's over
+   127.0.0.1) against 1, with the same per-worker batch and one thread per worker, on the
+   digits MLP and LeNet-5 (digits scaled to 32x32). Each worker times ``--steps`` train steps of ``Model.fit(distributed=True)``
    after a warm-up; samples/s = world size x batch / median step time. The all-reduce's
    share is the time in ``DataParallel.sync_gradients`` over the step time, for the default
    bucket (one all-reduce per step here) and for small buckets (several, started as soon as
@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -98,27 +99,39 @@ def throughput(args: argparse.Namespace) -> None:
     print(f"data-parallel throughput, per-worker batch {args.batch}, 1 thread per worker, "
           f"{args.steps} timed steps, median of {args.repeats} repeats (machine shared with "
           f"other jobs: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-    print(f"{'model':<8}{'bucket':>8}{'buckets':>8}{'1 worker':>12}{'2 workers':>12}"
-          f"{'speed-up':>10}{'all-reduce':>12}{'2 alone':>10}  target >= {TARGET}x")
-    for name in args.models:
-        for bucket in args.bucket_mb:
-            one, two, alone = [], [], []
-            for r in range(args.repeats):
-                for n in ((1, 2) if r % 2 == 0 else (2, 1)):
-                    res = spawn(time_steps, args=(name, args.batch, args.steps, bucket), nprocs=n)
-                    (one if n == 1 else two).append(res)
-                # the machine's ceiling: two single-process trainings at once, no all-reduce
-                alone.append(spawn(time_steps, args=(name, args.batch, args.steps, bucket),
-                                   nprocs=2, env={"WORLD_SIZE": "1"}))
-            t1 = statistics.median(r[0]["step"] for r in one)
-            t2 = statistics.median(max(w["step"] for w in r) for r in two)
-            sync = statistics.median(statistics.mean(w["sync"] for w in r) for r in two)
-            rate1, rate2 = args.batch / t1, 2 * args.batch / t2
-            ratio = rate2 / rate1
-            ceiling = statistics.median(sum(args.batch / w["step"] for w in r) for r in alone)
-            print(f"{name:<8}{bucket:>6g}MB{two[0][0]['buckets']:>8}{rate1:>10.0f}/s"
-                  f"{rate2:>10.0f}/s{ratio:>9.2f}x{100 * sync / t2:>11.1f}%"
-                  f"{ceiling / rate1:>9.2f}x  {'PASS' if ratio >= TARGET else 'MISS'}")
+    print(f"{'model':<8}{'library':>8}{'bucket':>8}{'buckets':>8}{'1 worker':>12}"
+          f"{'2 workers':>12}{'speed-up':>10}{'all-reduce':>12}{'2 alone':>10}  "
+          f"target >= {TARGET}x")
+    for name, backend, bucket in itertools.product(args.models, args.backends, args.bucket_mb):
+        if backend not in available_backends():
+            print(f"{name:<8}{backend:>8}  not installed (pip install 'visualdl[distributed]')")
+            continue
+        job = (time_steps, (name, args.batch, args.steps, bucket))
+        one, two, alone = [], [], []
+        for r in range(args.repeats):
+            for n in ((1, 2) if r % 2 == 0 else (2, 1)):
+                (one if n == 1 else two).append(spawn(*job, nprocs=n, backend=backend))
+            # the machine's ceiling: two single-process trainings at once, no all-reduce
+            alone.append(spawn(*job, nprocs=2, env={"WORLD_SIZE": "1"}, backend="gloo"))
+        t1 = statistics.median(r[0]["step"] for r in one)
+        t2 = statistics.median(max(w["step"] for w in r) for r in two)
+        sync = statistics.median(statistics.mean(w["sync"] for w in r) for r in two)
+        rate1, rate2 = args.batch / t1, 2 * args.batch / t2
+        ratio = rate2 / rate1
+        ceiling = statistics.median(sum(args.batch / w["step"] for w in r) for r in alone)
+        print(f"{name:<8}{backend:>8}{bucket:>6g}MB{two[0][0]['buckets']:>8}{rate1:>10.0f}/s"
+              f"{rate2:>10.0f}/s{ratio:>9.2f}x{100 * sync / t2:>11.1f}%"
+              f"{ceiling / rate1:>9.2f}x  {'PASS' if ratio >= TARGET else 'MISS'}")
+
+
+def available_backends() -> list[str]:
+    """The collective libraries installed here: MPI (mpi4py + MPICH), gloo (torch)."""
+    import importlib.util
+
+    from visualdl.framework.distributed.mpi_launch import launcher
+
+    return ([b for b, ok in (("mpi", launcher() is not None),
+                             ("gloo", importlib.util.find_spec("torch") is not None)) if ok])
 
 
 # ------------------------------------------------------------------ elastic (Ray Train)
@@ -240,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=64, help="per-worker batch")
     parser.add_argument("--models", nargs="+", default=["mlp", "lenet5"])
     parser.add_argument("--bucket-mb", nargs="+", type=float, default=[4.0, 0.02])
+    parser.add_argument("--backends", nargs="+", default=["mpi", "gloo"],
+                        help="collective libraries to compare (spawn's backend=)")
     parser.add_argument("--elastic", action="store_true", help="also the Ray Train runs")
     parser.add_argument("--no-throughput", action="store_true")
     args = parser.parse_args(argv)

@@ -1,5 +1,5 @@
 """Data-parallel training equals one process on the concatenated batch (2 ranks by spawn,
-gloo), and the sampler's layout that makes it so."""
+over gloo and over MPI), and the sampler's layout that makes it so."""
 
 from __future__ import annotations
 
@@ -24,10 +24,9 @@ def test_sampler_pieces_are_the_single_process_batches():
     assert np.array_equal(np.concatenate(list(resumed)), np.random.default_rng(5).permutation(11)[6:])
 
 
-@pytest.mark.torch
-def test_two_ranks_equal_one_process_on_the_global_batch():
+def test_two_ranks_equal_one_process_on_the_global_batch(backend):
     alone = workers.train(batch_size=16, epochs=3, distributed=False)
-    ranks = spawn(workers.train, args=(8, 3, True), nprocs=2, timeout_s=300)
+    ranks = spawn(workers.train, args=(8, 3, True), nprocs=2, timeout_s=300, backend=backend)
     for result in ranks:
         assert result["grads"].keys() == alone["grads"].keys()
         for name, g in alone["grads"].items():
@@ -39,14 +38,14 @@ def test_two_ranks_equal_one_process_on_the_global_batch():
     assert not np.allclose(alone["weights"]["0.weight"], workers.make_model().network.parameters()[0].numpy())
 
 
-@pytest.mark.torch
-def test_each_rank_logs_its_scalars_into_the_run(tmp_path):
+def test_each_rank_logs_its_scalars_into_the_run(tmp_path, backend):
     """fit(distributed=True) with the VisualDL callback on 2 ranks: one run, two rank-tagged
     files; each rank's loss curve its own, rank 0's the only histograms."""
     from visualdl import LogReader
 
     logdir = str(tmp_path / "dp")
-    spawn(workers.train, args=(8, 1, True, workers.N, 16, logdir), nprocs=2, timeout_s=300)
+    spawn(workers.train, args=(8, 1, True, workers.N, 16, logdir), nprocs=2, timeout_s=300,
+          backend=backend)
     reader = LogReader(str(tmp_path))
     assert reader.runs() == ["dp"]
     assert reader.ranks("dp") == [0, 1]
@@ -66,7 +65,8 @@ def test_distributed_fit_alone_is_a_world_of_one(monkeypatch):
     from visualdl.framework.distributed import SingleProcess, get_world_size, init_parallel_env
     from visualdl.framework.distributed import shutdown
 
-    for name in ("WORLD_SIZE", "RANK", "PADDLE_TRAINERS_NUM", "PADDLE_TRAINER_ID"):
+    for name in ("WORLD_SIZE", "RANK", "PADDLE_TRAINERS_NUM", "PADDLE_TRAINER_ID", "PMI_SIZE",
+                 "PMI_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"):
         monkeypatch.delenv(name, raising=False)
     shutdown()
     try:

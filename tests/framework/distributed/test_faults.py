@@ -14,34 +14,34 @@ from visualdl.framework.distributed import DistributedError, spawn
 from visualdl.framework.distributed.launch import free_port
 from visualdl.framework.distributed.resume import load_training_state, save_training_state
 
-pytestmark = pytest.mark.torch
 SHORT = {"VISUALDL_DIST_TIMEOUT": "10"}
 
 
-def test_ranks_with_different_models_fail_naming_the_rank():
+def test_ranks_with_different_models_fail_naming_the_rank(backend):
     with pytest.raises(DistributedError) as err:
         spawn(workers.train_per_rank, args=([16, 12], [96, 96]), nprocs=2, env=SHORT,
-              timeout_s=120)
+              timeout_s=120, backend=backend)
     assert err.value.rank == 1
     message = str(err.value)
     assert message.startswith("rank 1: the model differs from rank 0's")
     assert "'0.weight' is (12, 12)" in message and "(16, 12)" in message
 
 
-def test_ranks_with_different_data_sizes_fail_naming_the_rank():
+def test_ranks_with_different_data_sizes_fail_naming_the_rank(backend):
     with pytest.raises(DistributedError) as err:
         spawn(workers.train_per_rank, args=([16, 16], [96, 90]), nprocs=2, env=SHORT,
-              timeout_s=120)
+              timeout_s=120, backend=backend)
     assert err.value.rank == 1
     message = str(err.value)
     assert message.startswith("rank 1: the training data (samples, batch_size) differs")
     assert "(90, 8) where rank 0 has (96, 8)" in message
 
 
-def test_a_worker_killed_mid_training_ends_the_job_naming_it():
+def test_a_worker_killed_mid_training_ends_the_job_naming_it(backend):
     start = time.monotonic()
     with pytest.raises(DistributedError) as err:
-        spawn(workers.die_at_step, args=(1, 3), nprocs=2, env=SHORT, timeout_s=120)
+        spawn(workers.die_at_step, args=(1, 3), nprocs=2, env=SHORT, timeout_s=120,
+              backend=backend)
     assert err.value.rank == 1
     assert str(err.value) == "rank 1: worker was killed by SIGKILL (rank 0 then lost its peers)"
     assert time.monotonic() - start < 120  # the job ended: rank 0 was not left waiting
@@ -53,6 +53,7 @@ def _connect_alone(rank: int, port: int):
     return connect(rank, 2, "127.0.0.1", port, timeout_s=2)
 
 
+@pytest.mark.torch
 def test_rank_0_alone_names_the_rank_that_never_joined():
     with pytest.raises(DistributedError) as err:
         _connect_alone(0, free_port())
@@ -60,6 +61,7 @@ def test_rank_0_alone_names_the_rank_that_never_joined():
     assert "within 2 s" in str(err.value)
 
 
+@pytest.mark.torch
 def test_a_rank_that_cannot_reach_rank_0_says_so():
     port = free_port()  # nobody serves it
     with pytest.raises(DistributedError) as err:

@@ -138,3 +138,15 @@ def ray_digits(config: dict) -> None:
         with open(os.path.join(folder, "result.json"), "w") as f:
             json.dump({"acc": result["acc"], "resumed": model.resumed,
                        "checkpoints": model.checkpoints}, f)
+
+
+def late_rank(late: int, delay_s: float) -> None:
+    """Rank ``late`` arrives ``delay_s`` late at the first collective (a stuck worker)."""
+    import time
+
+    if int(os.environ["RANK"]) == late:
+        time.sleep(delay_s)
+    make_model()
+    from visualdl.framework.distributed import DataParallel
+
+    DataParallel(make_model().network)

@@ -5,10 +5,12 @@ Where the group comes from, first match wins:
 
 1. a ``torch.distributed`` process group already set up -- Ray Train's ``TorchTrainer`` does
    this in each worker (gloo on CPU), torchrun users may too: it is reused as it is;
-2. ``WORLD_SIZE`` > 1 with ``RANK``, ``MASTER_ADDR``, ``MASTER_PORT`` (what ``spawn`` and
+2. an MPI launcher's ranks (``mpiexec``, or ``spawn`` where mpi4py and MPICH are
+   installed): MPI's world, shared-memory collectives on one machine;
+3. ``WORLD_SIZE`` > 1 with ``RANK``, ``MASTER_ADDR``, ``MASTER_PORT`` (what ``spawn`` and
    torchrun set), or PaddlePaddle's ``PADDLE_TRAINERS_NUM`` / ``PADDLE_TRAINER_ID`` /
    ``PADDLE_MASTER`` (``host:port``): a gloo group over TCP, rendezvous at the master;
-3. otherwise a world of one (``SingleProcess``): the same code runs unchanged alone.
+4. otherwise a world of one (``SingleProcess``): the same code runs unchanged alone.
 """
 
 from __future__ import annotations
@@ -66,6 +68,11 @@ def init_parallel_env(timeout_s: float | None = None, backend: str = "gloo") -> 
 
         _current = TorchCommunicator(timeout_s)
         return _current
+    from .mpi import MPICommunicator, launched_by_mpi
+
+    if launched_by_mpi():
+        _current = MPICommunicator(timeout_s)
+        return _current
     world = _int_env("WORLD_SIZE", "PADDLE_TRAINERS_NUM") or 1
     if world <= 1:
         _current = SingleProcess()
@@ -89,7 +96,7 @@ def get_rank() -> int:
     """This process's rank: from the group once set up, else from the environment (0)."""
     if _current is not None:
         return _current.rank
-    return _int_env("RANK", "PADDLE_TRAINER_ID") or 0
+    return _int_env("RANK", "PADDLE_TRAINER_ID", "PMI_RANK", "OMPI_COMM_WORLD_RANK") or 0
 
 
 def get_world_size() -> int:
@@ -97,7 +104,8 @@ def get_world_size() -> int:
     environment's (1)."""
     if _current is not None:
         return _current.world_size
-    return _int_env("WORLD_SIZE", "PADDLE_TRAINERS_NUM") or 1
+    return _int_env("WORLD_SIZE", "PADDLE_TRAINERS_NUM", "PMI_SIZE",
+                    "OMPI_COMM_WORLD_SIZE") or 1
 
 
 def shutdown() -> None:

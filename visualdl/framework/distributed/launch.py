@@ -1,6 +1,8 @@
 """``spawn``: run ``fn`` in ``nprocs`` processes of this machine, one rank each (no Ray).
 
-Each child gets ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1`` and a free
+Two ways, one contract (``backend``): over MPI when mpi4py and MPICH's launcher are
+installed (``visualdl[distributed]``; shared-memory collectives, the fast path on one
+machine; visualdl.framework.distributed.mpi_launch), else over gloo: each child gets ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1`` and a free
 ``MASTER_PORT`` in its environment (so ``init_parallel_env`` finds its group) and
 ``threads_per_worker`` threads (``NUMBA_NUM_THREADS``/``OMP_NUM_THREADS``, set before the
 child imports anything). The parent watches them: when one fails (an exception, or killed by
@@ -55,16 +57,28 @@ def _why(code: int | None) -> str:
     return f"exited with status {code}"
 
 
+BACKENDS = ("auto", "mpi", "gloo")
+
+
 def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 2,
           threads_per_worker: int = 1, env: dict[str, str] | None = None,
-          timeout_s: float | None = None) -> list[Any]:
+          timeout_s: float | None = None, backend: str = "auto") -> list[Any]:
     """Run ``fn(*args)`` as ranks 0..nprocs-1 and return their results in rank order.
 
     ``fn`` must be importable by name (a module-level function): children start fresh
     (``spawn`` start method, safe with threads and Numba). ``timeout_s`` bounds the whole
-    job (default: none; each collective has its own timeout, see ``init_parallel_env``)."""
+    job (default: none; each collective has its own timeout, see ``init_parallel_env``).
+    ``backend``: ``"mpi"`` (shared memory), ``"gloo"`` (TCP on 127.0.0.1, PyTorch's) or
+    ``"auto"``, MPI where installed."""
     if nprocs < 1:
         raise ValueError(f"nprocs must be >= 1, got {nprocs}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    from . import mpi_launch
+
+    if backend == "mpi" or (backend == "auto" and mpi_launch.launcher() is not None):
+        threads = {v: str(threads_per_worker) for v in THREAD_VARIABLES}
+        return mpi_launch.spawn_mpi(fn, args, nprocs, {**threads, **(env or {})}, timeout_s)
     ctx = mp.get_context("spawn")
     results = ctx.SimpleQueue()
     port = free_port()
@@ -122,7 +136,7 @@ def _collect(procs: list, results: Any, timeout_s: float | None) -> list[Any]:
                 p.kill()
                 p.join()
         if failed:
-            raise _root_cause(failed)
+            raise root_cause(failed)
 
 
 def _drain(results: Any, values: dict[int, Any], failed: dict[int, tuple[int, str]]) -> None:
@@ -134,7 +148,7 @@ def _drain(results: Any, values: dict[int, Any], failed: dict[int, tuple[int, st
             failed[rank] = value  # (the rank it is about, what happened)
 
 
-def _root_cause(failed: dict[int, tuple[int, str]]) -> DistributedError:
+def root_cause(failed: dict[int, tuple[int, str]]) -> DistributedError:
     """The failure that started it: a rank that did not merely lose its peers."""
     lost = [r for r, (_, why) in failed.items() if "left or did not answer" in why]
     first = next((r for r in sorted(failed) if r not in lost), min(failed))

@@ -13,8 +13,10 @@ from visualdl.format.record_pb2 import Entry, Record, Worker
 __all__ = ["ENV_PAIRS", "check", "encode", "opening_record", "resolve_rank"]
 
 #: The environment variables launchers set, (rank, world size), tried in order: torchrun and
-#: Ray Train's torch setup set RANK / WORLD_SIZE, PaddlePaddle's launcher the PADDLE_ pair.
-ENV_PAIRS = (("RANK", "WORLD_SIZE"), ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM"))
+#: Ray Train's torch setup set RANK / WORLD_SIZE, PaddlePaddle's launcher the PADDLE_ pair,
+#: MPI launchers (MPICH's, Open MPI's) theirs.
+ENV_PAIRS = (("RANK", "WORLD_SIZE"), ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM"),
+             ("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"))
 
 
 def _int(name: str, value: Any) -> int:

@@ -1,0 +1,172 @@
+"""``spawn`` over MPI: the ranks started by MPICH's ``mpiexec.gforker``, results in files.
+
+The parent is no MPI process: it writes ``fn``, ``args`` and what a fresh interpreter needs
+to find them (multiprocessing's own preparation data: sys.path, the working directory, the
+main script) into a folder, runs ``mpiexec.gforker -n N python -m <this module> <folder>``
+and reads back one result file per rank. A rank that raises writes its error and aborts the
+job (``MPI_Abort``: no peer is left waiting); a rank killed by a signal leaves no file, and
+the launcher's own report (``[0]1:Return code = 0, signaled with Killed``) names the signal.
+gforker forks the ranks on this machine and opens no socket; MPICH is told to use shared
+memory only (libfabric's ``shm`` provider), so nothing listens beyond this host.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.spawn as mp_spawn
+import os
+import pickle
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from .errors import DistributedError
+from .launch import root_cause
+
+LAUNCHER = "mpiexec.gforker"
+#: MPICH on one host: shared memory only (its default netmods would listen on every interface)
+LOCAL_ONLY = {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "shm"}
+_REPORT = re.compile(r"^\[\d+\](\d+):Return code = (-?\d+)(?:, signaled with (.+?))?\s*$")
+_SIGNALS = {signal.strsignal(s) or s.name: s for s in signal.Signals}
+#: how gforker ends the other ranks once one died (SIGINT), or on the way out
+_LAUNCHER_ENDS = {signal.strsignal(s) for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)}
+
+
+def launcher() -> str | None:
+    """MPICH's forking launcher beside this interpreter (the ``mpich`` wheel) or on PATH,
+    when mpi4py is importable too; None otherwise."""
+    try:
+        import mpi4py  # noqa: F401  (found, not imported into MPI: the parent stays plain)
+    except ModuleNotFoundError:
+        return None
+    here = os.path.join(os.path.dirname(sys.executable), LAUNCHER)
+    return here if os.access(here, os.X_OK) else shutil.which(LAUNCHER)
+
+
+def spawn_mpi(fn: Callable[..., Any], args: tuple, nprocs: int, env: dict[str, str],
+              timeout_s: float | None) -> list[Any]:
+    """``fn(*args)`` as ranks 0..nprocs-1 under MPI; results in rank order (see ``spawn``)."""
+    exe = launcher()
+    if exe is None:
+        raise ModuleNotFoundError("spawn(backend='mpi') needs mpi4py and MPICH's "
+                                  f"{LAUNCHER}: pip install 'visualdl[distributed]'",
+                                  name="mpi4py")
+    folder = tempfile.mkdtemp(prefix="visualdl-mpi-")
+    try:
+        with open(os.path.join(folder, "job.pkl"), "wb") as f:
+            prep = mp_spawn.get_preparation_data("visualdl-rank")
+            prep.pop("authkey", None)  # a secret of this process, and not picklable
+            pickle.dump(prep, f)
+            pickle.dump((fn, args), f)
+        child_env = {**os.environ, **{k: v for k, v in LOCAL_ONLY.items()
+                                      if k not in os.environ}, **env}
+        cmd = [exe, "-n", str(nprocs), sys.executable, "-m", __name__, folder]
+        proc = subprocess.Popen(cmd, env=child_env, stderr=subprocess.PIPE, text=True)
+        reports: dict[int, tuple[int, str | None]] = {}
+        reader = threading.Thread(target=_relay, args=(proc.stderr, reports), daemon=True)
+        reader.start()
+        timed_out = _wait(proc, timeout_s)
+        reader.join(5)
+        return _results(folder, nprocs, reports, timed_out, timeout_s)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float | None) -> bool:
+    """Wait for the launcher; past ``timeout_s`` end it (it ends its ranks). True if so."""
+    try:
+        proc.wait(timeout_s)
+        return False
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        return True
+
+
+def _relay(stream: Any, reports: dict[int, tuple[int, str | None]]) -> None:
+    """Pass the ranks' stderr through; keep the launcher's per-rank exit reports."""
+    for line in stream:
+        match = _REPORT.match(line)
+        if match:
+            reports[int(match.group(1))] = (int(match.group(2)), match.group(3))
+        else:
+            sys.stderr.write(line)
+
+
+def _results(folder: str, nprocs: int, reports: dict[int, tuple[int, str | None]],
+             timed_out: bool, timeout_s: float | None) -> list[Any]:
+    values: dict[int, Any] = {}
+    failed: dict[int, tuple[int, str]] = {}
+    for rank in range(nprocs):
+        path = os.path.join(folder, f"rank-{rank}.pkl")
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                ok, value = pickle.load(f)
+            (values if ok else failed)[rank] = value
+    for rank in range(nprocs):
+        if rank in values or rank in failed:
+            continue
+        code, signalled = reports.get(rank, (None, None))
+        if timed_out:
+            failed[rank] = (rank, f"still running after the job's timeout_s={timeout_s:g} s")
+        elif signalled in _LAUNCHER_ENDS:
+            failed[rank] = (rank, "ended by the launcher after a peer left or did not answer")
+        elif signalled is not None:
+            sig = _SIGNALS.get(signalled)
+            failed[rank] = (rank, f"worker was killed by {sig.name if sig else signalled}")
+        elif failed:  # aborted by MPI_Abort after a peer's error
+            failed[rank] = (rank, "ended after a peer left or did not answer")
+        else:
+            failed[rank] = (rank, f"worker exited with status {code} and no result")
+    if failed:
+        raise root_cause(failed)
+    return [values[r] for r in range(nprocs)]
+
+
+def _child(folder: str) -> None:
+    """One rank: prepare like a multiprocessing child, run ``fn``, write the outcome.
+
+    SIGINT ends the rank at once, as the signal's default: that is how the launcher stops
+    the others when one died, and how Ctrl-C reaches every rank."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    with open(os.path.join(folder, "job.pkl"), "rb") as f:
+        mp_spawn.prepare(pickle.load(f))
+        fn, args = pickle.load(f)
+    from mpi4py import MPI
+
+    world = MPI.COMM_WORLD
+    rank = world.Get_rank()
+    os.environ.update({"RANK": str(rank), "LOCAL_RANK": str(rank),
+                       "WORLD_SIZE": str(world.Get_size())})
+    try:
+        outcome = (True, fn(*args))
+    except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
+        if isinstance(exc, DistributedError):
+            about = rank if exc.rank is None else exc.rank
+            outcome = (False, (about, f"{exc.detail}\n{traceback.format_exc()}"))
+        else:
+            outcome = (False, (rank, f"failed: {type(exc).__name__}: {exc}\n"
+                                     f"{traceback.format_exc()}"))
+    path = os.path.join(folder, f"rank-{rank}.pkl")
+    with open(path + ".tmp", "wb") as f:
+        pickle.dump(outcome, f)
+    os.replace(path + ".tmp", path)
+    if not outcome[0]:
+        sys.stderr.flush()
+        time.sleep(0.2)  # let a peer that failed the same check write its own account
+        world.Abort(1)
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1])
