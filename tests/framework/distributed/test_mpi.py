@@ -32,6 +32,7 @@ def test_a_rank_that_never_arrives_times_out_naming_its_peer():
 
 SCRIPT = """
 import sys
+import numpy as np
 from visualdl import LogWriter
 from visualdl.framework.distributed import init_parallel_env, get_rank, get_world_size
 comm = init_parallel_env()
@@ -52,9 +53,11 @@ def test_a_script_started_by_mpiexec_finds_its_world(tmp_path):
     env = {**os.environ, **LOCAL_ONLY, "PYTHONPATH": ROOT}
     for name in ("RANK", "WORLD_SIZE", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM"):
         env.pop(name, None)
-    out = subprocess.run([launcher(), "-n", "2", sys.executable, str(script),
-                          str(tmp_path / "run")], env=env, capture_output=True, text=True,
-                         timeout=120, check=True).stdout
+    done = subprocess.run([launcher(), "-n", "2", sys.executable, str(script),
+                           str(tmp_path / "run")], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     lines = sorted(line for line in out.splitlines() if line.startswith("MPICommunicator"))
     assert lines == ["MPICommunicator 0 2 [3.0, 3.0, 3.0]", "MPICommunicator 1 2 [3.0, 3.0, 3.0]"]
     reader = LogReader(str(tmp_path))
