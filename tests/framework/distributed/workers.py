@@ -96,9 +96,12 @@ def digits(test_fraction: float = 0.25) -> tuple[np.ndarray, ...]:
 def ray_digits(config: dict) -> None:
     """One Ray Train worker's training (fit_on_ray's train_fn): an MLP on the digits.
 
-    Writes, for the test to watch, ``<dir>/progress/<pid>`` = "rank step world_size" after
-    every step and, on rank 0 at the end, ``<dir>/result.json`` with the test accuracy."""
+    Writes, for the test to watch, ``<dir>/progress/<pid>`` = "rank step world_size node"
+    after every step and, on rank 0 at the end, ``<dir>/result.json`` with the test
+    accuracy."""
     import json
+
+    import ray
 
     import visualdl.framework as vf
     from visualdl.framework import nn
@@ -107,6 +110,7 @@ def ray_digits(config: dict) -> None:
     folder = config["dir"]
     os.makedirs(os.path.join(folder, "progress"), exist_ok=True)
     mine = os.path.join(folder, "progress", str(os.getpid()))
+    node = ray.get_runtime_context().get_node_id()
 
     class Progress(vf.callbacks.Callback):
         step = 0
@@ -117,7 +121,7 @@ def ray_digits(config: dict) -> None:
         def on_train_batch_end(self, step, logs=None):
             self.step += 1
             with open(mine, "w") as f:
-                f.write(f"{get_rank()} {self.step} {get_world_size()}")
+                f.write(f"{get_rank()} {self.step} {get_world_size()} {node}")
             if config.get("step_delay") and self.step <= 22 * config.get("slow_epochs", 99):
                 import time
 

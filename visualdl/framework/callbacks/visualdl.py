@@ -301,11 +301,17 @@ class VisualDL(Callback):
                 add(f"grads/{name}", g.numpy(), step)
 
     def _log_checkpoints(self) -> None:
-        """``add_checkpoint`` for each checkpoint reported since the last call."""
+        """``add_checkpoint`` for each checkpoint reported since the last call, flushed at
+        once: an elastic resize ends this worker without warning (within ``flush_secs``),
+        and the run's list of checkpoints must still hold the one the next group resumes
+        from."""
         reported = self.model.checkpoints
-        for entry in reported[self._checkpoints_logged:]:
+        new = reported[self._checkpoints_logged:]
+        for entry in new:
             self.writer.add_checkpoint(entry["path"], int(entry["step"]))
         self._checkpoints_logged = len(reported)
+        if new:
+            self.writer.flush()
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         if self.heavy and self.writer is not None:

@@ -54,6 +54,19 @@ def _entry(config: dict) -> None:
     config["fn"](config["config"])
 
 
+def _local_environment(threads_per_worker: int, pythonpath: list[str] | None) -> None:
+    """What every local Ray process inherits: loopback only, threads, the import path."""
+    # Ray's switch for single-machine clusters (its default on macOS and Windows): the node
+    # then takes the loopback address. Read by ray's processes at import, from the
+    # environment they inherit.
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    for variable in _THREAD_VARIABLES:
+        os.environ[variable] = str(threads_per_worker)
+    if pythonpath:
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            list(pythonpath) + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+
+
 def start_local_cluster(num_cpus: int = 2, threads_per_worker: int = 1,
                         pythonpath: list[str] | None = None) -> Any:
     """Start a Ray cluster on this machine, on the loopback address only (127.0.0.1: Ray
@@ -62,21 +75,33 @@ def start_local_cluster(num_cpus: int = 2, threads_per_worker: int = 1,
     Workers inherit this process's environment (no runtime_env to set up): one thread each,
     and ``pythonpath`` prepended to ``PYTHONPATH`` so they import what the driver does.
     Call ``ray.shutdown()`` when done."""
-    # Ray's switch for single-machine clusters (its default on macOS and Windows): the node
-    # then takes the loopback address. Read by ray's processes at import, from the
-    # environment they inherit; set on the already imported module too, for this process.
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    for variable in _THREAD_VARIABLES:
-        os.environ[variable] = str(threads_per_worker)
-    if pythonpath:
-        os.environ["PYTHONPATH"] = os.pathsep.join(
-            list(pythonpath) + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    _local_environment(threads_per_worker, pythonpath)
     import ray
     from ray._private import ray_constants
 
-    ray_constants.ENABLE_RAY_CLUSTER = False
+    ray_constants.ENABLE_RAY_CLUSTER = False  # the switch above, for this process's module
     return ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
                     _node_ip_address="127.0.0.1")
+
+
+def start_local_nodes(nodes: int = 2, cpus_per_node: int = 1, threads_per_worker: int = 1,
+                      pythonpath: list[str] | None = None) -> Any:
+    """Start ``nodes`` Ray nodes on this machine (127.0.0.1 each, no dashboard) and connect;
+    returns Ray's ``cluster_utils.Cluster``, whose ``add_node``/``remove_node`` play machines
+    joining and leaving: what an elastic job meets on a real cluster. Nodes are declared
+    dead after ~3 s of silence (Ray's default is tens of seconds). Call ``ray.shutdown()``
+    and then the cluster's ``shutdown()`` when done."""
+    _local_environment(threads_per_worker, pythonpath)
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, shutdown_at_exit=False, head_node_args={
+        "num_cpus": cpus_per_node, "node_ip_address": "127.0.0.1", "include_dashboard": False,
+        "_system_config": {"health_check_period_ms": 1000, "health_check_failure_threshold": 3}})
+    for _ in range(nodes - 1):
+        cluster.add_node(num_cpus=cpus_per_node, node_ip_address="127.0.0.1")
+    ray.init(address=cluster.address, log_to_driver=False)
+    return cluster
 
 
 def fit_on_ray(train_fn: Callable[[dict], Any], config: dict | None = None, *,
@@ -129,19 +154,42 @@ class ElasticCheckpoint(Callback):
     def on_train_begin(self, logs: dict | None = None) -> None:
         import ray.train
 
+        self.restart = self._groups_before()
         checkpoint = ray.train.get_checkpoint()
         if checkpoint is None:
             return
         with checkpoint.as_directory() as directory:
             state = load_training_state(self.model, directory)
         self.step, self.epoch, self.samples = state["step"], state["epoch"], state["samples"]
-        self.restart = state["restart"] + 1
+        self.restart = max(self.restart, state["restart"] + 1)
         sampler = getattr(self.model.train_loader, "batch_sampler", None)
         if sampler is not None:
             sampler.set_epoch(self.epoch, self.samples)
         self.model.start_epoch = self.epoch
         self.model.resumed = {"step": self.step, "restart": self.restart,
                               "world_size": get_world_size()}
+
+    def _groups_before(self) -> int:
+        """How many groups of workers this run started before this one (0: the first).
+
+        Counted by rank 0 in the run's storage folder and shared with the others, so that
+        it counts up even when a group resumes from the same checkpoint as the one before
+        (a group that grew before the shrunk one reported a checkpoint)."""
+        from .env import communicator
+
+        count = 0
+        if get_rank() == 0 and self.storage:
+            path = os.path.join(self.storage, "visualdl_groups")
+            try:
+                with open(path) as f:
+                    count = int(f.read().strip() or 0)
+            except (OSError, ValueError):
+                count = 0
+            os.makedirs(self.storage, exist_ok=True)
+            with open(path + ".tmp", "w") as f:
+                f.write(str(count + 1))
+            os.replace(path + ".tmp", path)
+        return int(communicator().all_gather_object(count)[0])
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         if epoch != self.epoch:
