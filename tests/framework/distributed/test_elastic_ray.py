@@ -106,7 +106,7 @@ def test_a_worker_killed_mid_epoch_the_group_shrinks_grows_back_and_reaches_97_p
     assert final["resumed"]["restart"] == 2 and final["resumed"]["world_size"] == 2
     assert final["checkpoints"][-1]["step"] == result.metrics["step"]
     assert result.metrics["restart"] == 2 and result.metrics["epoch"] == 8
-    _check_logs(os.path.join(folder, "logs"), final["resumed"]["step"])
+    _check_logs(os.path.join(folder, "logs"), final["resumed"]["step"], result.metrics["step"])
 
 
 def _fit_while(killer: threading.Thread, cluster, seen: dict, fit):
@@ -132,7 +132,7 @@ def _fit_while(killer: threading.Thread, cluster, seen: dict, fit):
     return out["result"]
 
 
-def _check_logs(logdir: str, regrown_at: int) -> None:
+def _check_logs(logdir: str, regrown_at: int, last_step: int) -> None:
     """The run's logs: both ranks' curves, each resize marked at the step it resumed from
     (to 1 worker at the first epoch's checkpoint, back to 2 at a later one), each checkpoint
     reported listed with its step."""
@@ -144,7 +144,9 @@ def _check_logs(logdir: str, regrown_at: int) -> None:
                if e.restart > 0]
     assert resizes == [(1, 22, 1), (2, regrown_at, 2)]
     checkpoints = [e.step for e in reader.events("elastic", "checkpoint", "checkpoint")]
-    assert checkpoints[0] == 22 and regrown_at in checkpoints
-    assert checkpoints == sorted(set(checkpoints))
+    # every checkpoint reported is listed (the group of 1 may have reported one after the
+    # last that Ray registered before the resize: the group of 2 resumed before it)
+    assert checkpoints[0] == 22 and regrown_at in checkpoints and checkpoints[-1] == last_step
+    assert checkpoints[checkpoints.index(regrown_at) + 1:][-1] > regrown_at
     loss = reader.scalars("elastic", "train/loss", rank=1)
-    assert loss.steps[-1] == checkpoints[-1]  # rank 1's steps go on after it rejoined
+    assert loss.steps[-1] == last_step  # rank 1's steps go on after it rejoined
