@@ -93,18 +93,18 @@ class _Bucket:
                 buf[start:end] = g.numpy().reshape(-1)
 
     def unpack(self, scale: float) -> None:
+        """Each gradient = its slot of the reduced buffer x ``scale``, in one pass."""
         buf = self.buffer
-        buf *= scale
         for p, start, end in self.slots:
             value = buf[start:end].reshape(p.shape)
             g = p.grad
             if g is None:
-                p.grad = Tensor(value.copy(), device=p.device)
-            elif p.device == _device.CPU:
-                np.copyto(g.numpy(), value)  # the gradient's own memory on the CPU
+                p.grad = Tensor(value * scale, device=p.device)
+            elif p.device == _device.CPU:  # into the gradient's own memory on the CPU
+                np.multiply(value, scale, out=g.numpy(), casting="same_kind")
             else:
                 be = _device.backend(p.device)
-                be.assign_(g._data, be.asarray(value))
+                be.assign_(g._data, be.asarray(value * scale))
 
 
 class DataParallel(Layer):
