@@ -3,7 +3,7 @@
 // registry of kinds); the shell imports them, each registers itself (shared/views.js), and
 // the shell knows nothing about any particular kind.
 import * as state from './shared/state.js';
-import { getJSON, postJSON } from './shared/api.js';
+import { getJSON, postJSON, whenQuiet } from './shared/api.js';
 import { allViews } from './shared/views.js';
 import { createRunList } from './shared/runlist.js';
 import { installSaveHtml } from './shared/savehtml.js';
@@ -258,7 +258,8 @@ firstViews
   .then(() => {
     schedule();
     // warm plotly.js once the first view has had time to paint (evaluating it blocks the
-    // page for about a second), so that the next tab opens at once
+    // page for about a second), so that the next tab opens at once; not while a request
+    // is out, which may be what the view draws first (a big model's graph, say)
     const idle = window.requestIdleCallback || ((fn) => setTimeout(fn, 0));
-    setTimeout(() => idle(() => loadPlotly().catch(() => {}), { timeout: 3000 }), 2000);
+    setTimeout(() => whenQuiet(1000).then(() => idle(() => loadPlotly().catch(() => {}), { timeout: 3000 })), 2000);
   });
