@@ -249,8 +249,15 @@ firstViews
     $('status').textContent = `Server unreachable (${err.message})`;
     return [];
   })
-  .then(async (rest) => {
+  .then(async (others) => {
     preloadPlotly();
+    let rest = others;
+    const first = allViews().find((v) => v.id === state.get('tab'));
+    if (rest.length && !(first && first.needsPlotly === false)) {
+      // a view that waits for plotly.js gains nothing by opening before the others are in
+      await importViews(rest);
+      rest = [];
+    }
     if (!rest.length) shell.allLoaded = true;
     await refresh(true);
     if (rest.length) await importViews(rest).then(allViewsLoaded);
