@@ -1,6 +1,6 @@
 // Asking the server for a view of a model (/api/graph/view). A big one is laid out by a job
 // on the server: until it is done the answer is `pending` with its progress, and the view is
-// asked for again until it is ready. Apart from graph.js, which keeps what is shown.
+// asked for again until it is ready. Apart from graph/view.js, which keeps what is shown.
 //
 // The page that opens on the graph tab asks for its model's summary and first view as soon
 // as graph.js is loaded (askEarly), before the shell has mounted the view: the first
