@@ -3,12 +3,13 @@
 // registry of kinds); the shell imports them, each registers itself (shared/views.js), and
 // the shell knows nothing about any particular kind.
 import * as state from './shared/state.js';
-import { getJSON, postJSON } from './shared/api.js';
+import { getJSON, postJSON, whenQuiet } from './shared/api.js';
 import { allViews } from './shared/views.js';
 import { createRunList } from './shared/runlist.js';
 import { installSaveHtml } from './shared/savehtml.js';
 import { el, setChildren } from './shared/dom.js';
 import { loadPlotly, plotlyReady } from './shared/plot.js';
+import { early, firstViews, importViews } from './boot.js';
 
 state.declare('tab', '');
 
@@ -21,6 +22,10 @@ const shell = {
   view: null,
   timer: null,
   busy: false,
+  // Whether every view module is in: until then only the tab the URL names may open (its
+  // view module is imported first, see boot.js) and the tab bar waits, so that it shows
+  // every tab at once as it always did.
+  allLoaded: false,
 };
 
 const runList = createRunList($('runs'), () => shell.view && shell.view.update({ runs: true }));
@@ -55,6 +60,7 @@ window.addEventListener('vdl:open-view', (event) => {
 });
 
 function renderTabs(views, active) {
+  if (!shell.allLoaded) return; // drawn once every view is in (allViewsLoaded)
   const tabs = views.map((v) =>
     el(
       'button',
@@ -148,16 +154,19 @@ function renderStatus() {
   status.classList.toggle('has-errors', info.errors > 0);
 }
 
-/** Fetch status; when the data changed, reload tags and tell the active view. */
-async function refresh() {
+/**
+ * Fetch status; when the data changed, reload tags and tell the active view. `first`: use
+ * the requests that boot.js made (the page's first refresh).
+ */
+async function refresh(first = false) {
   if (shell.busy) return;
   shell.busy = true;
   try {
-    const info = await getJSON('api/info');
+    const info = await (first ? early.info : getJSON('api/info'));
     shell.info = info;
     const changed = info.data_version !== shell.dataVersion || info.loaded !== shell.loaded;
     if (changed) {
-      const tags = await getJSON('api/tags');
+      const tags = await (first ? early.tags : getJSON('api/tags'));
       shell.tags = tags.kinds || {};
       shell.dataVersion = info.data_version;
       shell.loaded = info.loaded;
@@ -173,7 +182,9 @@ async function refresh() {
 
 function applyData() {
   const views = availableViews();
-  const wanted = views.find((v) => v.id === state.get('tab')) || views[0] || null;
+  let wanted = views.find((v) => v.id === state.get('tab'));
+  if (!wanted && !shell.allLoaded) return; // which tab opens is known once every view is in
+  wanted = wanted || views[0] || null;
   if (wanted !== shell.view) {
     activate(wanted);
     return;
@@ -212,26 +223,50 @@ $('sidebar-toggle').addEventListener('click', () => {
   $('sidebar-toggle').setAttribute('aria-expanded', String(open));
 });
 
-/** Import every kind's view modules; one that fails to load costs only its own tab. */
-async function loadViews() {
-  const { kinds } = await getJSON('api/kinds');
-  const urls = kinds.flatMap((k) => k.views);
-  const results = await Promise.allSettled(urls.map((url) => import(new URL(url, document.baseURI).href)));
-  results.forEach((r, i) => {
-    if (r.status === 'rejected') console.warn(`view ${urls[i]} failed to load: ${r.reason}`);
-  });
+/** The other views are in: show the tab bar, or open the first tab when the URL's is not
+ *  there. */
+function allViewsLoaded() {
+  shell.allLoaded = true;
+  if (!shell.info) return;
+  const views = availableViews();
+  const wanted = views.find((v) => v.id === state.get('tab')) || views[0] || null;
+  if (wanted !== shell.view) activate(wanted);
+  else renderTabs(views, shell.view);
+}
+
+/** Fetch plotly.js's bytes while the first view starts, when it draws charts (evaluated on
+ *  mount, see mountWhenReady); a view that draws none does not share the network with it. */
+function preloadPlotly() {
+  const view = allViews().find((v) => v.id === state.get('tab'));
+  if (plotlyReady() || (view && view.needsPlotly === false)) return;
+  document.head.append(el('link', { rel: 'preload', href: 'static/vendor/plotly.min.js', as: 'script' }));
 }
 
 showEmpty();
-loadViews()
-  .catch((err) => {
+// boot.js asked the first questions and imported the first views (those of the URL's tab)
+firstViews
+  .then(({ rest }) => rest, (err) => {
     $('status').textContent = `Server unreachable (${err.message})`;
+    return [];
   })
-  .then(refresh)
+  .then(async (others) => {
+    preloadPlotly();
+    let rest = others;
+    const first = allViews().find((v) => v.id === state.get('tab'));
+    if (rest.length && !(first && first.needsPlotly === false)) {
+      // a view that waits for plotly.js gains nothing by opening before the others are in
+      await importViews(rest);
+      rest = [];
+    }
+    if (!rest.length) shell.allLoaded = true;
+    await refresh(true);
+    if (rest.length) await importViews(rest).then(allViewsLoaded);
+  })
   .then(() => {
     schedule();
     // warm plotly.js once the first view has had time to paint (evaluating it blocks the
-    // page for about a second), so that the next tab opens at once
+    // page for about a second), so that the next tab opens at once; not while a request
+    // is out, which may be what the view draws first (a big model's graph, say)
     const idle = window.requestIdleCallback || ((fn) => setTimeout(fn, 0));
-    setTimeout(() => idle(() => loadPlotly().catch(() => {}), { timeout: 3000 }), 2000);
+    setTimeout(() => whenQuiet(1000).then(() => idle(() => loadPlotly().catch(() => {}), { timeout: 3000 })), 2000);
   });

@@ -10,6 +10,34 @@ export class ApiError extends Error {
   }
 }
 
+// Requests in flight, and since when none has been (whenQuiet).
+const traffic = { inFlight: 0, quietSince: performance.now() };
+
+/** `promise` (a request and the reading of its answer), counted while in flight. */
+function counted(promise) {
+  traffic.inFlight += 1;
+  return promise.finally(() => {
+    traffic.inFlight -= 1;
+    if (!traffic.inFlight) traffic.quietSince = performance.now();
+  });
+}
+
+/**
+ * Resolves once no request of this client has been in flight for `ms` milliseconds: for
+ * work that may wait (warming plotly.js blocks the page for a second) and should not land
+ * while a view is still waiting for what it draws first.
+ */
+export function whenQuiet(ms) {
+  return new Promise((resolve) => {
+    const check = () => {
+      const left = traffic.inFlight ? ms : traffic.quietSince + ms - performance.now();
+      if (left <= 0) resolve();
+      else setTimeout(check, Math.max(left, 50));
+    };
+    check();
+  });
+}
+
 async function parse(response) {
   let body = null;
   try {
@@ -28,11 +56,10 @@ async function parse(response) {
 
 /** GET a JSON API path with query parameters (arrays repeat the key). */
 export async function getJSON(path, params = {}) {
-  const response = await fetch(apiURL(path, params), {
+  return counted(fetch(apiURL(path, params), {
     headers: { Accept: 'application/json' },
     cache: 'no-cache',
-  });
-  return parse(response);
+  }).then(parse));
 }
 
 /**
@@ -58,29 +85,28 @@ export async function getJSONWhenReady(path, params = {},
 
 /** GET a file to download (a URL from apiURL): its Blob; a server error throws as getJSON. */
 export async function getBlob(url) {
-  const response = await fetch(url, { cache: 'no-cache' });
-  if (!response.ok) await parse(response); // throws the ApiError of the {"error"} body
-  return response.blob();
+  return counted(fetch(url, { cache: 'no-cache' }).then(async (response) => {
+    if (!response.ok) await parse(response); // throws the ApiError of the {"error"} body
+    return response.blob();
+  }));
 }
 
 /** POST a JSON body and parse the JSON answer. */
 export async function postJSON(path, body, params = {}) {
-  const response = await fetch(apiURL(path, params), {
+  return counted(fetch(apiURL(path, params), {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
     body: JSON.stringify(body),
-  });
-  return parse(response);
+  }).then(parse));
 }
 
 /** POST a FormData body (a file upload) and parse the JSON answer. */
 export async function postForm(path, form, params = {}) {
-  const response = await fetch(apiURL(path, params), {
+  return counted(fetch(apiURL(path, params), {
     method: 'POST',
     headers: { Accept: 'application/json' },
     body: form,
-  });
-  return parse(response);
+  }).then(parse));
 }
 
 /**

@@ -61,7 +61,11 @@ export function uid(prefix = 'vdl') {
   return `${prefix}-${idCounter}`;
 }
 
-/** Format an integer with thousands separators. */
+/** Format an integer with thousands separators (as toLocaleString('en-US') does). A whole
+ *  number is grouped here: the page's first toLocaleString loads locale data (tens of ms). */
 export function fmtInt(n) {
-  return Number(n).toLocaleString('en-US');
+  const x = Number(n);
+  if (!Number.isSafeInteger(x) || Object.is(x, -0)) return x.toLocaleString('en-US');
+  const digits = String(Math.abs(x)).replace(/\B(?=(\d{3})+$)/g, ',');
+  return x < 0 ? `-${digits}` : digits;
 }

@@ -48,28 +48,32 @@ export class GraphCanvas extends Drawing {
   }
 
   draw(data) {
+    // the screen's box, read while the old drawing (culled) is in: once the new one is in,
+    // reading any box lays out every tile of it, wanted or not (SVG text makes that costly)
+    const screen = this.svg.getBoundingClientRect();
     this.data = data;
     ({ byId: this.byId, tiles: this.tiles, layers: this.layers } = drawGraph(this.viewport, data));
     this.overview = null;
     this.overviewShown = false;
-    this.#onTransform(this.pz.k);
+    this.#onTransform(this.pz.k, screen);
     this.svg.dataset.nodes = String(data.nodes.length);
   }
 
-  /** After every pan/zoom frame: level of detail by zoom, and only nearby tiles drawn. */
-  #onTransform(k) {
-    if (this.onTransform) this.onTransform(this); // e.g. a diff's other side follows
+  /** After every pan/zoom frame: level of detail by zoom, and only nearby tiles drawn (the
+   *  screen's box is `screen`, else read now). Then onTransform, which may read layout. */
+  #onTransform(k, screen = null) {
     this.svg.classList.toggle('far', k < 0.45);
-    if (!this.tiles) return;
-    const many = this.data && this.data.nodes.length > OVERVIEW_MIN_NODES;
-    this.#setOverview(many && k < OVERVIEW_BELOW);
-    if (this.overviewShown) return;
-    const r = this.svg.getBoundingClientRect();
-    const [x0, y0] = this.pz.toGraph(r.left, r.top);
-    const [x1, y1] = this.pz.toGraph(r.right, r.bottom);
-    const mx = (x1 - x0) * 0.5;
-    const my = (y1 - y0) * 0.5;
-    cullTiles(this.tiles, [x0 - mx, y0 - my, x1 + mx, y1 + my]);
+    const many = this.tiles && this.data && this.data.nodes.length > OVERVIEW_MIN_NODES;
+    if (this.tiles) this.#setOverview(many && k < OVERVIEW_BELOW);
+    if (this.tiles && !this.overviewShown) {
+      const r = screen || this.svg.getBoundingClientRect();
+      const [x0, y0] = this.pz.toGraph(r.left, r.top, r);
+      const [x1, y1] = this.pz.toGraph(r.right, r.bottom, r);
+      const mx = (x1 - x0) * 0.5;
+      const my = (y1 - y0) * 0.5;
+      cullTiles(this.tiles, [x0 - mx, y0 - my, x1 + mx, y1 + my]);
+    }
+    if (this.onTransform) this.onTransform(this); // e.g. a diff's other side follows
   }
 
   /** Swap the detailed drawing for the overview (far zoom on a big graph) and back. */

@@ -87,8 +87,8 @@ export class PanZoom {
   }
 
   /** Screen (client) point -> graph coordinates. */
-  toGraph(clientX, clientY) {
-    const r = this.svg.getBoundingClientRect();
+  toGraph(clientX, clientY, box = null) {
+    const r = box || this.svg.getBoundingClientRect(); // `box`: the element's box, read already
     return [(clientX - r.left - this.tx) / this.k, (clientY - r.top - this.ty) / this.k];
   }
 

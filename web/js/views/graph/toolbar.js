@@ -3,17 +3,11 @@
 import * as state from '../../shared/state.js';
 import { el } from '../../shared/dom.js';
 import { colorsOf } from './colors.js';
+import { viewOptions } from './viewfetch.js';
 
-state.declare('graph_dir', 'TB');
-state.declare('graph_attrs', false);
-state.declare('graph_inits', false);
+export { viewOptions };
 
 const CATEGORIES = ['layer', 'activation', 'pool', 'normalization', 'math', 'shape', 'control', 'constant', 'quantization', 'group'];
-
-/** The drawing options of /api/graph/view, from the URL. */
-export function viewOptions() {
-  return { direction: state.get('graph_dir'), attrs: state.get('graph_attrs'), inits: state.get('graph_inits') };
-}
 
 /**
  * The toolbar. on: {selectModel(id), upload(file input), fit(), actualSize(), expand(spec),

@@ -1,10 +1,83 @@
 // Asking the server for a view of a model (/api/graph/view). A big one is laid out by a job
 // on the server: until it is done the answer is `pending` with its progress, and the view is
-// asked for again until it is ready. Apart from graph.js, which keeps what is shown.
-import { postJSON } from '../../shared/api.js';
-import { fmtInt } from '../../shared/dom.js';
+// asked for again until it is ready. Apart from graph/view.js, which keeps what is shown.
+//
+// The page that opens on the graph tab asks for its model's summary and first view as soon
+// as graph.js is loaded (askEarly), before the shell has mounted the view: the first
+// fetchView / fetchSummary of that model takes those answers instead of asking again.
+import * as state from '../../shared/state.js';
+import { getJSON, postJSON } from '../../shared/api.js';
+import { fmtInt, ensureStylesheet } from '../../shared/dom.js';
+
+/** The view's stylesheet (ensureStylesheet's arguments). */
+export const STYLESHEET = { id: 'graph-css', href: 'static/css/graph.css' };
 
 const POLL_MS = 200; // how often a pending layout's progress is asked for
+
+// the drawing options, kept in the URL (set by the toolbar's controls)
+state.declare('graph_dir', 'TB');
+state.declare('graph_attrs', false);
+state.declare('graph_inits', false);
+
+/** The drawing options of /api/graph/view, from the URL. */
+export function viewOptions() {
+  return { direction: state.get('graph_dir'), attrs: state.get('graph_attrs'), inits: state.get('graph_inits') };
+}
+
+const early = new Map(); // request key -> the promise of its answer (askEarly)
+
+const viewKey = (body) => `view ${JSON.stringify(body)}`;
+
+/** Ask now for model `id`'s summary and its first view with `options` (viewOptions()). */
+function askFor(id, options) {
+  const body = { model: id, expanded: 'initial', ...options };
+  for (const [key, answer] of [[viewKey(body), postJSON('api/graph/view', { ...body, background: true })],
+    [`summary ${id}`, getJSON('api/graph/summary', { model: id })]]) {
+    answer.catch(() => {}); // whoever takes it handles a failure
+    early.set(key, answer);
+  }
+}
+
+/**
+ * For a page that opens on the graph tab: ask for the stylesheet and for the summary and
+ * first view of the model it will show (the URL's, at once; else the first of `models`, the
+ * promise of /api/graph/models, once that is in) with `options` (viewOptions()).
+ */
+export function askEarly(models, options) {
+  ensureStylesheet(STYLESHEET.id, STYLESHEET.href);
+  const named = state.get('graph_model');
+  if (named) askFor(named, options);
+  models.then((body) => {
+    const pick = body.models.find((m) => m.id === named) || body.models[0];
+    if (pick && pick.id !== named) askFor(pick.id, options);
+  }, () => {});
+}
+
+/** Ask for /api/graph/models now (the promise of its answer); the view's first
+ *  fetchModels() takes it. */
+export function askModels() {
+  const answer = getJSON('api/graph/models');
+  early.set('models', answer);
+  answer.catch(() => early.delete('models')); // then the view asks again
+  return answer;
+}
+
+/** /api/graph/models. */
+export function fetchModels() {
+  return take('models') || getJSON('api/graph/models');
+}
+
+/** The answer asked for early under `key`, once; null when there is none. */
+function take(key) {
+  const answer = early.get(key) || null;
+  early.delete(key);
+  return answer;
+}
+
+/** /api/graph/summary of model `id`. */
+export function fetchSummary(id) {
+  return take(`summary ${id}`) || getJSON('api/graph/summary', { model: id });
+}
 
 /** A pending layout's progress ({phase, done, total}) as a status line. */
 export function progressText(p) {
@@ -18,8 +91,10 @@ export function progressText(p) {
  * request took over.
  */
 export async function fetchView(body, { stale, onProgress }) {
+  let asked = take(viewKey(body));
   for (;;) {
-    const data = await postJSON('api/graph/view', { ...body, background: true });
+    const data = await (asked || postJSON('api/graph/view', { ...body, background: true }));
+    asked = null;
     if (stale()) return null;
     if (!data.pending) return data;
     onProgress(data.progress);
