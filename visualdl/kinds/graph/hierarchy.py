@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,17 +28,32 @@ PortKey = tuple[int, str]  # (producer node id, tensor name): one port per tenso
 LocalEdge = tuple[Member, Member, PortKey]
 
 
-@dataclass
 class Group:
-    """One name scope (or subgraph body)."""
+    """One name scope (or subgraph body). A plain class with slots: a 100,000-node model
+    has tens of thousands of groups, made while its first view waits."""
 
-    path: str
-    label: str
-    parent: str | None
-    depth: int
-    groups: list[str] = field(default_factory=list)
-    nodes: list[int] = field(default_factory=list)
-    ops: int = 0  # ops in the whole subtree
+    __slots__ = ("path", "label", "parent", "depth", "groups", "nodes", "ops")
+
+    def __init__(self, path: str, label: str, parent: str | None, depth: int,
+                 groups: list[str] | None = None, nodes: list[int] | None = None,
+                 ops: int = 0) -> None:
+        self.path = path
+        self.label = label
+        self.parent = parent
+        self.depth = depth
+        self.groups: list[str] = [] if groups is None else groups  # child groups
+        self.nodes: list[int] = [] if nodes is None else nodes  # nodes held directly
+        self.ops = ops  # ops in the whole subtree
+
+    def __repr__(self) -> str:
+        return f"Group(path={self.path!r}, depth={self.depth}, ops={self.ops})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Group):
+            return NotImplemented
+        return all(getattr(self, a) == getattr(other, a) for a in Group.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
 
 
 class Hierarchy:
@@ -75,7 +89,7 @@ class Hierarchy:
         paths = sorted(parent_of)
         children: dict[str, list[str]] = {p: [] for p in paths}
         children[ROOT] = []
-        sizes = {p: 0 for p in children}
+        sizes = dict.fromkeys(children, 0)
         for p, held in raw_nodes.items():
             sizes[p] = len(held)
         for p in reversed(paths):
@@ -91,8 +105,9 @@ class Hierarchy:
         groups[ROOT] = Group(ROOT, "", None, 0)
         node_group = self.node_group
         stack: list[tuple[str, str]] = [(ROOT, ROOT)]  # (raw path, simplified group it feeds)
+        push, pop = stack.append, stack.pop
         while stack:
-            raw, target = stack.pop()
+            raw, target = pop()
             group = groups[target]
             held = raw_nodes.get(raw)
             if held:
@@ -101,7 +116,7 @@ class Hierarchy:
                     node_group[nid] = target
             for child in children[raw]:
                 if sizes[child] <= 1:  # dissolve: its single node joins this group
-                    stack.append((child, target))
+                    push((child, target))
                     continue
                 label_parts = [child.rpartition("/")[2]]
                 inner = child
@@ -113,7 +128,7 @@ class Hierarchy:
                     inner = only
                 groups[inner] = Group(inner, "/".join(label_parts), target, group.depth + 1)
                 group.groups.append(inner)
-                stack.append((inner, inner))
+                push((inner, inner))
         self._count()
 
     def _count(self) -> None:
@@ -304,8 +319,7 @@ class LocalEdges(Mapping):
         self._edges = edge_ids[order]
         self._bounds = np.searchsorted(groups_at[order], np.arange(len(paths) + 1))
         self._lca = lca
-        self._by_src = np.argsort(src, kind="stable")
-        self._src_sorted = src[self._by_src]
+        self._edge_of: dict[PortKey, int] | None = None
 
     def __getitem__(self, path: str) -> dict[LocalEdge, None]:
         found = self._done.get(path)
@@ -347,15 +361,12 @@ class LocalEdges(Mapping):
 
     def edge_of(self, key: PortKey) -> int:
         """The first model edge from ``key[0]`` carrying tensor ``key[1]``."""
-        src, tensor = key
-        edges = self._h.model.edges
-        at = int(np.searchsorted(self._src_sorted, src))
-        while at < len(self._by_src) and self._src_sorted[at] == src:
-            e = int(self._by_src[at])
-            if edges[e].tensor == tensor:
-                return e
-            at += 1
-        raise KeyError(key)
+        index = self._edge_of
+        if index is None:  # built in C loops: zips of the edges' fields, last wins, reversed
+            edges = self._h.model.edges
+            keys = zip([e.src for e in reversed(edges)], [e.tensor for e in reversed(edges)])
+            index = self._edge_of = dict(zip(keys, range(len(edges) - 1, -1, -1)))
+        return index[key]
 
 
 def _common(a: np.ndarray, b: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
