@@ -317,8 +317,9 @@ class LocalEdges(Mapping):
         groups_at, edge_ids = np.concatenate(at), np.concatenate(ids)
         order = np.lexsort((edge_ids, groups_at))
         self._edges = edge_ids[order]
-        self._bounds = np.searchsorted(groups_at[order], np.arange(len(paths) + 1))
-        self._lca = lca
+        self._bounds: list[int] = np.searchsorted(groups_at[order],
+                                                  np.arange(len(paths) + 1)).tolist()
+        self._lca: list[int] = lca.tolist()  # read one edge at a time: Python ints
         self._edge_of: dict[PortKey, int] | None = None
 
     def __getitem__(self, path: str) -> dict[LocalEdge, None]:
