@@ -26,8 +26,6 @@ ROOT = ""
 Member = tuple[str, object]  # ("n", node id) | ("g", group path) | ("in"|"out", PortKey)
 PortKey = tuple[int, str]  # (producer node id, tensor name): one port per tensor crossing
 LocalEdge = tuple[Member, Member, PortKey]
-#: Edge lookups answered by a scan before an index of every edge is built.
-INDEX_EDGES_AFTER = 1000
 
 
 class Group:
@@ -323,8 +321,6 @@ class LocalEdges(Mapping):
                                                   np.arange(len(paths) + 1)).tolist()
         self._lca: list[int] = lca.tolist()  # read one edge at a time: Python ints
         self._edge_of: dict[PortKey, int] | None = None
-        self._asked = 0
-        self._src = src
 
     def __getitem__(self, path: str) -> dict[LocalEdge, None]:
         found = self._done.get(path)
@@ -365,24 +361,13 @@ class LocalEdges(Mapping):
         return out
 
     def edge_of(self, key: PortKey) -> int:
-        """The first model edge from ``key[0]`` carrying tensor ``key[1]``.
-
-        A first view asks this for its hundred-odd edges: those are found with numpy; a
-        view of thousands of edges builds an index of every edge once."""
+        """The first model edge from ``key[0]`` carrying tensor ``key[1]``."""
         index = self._edge_of
-        if index is not None:
-            return index[key]
-        self._asked += 1
-        if self._asked > INDEX_EDGES_AFTER:  # built in C loops: last wins, so reversed
+        if index is None:  # built in C loops: zips of the edges' fields, last wins, reversed
             edges = self._h.model.edges
             keys = zip([e.src for e in reversed(edges)], [e.tensor for e in reversed(edges)])
-            self._edge_of = dict(zip(keys, range(len(edges) - 1, -1, -1)))
-            return self._edge_of[key]
-        edges = self._h.model.edges
-        for e in np.flatnonzero(self._src == key[0]).tolist():
-            if edges[e].tensor == key[1]:
-                return e
-        raise KeyError(key)
+            index = self._edge_of = dict(zip(keys, range(len(edges) - 1, -1, -1)))
+        return index[key]
 
 
 def _common(a: np.ndarray, b: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
