@@ -13,11 +13,14 @@ group depends only on its own members and what is expanded inside it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Iterator, Mapping
+
+import numpy as np
 
 from visualdl.kinds.graph.parsed_model import GraphModel
 
-__all__ = ["ROOT", "Group", "Hierarchy", "LocalEdge", "Member", "PortKey"]
+__all__ = ["ROOT", "Group", "Hierarchy", "LocalEdge", "LocalEdges", "Member", "PortKey"]
 
 ROOT = ""
 Member = tuple[str, object]  # ("n", node id) | ("g", group path) | ("in"|"out", PortKey)
@@ -25,17 +28,32 @@ PortKey = tuple[int, str]  # (producer node id, tensor name): one port per tenso
 LocalEdge = tuple[Member, Member, PortKey]
 
 
-@dataclass
 class Group:
-    """One name scope (or subgraph body)."""
+    """One name scope (or subgraph body). A plain class with slots: a 100,000-node model
+    has tens of thousands of groups, made while its first view waits."""
 
-    path: str
-    label: str
-    parent: str | None
-    depth: int
-    groups: list[str] = field(default_factory=list)
-    nodes: list[int] = field(default_factory=list)
-    ops: int = 0  # ops in the whole subtree
+    __slots__ = ("path", "label", "parent", "depth", "groups", "nodes", "ops")
+
+    def __init__(self, path: str, label: str, parent: str | None, depth: int,
+                 groups: list[str] | None = None, nodes: list[int] | None = None,
+                 ops: int = 0) -> None:
+        self.path = path
+        self.label = label
+        self.parent = parent
+        self.depth = depth
+        self.groups: list[str] = [] if groups is None else groups  # child groups
+        self.nodes: list[int] = [] if nodes is None else nodes  # nodes held directly
+        self.ops = ops  # ops in the whole subtree
+
+    def __repr__(self) -> str:
+        return f"Group(path={self.path!r}, depth={self.depth}, ops={self.ops})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Group):
+            return NotImplemented
+        return all(getattr(self, a) == getattr(other, a) for a in Group.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
 
 
 class Hierarchy:
@@ -47,71 +65,84 @@ class Hierarchy:
         self.node_group: list[str] = [ROOT] * len(model.nodes)
         self._chains: dict[str, tuple[str, ...]] = {}
         self._port_links: dict[str, tuple[dict, dict]] = {}
-        self._edge_of: dict[PortKey, int] | None = None
         self._build()
-        #: group -> its local edges (source member, target member, the tensor's port key)
-        self.local_edges: dict[str, dict[LocalEdge, None]] = {p: {} for p in self.groups}
-        self._split_edges()
+        #: group -> its local edges (source member, target member, the tensor's port key),
+        #: each group's split out of the model's edges when first asked
+        self.local_edges: Mapping[str, dict[LocalEdge, None]] = LocalEdges(self)
 
     # -- tree -----------------------------------------------------------------------------
     def _build(self) -> None:
-        raw_nodes: dict[str, list[int]] = {}
-        for node in self.model.nodes:
-            raw_nodes.setdefault(node.group, []).append(node.id)
-        children: dict[str, set[str]] = {ROOT: set()}
-        linked: set[str] = set()
-        for path in list(raw_nodes):
-            while path and path not in linked:
-                linked.add(path)
-                parent = path.rsplit("/", 1)[0] if "/" in path else ROOT
-                children.setdefault(path, set())
-                children.setdefault(parent, set()).add(path)
+        raw_nodes: dict[str, list[int]] = {}  # name scope -> its nodes, in the model's order
+        for nid, path in enumerate([n.group for n in self.model.nodes]):
+            held = raw_nodes.get(path)
+            if held is None:
+                raw_nodes[path] = [nid]
+            else:
+                held.append(nid)
+        parent_of: dict[str, str] = {}  # every scope and the scopes above it
+        for path in raw_nodes:
+            while path and path not in parent_of:
+                parent_of[path] = parent = path.rpartition("/")[0]
                 path = parent
-        sizes = self._raw_sizes(children, raw_nodes)
+        # Sorted, a scope comes before everything inside it: children lists come out
+        # sorted, and the reverse order visits children before parents.
+        paths = sorted(parent_of)
+        children: dict[str, list[str]] = {p: [] for p in paths}
+        children[ROOT] = []
+        sizes = dict.fromkeys(children, 0)
+        for p, held in raw_nodes.items():
+            sizes[p] = len(held)
+        for p in reversed(paths):
+            sizes[parent_of[p]] += sizes[p]
+        for p in paths:
+            children[parent_of[p]].append(p)
         self._emit(children, raw_nodes, sizes)
 
-    @staticmethod
-    def _raw_sizes(children: dict[str, set[str]], raw_nodes: dict[str, list[int]]) -> dict[str, int]:
-        order = _post_order(children)
-        sizes: dict[str, int] = {}
-        for path in order:
-            sizes[path] = len(raw_nodes.get(path, ())) + sum(sizes[c] for c in children[path])
-        return sizes
-
-    def _emit(self, children: dict[str, set[str]], raw_nodes: dict[str, list[int]],
+    def _emit(self, children: dict[str, list[str]], raw_nodes: dict[str, list[int]],
               sizes: dict[str, int]) -> None:
         """Create the simplified groups top-down (iteratively: names can be deep)."""
-        self.groups[ROOT] = Group(ROOT, "", None, 0)
+        groups = self.groups
+        groups[ROOT] = Group(ROOT, "", None, 0)
+        node_group = self.node_group
         stack: list[tuple[str, str]] = [(ROOT, ROOT)]  # (raw path, simplified group it feeds)
+        push, pop = stack.append, stack.pop
         while stack:
-            raw, target = stack.pop()
-            group = self.groups[target]
-            for nid in raw_nodes.get(raw, ()):
-                group.nodes.append(nid)
-                self.node_group[nid] = target
-            for child in sorted(children.get(raw, ())):
+            raw, target = pop()
+            group = groups[target]
+            held = raw_nodes.get(raw)
+            if held:
+                group.nodes.extend(held)
+                for nid in held:
+                    node_group[nid] = target
+            for child in children[raw]:
                 if sizes[child] <= 1:  # dissolve: its single node joins this group
-                    stack.append((child, target))
+                    push((child, target))
                     continue
-                label_parts = [child.rsplit("/", 1)[-1]]
+                label_parts = [child.rpartition("/")[2]]
                 inner = child
-                while not raw_nodes.get(inner) and len(children.get(inner, ())) == 1:
-                    only = next(iter(children[inner]))
+                while inner not in raw_nodes and len(children[inner]) == 1:
+                    only = children[inner][0]
                     if sizes[only] <= 1:
                         break
-                    label_parts.append(only.rsplit("/", 1)[-1])
+                    label_parts.append(only.rpartition("/")[2])
                     inner = only
-                self.groups[inner] = Group(inner, "/".join(label_parts), target, group.depth + 1)
+                groups[inner] = Group(inner, "/".join(label_parts), target, group.depth + 1)
                 group.groups.append(inner)
-                stack.append((inner, inner))
+                push((inner, inner))
         self._count()
 
     def _count(self) -> None:
-        kids = {p: set(g.groups) for p, g in self.groups.items()}
-        for path in _post_order(kids):
-            g = self.groups[path]
-            g.ops = sum(1 for n in g.nodes if self.model.nodes[n].role == "op") + sum(
-                self.groups[c].ops for c in g.groups)
+        """Ops in each group's subtree; a group is made after its parent, so children first."""
+        groups, node_group = self.groups, self.node_group
+        ops = {path: len(g.nodes) for path, g in groups.items()}
+        for node in self.model.nodes:
+            if node.role != "op":  # the input/output pseudo-nodes
+                ops[node_group[node.id]] -= 1
+        for path in reversed(list(groups)):
+            g = groups[path]
+            g.ops = ops[path]
+            if g.parent is not None:
+                ops[g.parent] += g.ops
 
     # -- queries --------------------------------------------------------------------------
     def chain(self, group: str) -> list[str]:
@@ -239,32 +270,118 @@ class Hierarchy:
         return found
 
     def edge_of(self, key: PortKey) -> int:
-        """An edge of the model carrying this (producer, tensor): for the tensor's type."""
-        if self._edge_of is None:
-            index: dict[PortKey, int] = {}
-            for i, edge in enumerate(self.model.edges):
-                index.setdefault((edge.src, edge.tensor), i)
-            self._edge_of = index
-        return self._edge_of[key]
-
-    def _split_edges(self) -> None:
-        for edge in self.model.edges:
-            for group, local in self.segments(("n", edge.src), self.node_group[edge.src],
-                                              ("n", edge.dst), self.node_group[edge.dst],
-                                              (edge.src, edge.tensor)):
-                self.local_edges[group][local] = None
+        """An edge of the model carrying this (producer, tensor): for the tensor's type
+        (the first such edge in the model's order)."""
+        return self.local_edges.edge_of(key)  # type: ignore[attr-defined]
 
 
-def _post_order(children: dict[str, set[str]] | dict[str, list[str]]) -> list[str]:
-    """Children before parents, iteratively."""
-    order: list[str] = []
-    stack: list[tuple[str, bool]] = [(ROOT, False)]
-    while stack:
-        path, done = stack.pop()
-        if done:
-            order.append(path)
-            continue
-        stack.append((path, True))
-        for child in children.get(path, ()):
-            stack.append((child, False))
-    return order
+class LocalEdges(Mapping):
+    """``group -> {local edge: None}``: every model edge split into the groups it crosses,
+    one group at a time on first use.
+
+    Which groups an edge touches (those from its source's group up to the innermost group
+    holding both ends, and down to its target's) is found for all edges at once with numpy;
+    the Python tuples of a group's local edges are made only when that group is laid out or
+    shown. The first view of a 100,000-node model shows a few groups, not its 40,000. A
+    group's local edges are in the order of the model's edges, as if split one edge at a
+    time (a local edge shared by several edges comes with the first).
+    """
+
+    def __init__(self, h: Hierarchy) -> None:
+        self._h = h
+        self._done: dict[str, dict[LocalEdge, None]] = {}
+        self._lock = threading.Lock()
+        edges = h.model.edges
+        paths = list(h.groups)
+        index = {p: i for i, p in enumerate(paths)}
+        self._index = index
+        parent = np.array([index[h.groups[p].parent] if p else 0 for p in paths], np.int64)
+        depth = np.array([h.groups[p].depth for p in paths], np.int64)
+        group = np.array([index[p] for p in h.node_group], np.int64)
+        src = np.fromiter((e.src for e in edges), np.int64, len(edges))
+        dst = np.fromiter((e.dst for e in edges), np.int64, len(edges))
+        ga, gb = group[src], group[dst]
+        lca = _common(ga, gb, parent, depth)
+        at = [lca]  # (group, edge) pairs: the common group, then each side's way up to it
+        ids = [np.arange(len(edges))]
+        for start in (ga, gb):
+            cur, which = start, np.arange(len(edges))
+            while True:
+                keep = cur != lca[which]
+                cur, which = cur[keep], which[keep]
+                if not len(cur):
+                    break
+                at.append(cur)
+                ids.append(which)
+                cur = parent[cur]
+        groups_at, edge_ids = np.concatenate(at), np.concatenate(ids)
+        order = np.lexsort((edge_ids, groups_at))
+        self._edges = edge_ids[order]
+        self._bounds: list[int] = np.searchsorted(groups_at[order],
+                                                  np.arange(len(paths) + 1)).tolist()
+        self._lca: list[int] = lca.tolist()  # read one edge at a time: Python ints
+        self._edge_of: dict[PortKey, int] | None = None
+
+    def __getitem__(self, path: str) -> dict[LocalEdge, None]:
+        found = self._done.get(path)
+        if found is None:
+            found = self._split(path)
+            with self._lock:
+                found = self._done.setdefault(path, found)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._h.groups)
+
+    def __len__(self) -> int:
+        return len(self._h.groups)
+
+    def _split(self, path: str) -> dict[LocalEdge, None]:
+        i = self._index[path]  # KeyError for an unknown group, as a dict would
+        h, edges = self._h, self._h.model.edges
+        d = h.groups[path].depth
+        node_group, chain = h.node_group, h._chain
+        out: dict[LocalEdge, None] = {}
+        for e in self._edges[self._bounds[i]:self._bounds[i + 1]].tolist():
+            edge = edges[e]
+            key = (edge.src, edge.tensor)
+            ca = chain(node_group[edge.src])
+            if self._lca[e] == i:
+                cb = chain(node_group[edge.dst])
+                a = ("g", ca[d + 1]) if len(ca) > d + 1 else ("n", edge.src)
+                b = ("g", cb[d + 1]) if len(cb) > d + 1 else ("n", edge.dst)
+                out[(a, b, key)] = None
+            elif len(ca) > d and ca[d] == path:  # on the way up from the source
+                a = ("g", ca[d + 1]) if len(ca) > d + 1 else ("n", edge.src)
+                out[(a, ("out", key), key)] = None
+            else:  # on the way down to the target
+                cb = chain(node_group[edge.dst])
+                b = ("g", cb[d + 1]) if len(cb) > d + 1 else ("n", edge.dst)
+                out[(("in", key), b, key)] = None
+        return out
+
+    def edge_of(self, key: PortKey) -> int:
+        """The first model edge from ``key[0]`` carrying tensor ``key[1]``."""
+        index = self._edge_of
+        if index is None:  # built in C loops: zips of the edges' fields, last wins, reversed
+            edges = self._h.model.edges
+            keys = zip([e.src for e in reversed(edges)], [e.tensor for e in reversed(edges)])
+            index = self._edge_of = dict(zip(keys, range(len(edges) - 1, -1, -1)))
+        return index[key]
+
+
+def _common(a: np.ndarray, b: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """The innermost common group of each pair (a[i], b[i]) of group indices."""
+    a, b = a.copy(), b.copy()
+    for x, y in ((a, b), (b, a)):  # lift the deeper one to the other's depth
+        while True:
+            deeper = depth[x] > depth[y]
+            if not deeper.any():
+                break
+            x[deeper] = parent[x[deeper]]
+    while True:
+        differ = a != b
+        if not differ.any():
+            return a
+        a[differ] = parent[a[differ]]
+        b[differ] = parent[b[differ]]

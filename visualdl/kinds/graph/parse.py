@@ -1,7 +1,7 @@
 """ONNX -> :class:`GraphModel`: nodes, edges with tensor types, initializers, subgraphs.
 
-Shape inference runs first (its failure is a warning, not an error: many exported models
-carry custom ops). External data is never loaded while parsing: the weights' shapes and
+Shape inference runs beside the parse (its failure is a warning, not an error: many exported
+models carry custom ops). External data is never loaded while parsing: the weights' shapes and
 types are in the protobuf itself, and values are read on request from the model's folder.
 """
 
@@ -15,15 +15,11 @@ from onnx import AttributeProto, GraphProto, ModelProto
 
 from visualdl.kinds.graph.categories import category_of
 from visualdl.kinds.graph.errors import ModelError
-from visualdl.kinds.graph.parsed_model import Edge, GraphModel, Initializer, Node, TensorInfo
-from visualdl.kinds.graph.tensor_values import (
-    attribute_value,
-    dtype_name,
-    shape_of_type,
-    tensor_summary,
-)
+from visualdl.kinds.graph.inference import CHECK_LIMIT, Inference
+from visualdl.kinds.graph.late_parts import GraphSource, ModelTypes, SubgraphPath
+from visualdl.kinds.graph.parsed_model import Edge, GraphModel, Initializer, Node
 
-__all__ = ["MAX_EDGES", "MAX_NODES", "ModelError", "check_size", "load_model", "parse_bytes",
+__all__ = ["CHECK_LIMIT", "MAX_EDGES", "MAX_NODES", "ModelError", "check_size", "load_model", "parse_bytes",
            "parse_model", "parse_path"]
 
 _SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
@@ -32,7 +28,6 @@ _SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 MAX_NODES = 200_000
 MAX_EDGES = 600_000
 PAGE_MEMORY_GB = 1
-CHECK_LIMIT = 50_000  # onnx.checker takes about half a second per 100,000 nodes
 
 
 def load_model(source: bytes | str | os.PathLike) -> tuple[ModelProto, str | None]:
@@ -65,14 +60,16 @@ def check_size(model: ModelProto, max_nodes: int = MAX_NODES, max_edges: int = M
     stack = [model.graph]
     while stack:
         graph = stack.pop()
-        nodes += len(graph.node)
-        for node in graph.node:
-            edges += len(node.input)
-            for attr in node.attribute:
-                if attr.type == AttributeProto.GRAPH:
-                    stack.append(attr.g)
-                elif attr.type == AttributeProto.GRAPHS:
-                    stack.extend(attr.graphs)
+        protos = list(graph.node)
+        nodes += len(protos)
+        edges += sum([len(node.input) for node in protos])
+        for node in protos:
+            if node.attribute:
+                for attr in node.attribute:
+                    if attr.type == AttributeProto.GRAPH:
+                        stack.append(attr.g)
+                    elif attr.type == AttributeProto.GRAPHS:
+                        stack.extend(attr.graphs)
         if nodes > max_nodes or edges > max_edges:
             break
     if nodes > max_nodes or edges > max_edges:
@@ -93,72 +90,28 @@ def parse_path(path: str | os.PathLike) -> GraphModel:
 
 
 def parse_model(model: ModelProto, base_dir: str | None = None) -> GraphModel:
-    """Run shape inference and flatten the model (subgraphs included) into a GraphModel."""
-    warnings: list[str] = []
-    model = _infer(model, warnings)
-    _check(model, warnings)
+    """Flatten the model (subgraphs included) into a GraphModel; shape inference and the
+    checker run beside it (:mod:`.inference`: a big model's in a process of their own)."""
+    inference = Inference(model)
+    if not inference.in_worker:
+        model = inference.typed()  # a small model: inferred first, and parsed from that
     builder = _Builder()
     builder.graph(model.graph, scope=0, prefix="")
-    graph = model.graph
+    late = ModelTypes(inference, model, builder.paths, builder.sources, builder.weights,
+                      builder.initializers)
     return GraphModel(
         nodes=builder.nodes,
         edges=builder.edges,
-        tensors=builder.tensors,
+        tensors=None,
         initializers=builder.initializers,
         metadata=_metadata(model),
-        inputs=[_io(builder, 0, v.name) for v in graph.input
-                if (0, v.name) not in builder.initializers],
-        outputs=[_io(builder, 0, v.name) for v in graph.output],
-        warnings=warnings,
+        inputs=None,
+        outputs=None,
+        warnings=None,
         base_dir=base_dir,
         scope_parent=builder.scope_parent,
+        late=late,
     )
-
-
-def _infer(model: ModelProto, warnings: list[str]) -> ModelProto:
-    try:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
-                                                 data_prop=True)
-    except Exception as err:  # noqa: BLE001 - inference is best effort
-        warnings.append(f"shape inference failed: {_first_line(err)}")
-        return model
-
-
-def _check(model: ModelProto, warnings: list[str]) -> None:
-    if len(model.graph.node) > CHECK_LIMIT:  # its time goes to the first view; say so
-        warnings.append(f"onnx.checker not run: the model has over {CHECK_LIMIT:,} nodes")
-        return
-    try:
-        onnx.checker.check_model(_without_external_weights(model))
-    except Exception as err:  # noqa: BLE001 - show what we can, say what is wrong
-        warnings.append(f"onnx.checker: {_first_line(err)}")
-
-
-def _without_external_weights(model: ModelProto) -> ModelProto:
-    """The model as the checker should see it: weights kept outside the file (a model
-    saved with external data, or converted from a graph file that holds shapes but no
-    values: VisualDL's, Paddle's .pdmodel) become typed graph inputs. The view draws a
-    model's structure; whether a weight file sits beside an upload is not its concern."""
-    external = [t for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
-    if not external:
-        return model
-    copy = ModelProto()
-    copy.CopyFrom(model)
-    names = {t.name for t in external}
-    kept = [t for t in copy.graph.initializer if t.name not in names]
-    del copy.graph.initializer[:]
-    copy.graph.initializer.extend(kept)
-    inputs = {i.name for i in copy.graph.input}
-    for t in external:
-        if t.name not in inputs:
-            copy.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type,
-                                                                       list(t.dims)))
-    return copy
-
-
-def _first_line(err: Exception) -> str:
-    text = str(err).strip().splitlines()
-    return (text[0] if text else type(err).__name__)[:300]
 
 
 def _metadata(model: ModelProto) -> dict[str, Any]:
@@ -175,12 +128,6 @@ def _metadata(model: ModelProto) -> dict[str, Any]:
         "properties": {p.key: p.value[:500] for p in model.metadata_props},
         "functions": len(model.functions),
     }
-
-
-def _io(builder: _Builder, scope: int, name: str) -> dict[str, Any]:
-    info = builder.tensors.get((scope, name))
-    return {"name": name, "dtype": info.dtype if info else None,
-            "shape": info.shape if info else None}
 
 
 def _join(prefix: str, parts: list[str]) -> str:
@@ -203,106 +150,169 @@ def _components(name: str) -> list[str]:
 
 
 class _Builder:
-    """Walks a graph and its subgraphs, assigning node ids and resolving tensor producers."""
+    """Walks a graph and its subgraphs, assigning node ids and resolving tensor producers.
+
+    The loop over a graph's nodes is the hot path of a big model's parse (100,000 nodes):
+    it reads only what the structure needs (name, op type, inputs, outputs) and leaves the
+    attributes, the doc string and every type to be read when asked (:mod:`.late_parts`).
+    """
 
     def __init__(self) -> None:
         self.nodes: list[Node] = []
         self.edges: list[Edge] = []
-        self.tensors: dict[tuple[int, str], TensorInfo] = {}
         self.initializers: dict[tuple[int, str], Initializer] = {}
         self.scope_parent: dict[int, int] = {}
-        self._producers: dict[tuple[int, str], int] = {}
-        self._edge_keys: set[tuple[int, int, str]] = set()
+        self.sources: dict[int, GraphSource] = {}
+        self.paths: dict[int, SubgraphPath] = {}
+        #: each scope's weights in the graph's order (dense, sparse), duplicates included
+        self.weights: dict[int, tuple[list[Initializer], list[Initializer]]] = {}
+        self._producers: dict[int, dict[str, int]] = {}  # scope -> tensor name -> node id
+        self._weight_names: dict[int, dict[tuple[int, str], Initializer]] = {}
+        self._categories: dict[str, str] = {}
         self._next_scope = 1
 
     # -- graphs -------------------------------------------------------------------------------
-    def graph(self, g: GraphProto, scope: int, prefix: str, owner: int | None = None) -> None:
-        """Add ``g``'s values, nodes and outputs; ``owner`` is the If/Loop/Scan node of a body."""
-        self._types(g, scope)
-        for init in g.initializer:
-            self.initializers[(scope, init.name)] = Initializer(
-                init.name, scope, tensor_summary(init), init)
-        for sparse in g.sparse_initializer:
-            self.initializers[(scope, sparse.values.name)] = Initializer(
-                sparse.values.name, scope, tensor_summary(sparse.values), sparse.values)
+    def graph(self, g: GraphProto, scope: int, prefix: str, owner: int | None = None,
+              owner_edges: set[tuple[int, str]] | None = None) -> None:
+        """Add ``g``'s values, nodes and outputs; ``owner`` is the If/Loop/Scan node of a body
+        and ``owner_edges`` the (source, tensor) of the edges into it so far."""
+        source = self.sources[scope] = GraphSource(g)
+        self._producers[scope] = producers = {}
+        inits = self.initializers
+        dense = [Initializer(t.name, scope, None, t) for t in g.initializer]
+        sparse = [Initializer(sp.values.name, scope, None, sp.values)
+                  for sp in g.sparse_initializer]
+        self.weights[scope] = (dense, sparse)
+        for init in dense:
+            inits[(scope, init.name)] = init
+        for init in sparse:
+            inits[(scope, init.name)] = init
         for value in g.input:
-            if (scope, value.name) in self.initializers:
+            if (scope, value.name) in inits:
                 continue  # IR < 4 lists weights as inputs too; they are weights
-            node = self._add(role="input", name=value.name, op_type="Input", domain="",
-                             scope=scope, group=prefix, label=value.name, outputs=[value.name])
-            self._producers[(scope, value.name)] = node.id
-        for proto in g.node:
-            self._op(proto, scope, prefix)
+            producers[value.name] = self._pseudo("input", value.name, scope, prefix, [],
+                                                 [value.name])
+        self._ops(g, source, scope, prefix)
         for value in g.output:
             if owner is None:
-                node = self._add(role="output", name=value.name, op_type="Output", domain="",
-                                 scope=scope, group=prefix, label=value.name,
-                                 inputs=[value.name])
-                self._connect(scope, value.name, node.id)
+                nid = self._pseudo("output", value.name, scope, prefix, [value.name], [])
+                self._connect(scope, value.name, nid, None)
             else:
-                self._connect(scope, value.name, owner)
+                self._connect(scope, value.name, owner, owner_edges)
 
-    def _types(self, g: GraphProto, scope: int) -> None:
-        for value in list(g.input) + list(g.value_info) + list(g.output):
-            dtype, shape = shape_of_type(value.type)
-            if dtype is not None or shape is not None:
-                self.tensors[(scope, value.name)] = TensorInfo(dtype, shape)
-        for init in g.initializer:
-            key = (scope, init.name)
-            if key not in self.tensors:
-                self.tensors[key] = TensorInfo(dtype_name(init.data_type),
-                                               [int(d) for d in init.dims])
+    def _pseudo(self, role: str, name: str, scope: int, prefix: str, inputs: list[str],
+                outputs: list[str]) -> int:
+        nid = len(self.nodes)
+        self.nodes.append(Node(nid, role, name, role.capitalize(), "", scope, prefix, name,
+                               category_of(role.capitalize(), role), inputs, outputs))
+        return nid
 
     # -- nodes --------------------------------------------------------------------------------
-    def _op(self, proto: onnx.NodeProto, scope: int, prefix: str) -> None:
+    def _ops(self, g: GraphProto, source: GraphSource, scope: int, prefix: str) -> None:
+        """Every node of one graph: the fast path, with control-flow nodes aside."""
+        nodes, edges, categories = self.nodes, self.edges, self._categories
+        producers = self._producers[scope]
+        nested = scope in self.scope_parent
+        inits = self.initializers
+        heads: dict[str, tuple[str, str | None]] = {}  # name head -> (group, its last part)
+        for index, proto in enumerate(g.node):
+            if proto.attribute and any(a.type in _SUBGRAPH_TYPES for a in proto.attribute):
+                self._control(proto, index, source, scope, prefix)
+                continue
+            name, op = proto.name, proto.op_type
+            head, _, last = name.rpartition("/")
+            entry = heads.get(head)
+            if entry is None:
+                parts = _components(head)
+                entry = heads[head] = (_join(prefix, parts), parts[-1] if parts else None)
+            group, above = entry
+            if not last:  # a name ending in "/" (or none): the general rule
+                parts = _components(name)
+                group, label = _join(prefix, parts[:-1]), _label(parts, op)
+            elif above is not None and (last == op or last.startswith(op + "_")):
+                label = above
+            else:
+                label = last
+            category = categories.get(op)
+            if category is None:
+                category = categories[op] = category_of(op, "op")
+            nid = len(nodes)
+            inputs, outputs = proto.input[:], proto.output[:]  # a slice is a list, made faster
+            nodes.append(Node(nid, "op", name, op, proto.domain, scope, group, label, category,
+                              inputs, outputs, None, [], None, (source, index)))
+            for tensor in (inputs if len(inputs) < 2 else dict.fromkeys(inputs)):
+                if not tensor:
+                    continue
+                src = producers.get(tensor)
+                if src is not None:
+                    edges.append(Edge(src, nid, tensor, scope))
+                elif nested and (scope, tensor) not in inits:
+                    self._connect_outer(scope, tensor, nid, None)
+            for tensor in outputs:
+                if tensor:
+                    producers[tensor] = nid
+
+    def _control(self, proto: onnx.NodeProto, index: int, source: GraphSource, scope: int,
+                 prefix: str) -> None:
+        """An If/Loop/Scan (any node with graph attributes): a group of its own, holding
+        itself and its bodies."""
         parts = _components(proto.name)
-        bodies = [a for a in proto.attribute if a.type in _SUBGRAPH_TYPES]
-        if bodies:  # a control-flow node is a group of its own, holding itself and its bodies
-            own = _join(prefix, parts or [f"{proto.op_type}_{len(self.nodes)}"])
-            group, label = own, (parts[-1] if parts else "")
-        else:
-            group, label = _join(prefix, parts[:-1]), _label(parts, proto.op_type)
-        node = self._add(
-            role="op", name=proto.name, op_type=proto.op_type, domain=proto.domain,
-            scope=scope, group=group, label=label, inputs=list(proto.input),
-            outputs=list(proto.output),
-            attributes=[(a.name, *attribute_value(a)) for a in proto.attribute],
-            doc=proto.doc_string[:2000],
-        )
+        own = _join(prefix, parts or [f"{proto.op_type}_{len(self.nodes)}"])
+        nid = len(self.nodes)
+        node = Node(nid, "op", proto.name, proto.op_type, proto.domain, scope, own,
+                    parts[-1] if parts else "", category_of(proto.op_type, "op"),
+                    list(proto.input), list(proto.output), None, [], None, (source, index))
+        self.nodes.append(node)
+        into: set[tuple[int, str]] = set()
         for name in dict.fromkeys(proto.input):
             if name:
-                self._connect(scope, name, node.id)
+                self._connect(scope, name, nid, into)
         for name in proto.output:
             if name:
-                self._producers[(scope, name)] = node.id
-        for attr in bodies:
+                self._producers[scope][name] = nid
+        for attr_index, attr in enumerate(proto.attribute):
+            if attr.type not in _SUBGRAPH_TYPES:
+                continue
             graphs = [attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)
             for i, body in enumerate(graphs):
                 sub = self._next_scope
                 self._next_scope += 1
                 self.scope_parent[sub] = scope
+                self.paths[sub] = (scope, index, attr_index,
+                                   -1 if attr.type == AttributeProto.GRAPH else i)
                 suffix = attr.name if len(graphs) == 1 else f"{attr.name}_{i}"
-                path = _join(group, [suffix])
+                path = _join(own, [suffix])
                 node.subgraphs.append(path)
-                self.graph(body, sub, path, owner=node.id)
+                self.graph(body, sub, path, owner=nid, owner_edges=into)
 
-    def _add(self, **fields: Any) -> Node:
-        node = Node(id=len(self.nodes), category=category_of(fields["op_type"], fields["role"]),
-                    **fields)
-        self.nodes.append(node)
-        return node
+    def _connect(self, scope: int, name: str, dst: int, seen: set[tuple[int, str]] | None) -> None:
+        """Add the edge producer(name) -> dst, looking the name up from inner to outer scope;
+        ``seen``: the (source, tensor) of the edges into ``dst`` so far (none are repeated)."""
+        src = self._producers[scope].get(name)
+        if src is not None:
+            self._edge(src, dst, name, scope, seen)
+        elif (scope, name) not in self.initializers and scope in self.scope_parent:
+            self._connect_outer(scope, name, dst, seen)
 
-    def _connect(self, scope: int, name: str, dst: int) -> None:
-        """Add the edge producer(name) -> dst, looking the name up from inner to outer scope."""
-        s = scope
+    def _connect_outer(self, scope: int, name: str, dst: int,
+                       seen: set[tuple[int, str]] | None) -> None:
+        """The edge from a tensor of an enclosing graph (a body reading an outer value)."""
+        s = self.scope_parent[scope]
         while True:
-            src = self._producers.get((s, name))
+            src = self._producers[s].get(name)
             if src is not None:
-                break
+                self._edge(src, dst, name, s, seen)
+                return
             if (s, name) in self.initializers or s not in self.scope_parent:
                 return  # a weight (shown inside the node) or an unknown name
             s = self.scope_parent[s]
-        key = (src, dst, name)
-        if src != dst and key not in self._edge_keys:
-            self._edge_keys.add(key)
-            self.edges.append(Edge(src, dst, name, s))
+
+    def _edge(self, src: int, dst: int, name: str, scope: int,
+              seen: set[tuple[int, str]] | None) -> None:
+        if src == dst:
+            return
+        if seen is not None:
+            if (src, name) in seen:
+                return
+            seen.add((src, name))
+        self.edges.append(Edge(src, dst, name, scope))

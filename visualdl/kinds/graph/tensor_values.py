@@ -151,23 +151,35 @@ def _tensor_inline(tensor: TensorProto) -> str:
     return f"{dtype} {format_shape(dims) or '[]'}"
 
 
+@lru_cache(maxsize=64)
+def _itemsize(elem_type: int) -> int:
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).itemsize
+    except Exception:  # noqa: BLE001 - exotic types (float8, int4) have no numpy itemsize
+        return 0
+
+
+def _prod64(dims: list[int]) -> int:
+    """The product as numpy's int64 ``prod`` gives it (wrapped past 2**63), in Python ints:
+    a hundred thousand weights are summarized for one summary."""
+    p = math.prod(dims)
+    if -(2**63) <= p < 2**63:
+        return p
+    return (p + 2**63) % 2**64 - 2**63
+
+
 def tensor_summary(tensor: TensorProto) -> dict[str, Any]:
     """Shape, dtype, element count and byte size, cheaply (no values are decoded)."""
     dims = [int(d) for d in tensor.dims]
-    count = int(np.prod(dims, dtype=np.int64)) if dims else 1
-    dtype = dtype_name(tensor.data_type)
-    try:
-        itemsize = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
-    except Exception:  # noqa: BLE001 - exotic types (float8, int4) have no numpy itemsize
-        itemsize = 0
-    external = tensor.data_location == TensorProto.EXTERNAL
+    count = _prod64(dims) if dims else 1
+    data_type = tensor.data_type
     return {
         "name": tensor.name,
-        "dtype": dtype,
+        "dtype": dtype_name(data_type),
         "shape": dims,
         "size": count,
-        "nbytes": count * itemsize,
-        "external": external,
+        "nbytes": count * _itemsize(data_type),
+        "external": tensor.data_location == TensorProto.EXTERNAL,
     }
 
 
