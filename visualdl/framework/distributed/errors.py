@@ -16,3 +16,17 @@ class DistributedError(RuntimeError):
 
     def __reduce__(self) -> tuple:  # pickled across processes (spawn, Ray) as it was made
         return (DistributedError, (self.rank, self.detail))
+
+
+#: The words of every "a peer is gone" failure: ``spawn`` tells the rank that started a
+#: failure from the ranks that only lost their peers by them.
+LOST_PEER = "left or did not answer"
+
+
+def peer_lost(rank: int, world_size: int, what: str, timeout_s: float,
+              why: object) -> DistributedError:
+    """The error of a collective that did not complete: this rank, its peers, the timeout,
+    the library's own words (``why``) -- the same whichever library it was."""
+    peers = ", ".join(str(r) for r in range(world_size) if r != rank)
+    return DistributedError(rank, f"{what} failed: a peer (rank {peers}) {LOST_PEER} within "
+                                  f"the {timeout_s:g} s timeout ({why})")

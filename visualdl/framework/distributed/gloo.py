@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DistributedError
+from .errors import DistributedError, peer_lost
 
 _JOINED = "visualdl/joined/"
 
@@ -63,10 +63,7 @@ class TorchCommunicator:
 
     def failure(self, what: str, exc: BaseException) -> DistributedError:
         """The error of a failed collective: this rank, the peers, the timeout, gloo's words."""
-        peers = [r for r in range(self.world_size) if r != self.rank]
-        return DistributedError(
-            self.rank, f"{what} failed: a peer (rank {', '.join(map(str, peers))}) left or did "
-                       f"not answer within the {self.timeout_s:g} s timeout ({exc})")
+        return peer_lost(self.rank, self.world_size, what, self.timeout_s, exc)
 
     def _tensor(self, buffer: np.ndarray) -> Any:
         if not buffer.flags.c_contiguous:

@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from .errors import DistributedError
+from .errors import LOST_PEER, DistributedError
 
 THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                      "MKL_NUM_THREADS")
@@ -150,7 +150,7 @@ def _drain(results: Any, values: dict[int, Any], failed: dict[int, tuple[int, st
 
 def root_cause(failed: dict[int, tuple[int, str]]) -> DistributedError:
     """The failure that started it: a rank that did not merely lose its peers."""
-    lost = [r for r, (_, why) in failed.items() if "left or did not answer" in why]
+    lost = [r for r, (_, why) in failed.items() if LOST_PEER in why]
     first = next((r for r in sorted(failed) if r not in lost), min(failed))
     others = [f"rank {r} then lost its peers" for r in sorted(lost) if r != first]
     tail = f" ({'; '.join(others)})" if others else ""

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DistributedError
+from .errors import DistributedError, peer_lost
 
 #: What MPI launchers put in each rank's environment: (rank, size) variable pairs.
 #: polls before a waiting rank starts yielding its core to others (a peer, another job)
@@ -74,10 +74,7 @@ class MPICommunicator:
 
     def failure(self, what: str, why: str) -> DistributedError:
         """The error of a collective that did not complete: this rank, its peers, the timeout."""
-        peers = [r for r in range(self.world_size) if r != self.rank]
-        return DistributedError(
-            self.rank, f"{what} failed: a peer (rank {', '.join(map(str, peers))}) left or did "
-                       f"not answer within the {self.timeout_s:g} s timeout ({why})")
+        return peer_lost(self.rank, self.world_size, what, self.timeout_s, why)
 
     @staticmethod
     def _check(buffer: np.ndarray) -> np.ndarray:

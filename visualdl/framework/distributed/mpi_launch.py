@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from .errors import DistributedError
+from .errors import LOST_PEER, DistributedError
 from .launch import root_cause
 
 LAUNCHER = "mpiexec.gforker"
@@ -121,12 +121,12 @@ def _results(folder: str, nprocs: int, reports: dict[int, tuple[int, str | None]
         if timed_out:
             failed[rank] = (rank, f"still running after the job's timeout_s={timeout_s:g} s")
         elif signalled in _LAUNCHER_ENDS:
-            failed[rank] = (rank, "ended by the launcher after a peer left or did not answer")
+            failed[rank] = (rank, f"ended by the launcher after a peer {LOST_PEER}")
         elif signalled is not None:
             sig = _SIGNALS.get(signalled)
             failed[rank] = (rank, f"worker was killed by {sig.name if sig else signalled}")
         elif failed:  # aborted by MPI_Abort after a peer's error
-            failed[rank] = (rank, "ended after a peer left or did not answer")
+            failed[rank] = (rank, f"ended after a peer {LOST_PEER}")
         else:
             failed[rank] = (rank, f"worker exited with status {code} and no result")
     if failed:
