@@ -5,9 +5,10 @@ gathered and compared, so ranks built with different models fail at once with th
 named, before any collective could pair mismatched buffers; then rank 0's parameters and
 buffers are broadcast, so all replicas start equal.
 
-After backward, ``sync_gradients`` packs the gradients into flat buckets (last layers first,
-up to ``bucket_size_mb`` each), starts each bucket's all-reduce as soon as it is packed (so
-the reduction of one bucket overlaps the packing of the next) and divides by the world size.
+After backward, ``sync_gradients`` packs the gradients, divided by the world size, into flat
+buckets (last layers first, up to ``bucket_size_mb`` each) and starts each bucket's
+all-reduce as soon as it is packed (so the reduction of one bucket overlaps the packing of
+the next); on the CPU the reduced buffers then are the gradients, with no copy back.
 It is called by the optimizer of ``fleet.distributed_optimizer`` before each step (and by
 ``Model.fit(distributed=True)``, which uses that optimizer). Our backward engine accumulates
 leaf gradients at its very end, so the reduction cannot start inside backward;
@@ -69,42 +70,47 @@ def check_same_everywhere(comm: Communicator, what: str, value: Any,
 
 
 class _Bucket:
-    """One flat buffer and the (parameter, start, end) slots packed into it."""
+    """One flat buffer and a view of it shaped like each of its parameters.
+
+    On the CPU the averaged gradients are left in the buffer: each parameter's ``grad``
+    becomes its view, so no copy comes back out (as PyTorch's ``gradient_as_bucket_view``;
+    a ``grad`` kept from an earlier step is overwritten by the next sync, as there)."""
 
     def __init__(self, params: list[Tensor], dtype: np.dtype) -> None:
-        self.slots: list[tuple[Tensor, int, int]] = []
+        self.buffer = np.empty(sum(p.numel() for p in params), dtype)
+        self.slots: list[tuple[Tensor, np.ndarray]] = []
         start = 0
         for p in params:
-            self.slots.append((p, start, start + p.numel()))
-            start += p.numel()
-        self.buffer = np.empty(start, dtype)
+            end = start + p.numel()
+            self.slots.append((p, self.buffer[start:end].reshape(p.shape)))
+            start = end
 
-    def pack(self) -> None:
-        buf = self.buffer
-        for p, start, end in self.slots:
+    def pack(self, scale: float) -> None:
+        """Each gradient x ``scale`` into its slot: the copy and the averaging's division
+        in one pass (the sum of g / world is the mean)."""
+        for p, view in self.slots:
             g = p.grad
             if g is None:
-                buf[start:end] = 0  # a parameter unused here may be used on another rank
+                view.fill(0)  # a parameter unused here may be used on another rank
             elif isinstance(g, RowSparseGrad):
                 raise DistributedError(None, f"DataParallel: {tuple(p.shape)} parameter has a "
                                              f"row-sparse gradient (Embedding(sparse=True)); "
                                              f"use a dense embedding for data-parallel training")
             else:
-                buf[start:end] = g.numpy().reshape(-1)
+                np.multiply(g.numpy(), scale, out=view, casting="same_kind")
 
-    def unpack(self, scale: float) -> None:
-        """Each gradient = its slot of the reduced buffer x ``scale``, in one pass."""
-        buf = self.buffer
-        for p, start, end in self.slots:
-            value = buf[start:end].reshape(p.shape)
-            g = p.grad
-            if g is None:
-                p.grad = Tensor(value * scale, device=p.device)
-            elif p.device == _device.CPU:  # into the gradient's own memory on the CPU
-                np.multiply(value, scale, out=g.numpy(), casting="same_kind")
+    def unpack(self) -> None:
+        """Each gradient = its slot of the reduced buffer."""
+        for p, view in self.slots:
+            if p.device == _device.CPU:
+                g = p.grad
+                if g is None or g.numpy() is not view:
+                    p.grad = Tensor._make(view, p.device)  # no copy: the buffer is the grad
+            elif p.grad is None:
+                p.grad = Tensor(view.copy(), device=p.device)
             else:
                 be = _device.backend(p.device)
-                be.assign_(g._data, be.asarray(value * scale))
+                be.assign_(p.grad._data, be.asarray(view))
 
 
 class DataParallel(Layer):
@@ -179,11 +185,11 @@ class DataParallel(Layer):
         start = time.perf_counter()
         pending = []
         for bucket in self._buckets:
-            bucket.pack()
+            bucket.pack(1.0 / world)
             pending.append(self.comm.allreduce(bucket.buffer, async_op=True))
         for bucket, work in zip(self._buckets, pending):
             work.wait()
-            bucket.unpack(1.0 / world)
+            bucket.unpack()
         object.__setattr__(self, "sync_seconds", self.sync_seconds + time.perf_counter() - start)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
