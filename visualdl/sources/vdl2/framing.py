@@ -21,7 +21,6 @@ from typing import BinaryIO, Callable, Iterator
 import numpy as np
 
 from visualdl.format.scalar_codec import read_varint
-from visualdl.sources.vdl2.bulk import decode_scalars
 
 _LEN = struct.Struct("<Q")
 HEADER_SIZE = 8
@@ -202,6 +201,10 @@ def _good_run(buf: memoryview, arr: np.ndarray, base: int, pos: int, result: Sca
             good = int(i)
             pos = starts[good]
             break
+    # imported with the first VisualDL 2.x records, not with the registry of sources (which
+    # imports this module to sniff every *vdlrecords* file, and the server does at start)
+    from visualdl.sources.vdl2.bulk import decode_scalars
+
     series, done = decode_scalars(buf, arr, bodies[:good], lens[:good])
     result.series.extend(series)
     result.scalar_records += int(done.sum())
