@@ -23,6 +23,23 @@ export async function importViews(urls) {
 }
 
 /**
+ * Tabs whose view asks the server for slow work as soon as it loads (the graph's first view
+ * waits for the model's parse), and the modules of each that lie on the way to that request:
+ * when the URL opens on one, the first (a built-in view's, static/js/views/<tab>.js, the URL
+ * /api/kinds lists, so the same module instance the shell imports then) is imported at once,
+ * beside /api/kinds rather than after its answer, and the others are fetched beside it
+ * (modulepreload) rather than once it is parsed: the view's first request leaves two round
+ * trips sooner. While the server parses a model it answers every request late.
+ */
+const EARLY_TABS = new Map([['graph', ['views/graph.js', 'views/graph/viewfetch.js']]]);
+const earlyModules = EARLY_TABS.get(state.get('tab'));
+if (earlyModules) {
+  const [entry, ...rest] = earlyModules.map((m) => new URL(`static/js/${m}`, document.baseURI).href);
+  rest.forEach((href) => document.head.append(Object.assign(document.createElement('link'), { rel: 'modulepreload', href })));
+  import(entry).catch(() => {}); // a failure is reported when the shell imports it
+}
+
+/**
  * The URLs of every kind's view modules, once the first ones are imported: those of the tab
  * the URL names when there is such a module (then `rest` lists the others, still to import),
  * else all of them (`rest` is empty). Rejects when /api/kinds fails.

@@ -9,8 +9,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.helpers import onnx_models
-from visualdl.kinds.graph import inference
-from visualdl.kinds.graph.parse import load_model, parse_model
+from visualdl.kinds.graph import inference, parse
+from visualdl.kinds.graph.errors import ModelError
+from visualdl.kinds.graph.parse import load_model, open_model, parse_model
 from visualdl.kinds.graph.tensor_values import attribute_value
 
 
@@ -37,8 +38,9 @@ def _custom_op_model() -> onnx.ModelProto:
     return model
 
 
-def _snapshot(model: onnx.ModelProto, base_dir: str | None = None) -> dict:
-    m = parse_model(model, base_dir)
+def _snapshot(model: onnx.ModelProto, base_dir: str | None = None,
+              job: inference.Inference | None = None) -> dict:
+    m = parse_model(model, base_dir, job)
     return {
         "nodes": [(n.id, n.role, n.name, n.op_type, n.domain, n.scope, n.group, n.label,
                    n.category, n.inputs, n.outputs, n.attributes, n.subgraphs, n.doc)
@@ -94,3 +96,39 @@ def test_a_worker_that_cannot_run_changes_nothing(monkeypatch, tmp_path):
     assert job.in_worker  # started, but it exits at once without an answer
     assert job.warnings() == [] and len(job.typed().graph.value_info) > 0
     assert _snapshot(model) == inline
+
+
+def test_open_model_feeds_the_worker_the_bytes_read(tmp_path, monkeypatch):
+    """Inference started by open_model (on the file's bytes, before the parse) gives the
+    model that inference on the decoded model gives."""
+    model = onnx_models.transformer(300)
+    path = tmp_path / "t.onnx"
+    onnx.save(model, path)
+    monkeypatch.setattr(inference, "WORKER_FROM", 10**9)
+    inline = _snapshot(model)
+    monkeypatch.setattr(inference, "WORKER_FROM", 0)
+    decoded, base_dir, job = open_model(path)
+    assert job.in_worker and base_dir == str(tmp_path)
+    early = _snapshot(decoded, base_dir, job)
+    assert early == inline
+    assert len(early["tensors"]) == len(inline["tensors"]) > 0
+
+
+def test_a_model_refused_after_inference_started_ends_its_worker(monkeypatch):
+    started = []
+    real_init = inference.Inference.__init__
+
+    def spy(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        started.append(self)
+
+    def refuse(model):
+        raise ModelError("too large")
+
+    monkeypatch.setattr(inference, "WORKER_FROM", 0)
+    monkeypatch.setattr(inference.Inference, "__init__", spy)
+    monkeypatch.setattr(parse, "check_size", refuse)
+    with pytest.raises(ModelError, match="too large"):
+        open_model(onnx_models.transformer(300).SerializeToString())
+    assert len(started) == 1 and started[0].in_worker
+    assert started[0].process.wait(timeout=30) != 0  # killed, not run to its end

@@ -12,7 +12,8 @@ stdin and writes two answers on stdout, each ``status byte, 8-byte length, paylo
 1. inference: ``b"0"`` + the inferred model's bytes, or ``b"1"`` + the error (type name,
    a NUL, its text) when inference raised;
 2. only when asked: the checker on the inferred model (the given one when inference raised):
-   ``b"0"`` + nothing, or ``b"1"`` + the error as above.
+   ``b"0"`` + nothing, or ``b"1"`` + the error as above. The process runs it at a lower
+   priority (``nice`` +5): by then the first view is what the server and browser work on.
 
 It loads nothing but its arguments name, and its only output is on stdout.
 """
@@ -21,8 +22,11 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import os
 import struct
 import sys
+
+CHECKER_NICE = 5  # a third of a core's share against the parse, not a starved checker
 
 
 def _load(path: str):  # noqa: ANN202 - a compiled module with no type stubs here
@@ -43,6 +47,13 @@ def _error(err: BaseException) -> bytes:
     return type(err).__name__.encode() + b"\0" + str(err).encode("utf-8", "replace")
 
 
+def _lower_priority() -> None:
+    try:
+        os.nice(CHECKER_NICE)
+    except (AttributeError, OSError):  # not on this platform, or not allowed: run as is
+        pass
+
+
 def main(argv: list[str]) -> int:
     """Infer, answer, then check and answer (see the module's docstring)."""
     cpp = _load(argv[1])
@@ -56,6 +67,9 @@ def main(argv: list[str]) -> int:
     except Exception as err:  # noqa: BLE001 - told to the server, which makes it a warning
         _send(out, b"1", _error(err))
     if check:
+        # Nothing waits for the checker until the model's summary: the parse and the first
+        # view (and the browser drawing it, on a machine of two cores) get the CPU first.
+        _lower_priority()
         try:
             cpp.checker.check_model(model, False, False, False)
             _send(out, b"0", b"")

@@ -48,7 +48,11 @@ class Inference:
     the first caller does (or waits for) the work, the others wait for that caller.
     """
 
-    def __init__(self, model: ModelProto, worker: bool | None = None) -> None:
+    def __init__(self, model: ModelProto, worker: bool | None = None,
+                 raw: bytes | None = None) -> None:
+        """``raw``: the bytes ``model`` was decoded from, when there are any: the worker is
+        fed those instead of the model serialized again (which took as long as starting
+        the worker, on the thread that then parses)."""
         self._model = model
         self._check = len(model.graph.node) <= CHECK_LIMIT
         self._lock = threading.Lock()
@@ -59,8 +63,9 @@ class Inference:
         self._answers: list[tuple[bytes, bytes]] = []  # what the worker sent
         self._reader: threading.Thread | None = None
         use = worker if worker is not None else len(model.graph.node) >= WORKER_FROM
+        self._proc: subprocess.Popen | None = None
         if use:
-            self._start_worker()
+            self._start_worker(raw)
         self.in_worker = self._reader is not None
 
     # -- the answers ------------------------------------------------------------------------
@@ -129,18 +134,32 @@ class Inference:
             self._check_warning = f"onnx.checker: {_line(err)}"
 
     # -- the worker process ------------------------------------------------------------------
-    def _start_worker(self) -> None:
+    @property
+    def process(self) -> subprocess.Popen | None:
+        """The worker process (None when the work is done here)."""
+        return self._proc
+
+    def close(self) -> None:
+        """End the worker now (a model refused after inference started): nothing waits for
+        its answers."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+    def _start_worker(self, raw: bytes | None) -> None:
         ext = getattr(onnx.onnx_cpp2py_export, "__file__", None)
         if not sys.executable or not ext or not os.path.isfile(ext):
             return
         check = self._check and not _has_external(self._model)
         try:
-            raw = self._model.SerializeToString()
+            if raw is None:
+                raw = self._model.SerializeToString()
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", _WORKER, ext, "1" if check else "0"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         except Exception:  # noqa: BLE001 - no worker: the work is done here
             return
+        self._proc = proc
         self._reader = threading.Thread(target=self._read, args=(proc, raw, 1 + check),
                                         name="graph-inference", daemon=True)
         self._reader.start()

@@ -38,7 +38,8 @@ class ModelSource:
     origin: str  # "file" | "log" | "upload"
     name: str
     size: int
-    load: Callable[[], tuple[Any, str | None]]  # -> (ModelProto, base_dir)
+    #: -> (ModelProto, base_dir, its Inference already started or None)
+    load: Callable[[], tuple[Any, str | None, Any]]
     run: str | None = None
     tag: str | None = None
     step: int | None = None
@@ -125,15 +126,15 @@ class ModelStore:
 
     @staticmethod
     def _log_source(data: Any, run: str, tag: str, ref: Any) -> ModelSource:
-        def load(ref: Any = ref) -> tuple[Any, str | None]:
+        def load(ref: Any = ref) -> tuple[Any, str | None, Any]:
             try:  # the file may have changed, or hold a graph_def that is not a GraphDef
                 message = data.load_blob(ref)
             except (ValueError, OSError) as exc:
                 raise ModelError(f"cannot read the logged graph: {exc}") from None
-            from visualdl.kinds.graph.parse import load_model
+            from visualdl.kinds.graph.parse import open_model
 
-            model, _ = load_model(bytes(message.onnx))  # ONNX, as every kind of graph is stored
-            return model, None
+            model, _, inference = open_model(bytes(message.onnx))  # ONNX, as every graph is stored
+            return model, None, inference
 
         return ModelSource(
             id=f"log:{_digest(run, tag, ref.step, ref.offset, ref.path)}", origin="log",
@@ -155,8 +156,8 @@ class ModelStore:
     # -- uploads ------------------------------------------------------------------------------
     def add_upload(self, name: str, raw: bytes) -> ModelSource:
         """Validate and parse an uploaded model now, so a bad file is refused at once."""
-        model, _ = _load(raw, name)  # raises ModelError with a clear message
-        doc = _document(model, None)
+        model, _, inference = _load(raw, name)  # raises ModelError with a clear message
+        doc = _document(model, None, inference)
         digest = hashlib.blake2b(raw, digest_size=8).hexdigest()
         src = ModelSource(f"upload:{digest}", "upload", _clean_name(name), len(raw),
                           lambda raw=raw, name=name: _load(raw, name))
@@ -191,8 +192,8 @@ class ModelStore:
                 raise KeyError(model_id)
             started = time.perf_counter()
             try:
-                model, base_dir = src.load()
-                doc = _document(model, base_dir)
+                model, base_dir, inference = src.load()
+                doc = _document(model, base_dir, inference)
             except ModelError as err:  # the page asks summary and view at once: read it once
                 self._failed[model_id] = (err, time.monotonic())
                 raise
@@ -215,11 +216,11 @@ def _clean_name(name: str) -> str:
 
 # onnx and igraph are imported on first use, not when the server starts: most sessions
 # never open a graph, and the first chart should not wait for them.
-def _load(source: Any, name: str = "") -> tuple[Any, str | None]:
+def _load(source: Any, name: str = "") -> tuple[Any, str | None, Any]:
     """An ONNX model or a Paddle program (VisualDL 2.x shows these; converted as its logged
     graphs are), told by content: a file of one of Paddle's names is tried as a program
     first. Neither: a ModelError naming both formats and why each failed."""
-    from visualdl.kinds.graph.parse import load_model
+    from visualdl.kinds.graph.parse import open_model
     from visualdl.sources.paddle import PROGRAM_NAMES, is_program_name
 
     label = source if isinstance(source, str) else name
@@ -231,7 +232,7 @@ def _load(source: Any, name: str = "") -> tuple[Any, str | None]:
     reasons = []
     for attempt in tries:
         try:
-            return attempt(source, load_model)
+            return attempt(source, open_model)
         except ModelError as exc:
             reasons.append(str(exc))
     where = f"{os.path.basename(label)}: " if label else ""
@@ -239,26 +240,27 @@ def _load(source: Any, name: str = "") -> tuple[Any, str | None]:
                      + "; ".join(reasons))
 
 
-def _onnx(source: Any, load_model: Any) -> tuple[Any, str | None]:
-    return load_model(source)
+def _onnx(source: Any, open_model: Any) -> tuple[Any, str | None, Any]:
+    return open_model(source)
 
 
-def _program(source: Any, load_model: Any) -> tuple[Any, str | None]:
+def _program(source: Any, open_model: Any) -> tuple[Any, str | None, Any]:
     from visualdl.sources.paddle import to_onnx as program_to_onnx
 
     try:
         if isinstance(source, str):
             with open(source, "rb") as f:
                 source = f.read()
-        return load_model(program_to_onnx(bytes(source)))[0], None
+        model, _, inference = open_model(program_to_onnx(bytes(source)))
+        return model, None, inference
     except (OSError, ValueError) as exc:
         raise ModelError(str(exc)) from None
 
 
-def _document(model: Any, base_dir: str | None) -> GraphDocument:
+def _document(model: Any, base_dir: str | None, inference: Any = None) -> GraphDocument:
     from visualdl.kinds.graph.collector import paused
     from visualdl.kinds.graph.document import GraphDocument
     from visualdl.kinds.graph.parse import parse_model
 
     with paused():
-        return GraphDocument(parse_model(model, base_dir))
+        return GraphDocument(parse_model(model, base_dir, inference))

@@ -155,15 +155,16 @@ export class GraphView {
     this.finder.reset();
     this.differ.close();
     this.differ.fillOptions();
-    // summary and view in parallel: the server parses the model once for both
-    const summary = fetchSummary(id).then((body) => {
+    // the summary once the first view is in (fetchSummary): the view is what is drawn first
+    this.summary = null;
+    const drawn = this.reload({ fit: true });
+    const summary = fetchSummary(id, drawn).then((body) => {
       if (this.model !== model) return;
       this.summary = body;
       renderModel(this.panel, body, model);
       this.#renderStatus();
     }, (err) => this.#fail(err));
-    this.summary = null;
-    await Promise.all([summary, this.reload({ fit: true })]);
+    await Promise.all([summary, drawn]);
     await this.values.load(); // after the first draw: it may reveal (select) a node
   }
 

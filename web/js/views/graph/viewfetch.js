@@ -2,9 +2,10 @@
 // on the server: until it is done the answer is `pending` with its progress, and the view is
 // asked for again until it is ready. Apart from graph/view.js, which keeps what is shown.
 //
-// The page that opens on the graph tab asks for its model's summary and first view as soon
-// as graph.js is loaded (askEarly), before the shell has mounted the view: the first
-// fetchView / fetchSummary of that model takes those answers instead of asking again.
+// The page that opens on the graph tab asks for its model's first view (and its summary
+// after it) as soon as graph.js is loaded (askEarly), before the shell has mounted the view:
+// the first fetchView / fetchSummary of that model takes those answers instead of asking
+// again.
 import * as state from '../../shared/state.js';
 import { getJSON, postJSON } from '../../shared/api.js';
 import { fmtInt, ensureStylesheet } from '../../shared/dom.js';
@@ -28,14 +29,25 @@ const early = new Map(); // request key -> the promise of its answer (askEarly)
 
 const viewKey = (body) => `view ${JSON.stringify(body)}`;
 
-/** Ask now for model `id`'s summary and its first view with `options` (viewOptions()). */
+/** Ask now for model `id`'s first view with `options` (viewOptions()), and for its summary
+ *  once the view is answered (summarySoon). */
 function askFor(id, options) {
   const body = { model: id, expanded: 'initial', ...options };
-  for (const [key, answer] of [[viewKey(body), postJSON('api/graph/view', { ...body, background: true })],
-    [`summary ${id}`, getJSON('api/graph/summary', { model: id })]]) {
+  const view = postJSON('api/graph/view', { ...body, background: true });
+  for (const [key, answer] of [[viewKey(body), view], [`summary ${id}`, summarySoon(id, view)]]) {
     answer.catch(() => {}); // whoever takes it handles a failure
     early.set(key, answer);
   }
+}
+
+/**
+ * /api/graph/summary of model `id`, asked once `first` (the first view's answer) settles:
+ * asked together, the server worked out the summary while it laid out the first view, on
+ * the same interpreter, and the view (what the page draws first) waited for both.
+ */
+export function summarySoon(id, first) {
+  const ask = () => getJSON('api/graph/summary', { model: id });
+  return first.then(ask, ask);
 }
 
 /**
@@ -74,9 +86,10 @@ function take(key) {
   return answer;
 }
 
-/** /api/graph/summary of model `id`. */
-export function fetchSummary(id) {
-  return take(`summary ${id}`) || getJSON('api/graph/summary', { model: id });
+/** /api/graph/summary of model `id`, asked after `first` settles (summarySoon) unless
+ *  askEarly asked for it already. */
+export function fetchSummary(id, first) {
+  return take(`summary ${id}`) || summarySoon(id, first);
 }
 
 /** A pending layout's progress ({phase, done, total}) as a status line. */
