@@ -53,11 +53,11 @@ t0 = time.perf_counter()
 from visualdl.reader import LogReader
 from visualdl.kinds.graph.document import GraphDocument
 from visualdl.kinds.graph.measure import Options
-from visualdl.kinds.graph.parse import load_model, parse_model
+from visualdl.kinds.graph.parse import parse_bytes
 reader = LogReader(sys.argv[1])
 (run,) = reader.runs()
 (ref,) = reader.graphs(run, "vdlgraph")
-doc = GraphDocument(parse_model(*load_model(bytes(reader.load(ref).onnx))))
+doc = GraphDocument(parse_bytes(bytes(reader.load(ref).onnx)))
 view = doc.view(doc.expanded_set("initial"), Options())
 first = time.perf_counter() - t0
 t1 = time.perf_counter()
