@@ -25,9 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import median
 
-import igraph
-
 from visualdl.kinds.graph.hierarchy import ROOT, Hierarchy, LocalEdge, Member
+from visualdl.kinds.graph.igraph_lib import igraph
 from visualdl.kinds.graph.measure import GROUP_HEADER, GROUP_PAD, Box, Options, group_box, node_box
 
 __all__ = ["Layouter", "LocalLayout", "Placed", "Progress"]
