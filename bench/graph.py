@@ -26,8 +26,9 @@ go to whatever element is drawn at the centre of ``.graph-canvas``, so the bench
 not depend on how the graph is drawn (SVG today, WebGL later).
 
 Run: ``python bench/graph.py [--sizes 10000,50000,100000] [--kinds chain,transformer]
-[--peer-timeout 300] [--no-peer] [--repeats 3]``. Model Explorer's venv is made at /tmp/me-venv when
-missing (``python3 -m venv /tmp/me-venv && /tmp/me-venv/bin/pip install
+[--peer-timeout 300] [--no-peer] [--repeats 3]``. Each viewer's first view is the median of
+``--repeats`` runs, each with a fresh server. Model Explorer's venv is made at /tmp/me-venv
+when missing (``python3 -m venv /tmp/me-venv && /tmp/me-venv/bin/pip install
 ai-edge-model-explorer model-explorer-onnx``). Headless Chromium draws WebGL in software
 (SwiftShader), so both viewers' frame times are software-rendering times.
 """
@@ -208,20 +209,13 @@ def served(cmd: list[str], port: int, log_path: Path, ready: str) -> Iterator[st
     """Run a viewer's server as a process of its own (as a user starts it) and yield its URL
     once it says it is ready (``ready`` in its output: the address a user opens; ours binds
     its port before its imports, so an accepted connection is not that moment) and accepts
-    connections. End it by its PID."""
+    connections; RuntimeError naming the log when it does not. End it by its PID."""
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:
-            deadline = time.time() + 120
-            while time.time() < deadline and proc.poll() is None:
-                if ready in log_path.read_text(errors="replace"):
-                    try:
-                        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                        break
-                    except OSError:
-                        pass
-                time.sleep(0.02)
+            if not _wait_ready(proc, port, log_path, ready, timeout_s=120):
+                raise RuntimeError(f"{Path(cmd[0]).name} did not start serving: see {log_path}")
             yield f"http://127.0.0.1:{port}"
         finally:
             proc.terminate()  # its PID only
@@ -230,6 +224,20 @@ def served(cmd: list[str], port: int, log_path: Path, ready: str) -> Iterator[st
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def _wait_ready(proc: subprocess.Popen, port: int, log_path: Path, ready: str,
+                timeout_s: float) -> bool:
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and proc.poll() is None:
+        if ready in log_path.read_text(errors="replace"):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return True
+            except OSError:
+                pass
+        time.sleep(0.02)
+    return False
 
 
 def model_explorer(browser, exe: Path, path: Path, timeout_s: float) -> dict:
@@ -319,8 +327,8 @@ def main() -> int:
             del doc
             # a process of its own, as Model Explorer gets and as a user starts it, the tab
             # opened as soon as it prints its address: the first view includes the parse
-            # (the server starts it at once). The first view is timed args.repeats times (this VM's
-            # runs vary by a third); the rest on the last run.
+            # (the server starts it at once). The first view is timed args.repeats times
+            # (this VM's runs vary by a third); the rest on the last run.
             runs = []
             for run in range(args.repeats):
                 port = free_port()

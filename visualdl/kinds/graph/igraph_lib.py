@@ -16,15 +16,13 @@ __all__ = ["igraph"]
 
 
 def _import_without_pyplot():  # noqa: ANN202 - the igraph module
-    if "matplotlib" in sys.modules:
-        import igraph
-
-        return igraph
-    sys.modules["matplotlib"] = None  # type: ignore[assignment]
+    block = "matplotlib" not in sys.modules
+    if block:
+        sys.modules["matplotlib"] = None  # type: ignore[assignment]
     try:
         import igraph
     finally:
-        if sys.modules.get("matplotlib", 0) is None:
+        if block and sys.modules.get("matplotlib", 0) is None:
             del sys.modules["matplotlib"]
     return igraph
 
