@@ -224,7 +224,8 @@ class Model:
             num_workers: int = 0, callbacks: Any = None, distributed: bool = False) -> dict:
         """Train for ``epochs`` over ``train_data`` (a Dataset, DataLoader or iterable of
         batches), evaluating on ``eval_data`` every ``eval_freq`` epochs and after the last.
-        Returns the last evaluation's logs (or the last epoch's train logs).
+        Returns the last evaluation's logs (or the last epoch's train logs); a fit resumed
+        after its last epoch evaluates without training.
 
         ``distributed=True``: data-parallel over the group of ``vf.distributed`` (processes
         of ``spawn``, or Ray Train's workers, which also resume from and report checkpoints):
@@ -263,6 +264,11 @@ class Model:
                 result = self._eval_loop(eval_loader, cbks)
             if self.stop_training:
                 break
+        if self.start_epoch >= epochs and eval_loader is not None:
+            # resumed from a checkpoint taken after the last epoch (a group restarted as
+            # the one before it finished): nothing left to train, the answer is still the
+            # trained model's evaluation
+            result = self._eval_loop(eval_loader, cbks)
         cbks.on_train_end(result)
         return result
 

@@ -92,7 +92,7 @@ def test_a_worker_killed_mid_epoch_the_group_shrinks_grows_back_and_reaches_97_p
     logdir = os.path.join(folder, "logs", "elastic")
     result = _fit_while(killer, cluster, seen, lambda: fit_on_ray(
         workers.ray_digits, {"dir": folder, "epochs": 8, "step_delay": 0.4, "slow_epochs": 2,
-                             "logdir": logdir},
+                             "slow_alone": True, "logdir": logdir},
         num_workers=(1, 2), max_failures=2, storage_path=os.path.join(folder, "ray"),
         name="digits", checkpoint_every=1000, resize_interval_s=5, timeout_s=30))
     assert result.error is None

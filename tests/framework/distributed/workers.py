@@ -98,7 +98,9 @@ def ray_digits(config: dict) -> None:
 
     Writes, for the test to watch, ``<dir>/progress/<pid>`` = "rank step world_size node"
     after every step and, on rank 0 at the end, ``<dir>/result.json`` with the test
-    accuracy."""
+    accuracy. Steps sleep ``step_delay`` s in the first ``slow_epochs`` epochs and, with
+    ``slow_alone``, whenever the group is one worker: a group shrunk by a kill must not
+    finish before a slow machine's Ray grows it back."""
     import json
 
     import ray
@@ -122,7 +124,9 @@ def ray_digits(config: dict) -> None:
             self.step += 1
             with open(mine, "w") as f:
                 f.write(f"{get_rank()} {self.step} {get_world_size()} {node}")
-            if config.get("step_delay") and self.step <= 22 * config.get("slow_epochs", 99):
+            slow = self.step <= 22 * config.get("slow_epochs", 99) or (
+                config.get("slow_alone") and get_world_size() == 1)
+            if config.get("step_delay") and slow:
                 import time
 
                 time.sleep(config["step_delay"])  # time for the test to act mid-epoch

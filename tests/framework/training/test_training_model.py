@@ -88,6 +88,28 @@ def test_fit_learns_and_evaluate_predict_agree():
     assert [p.shape[0] for p in per_batch] == [40, 40, 16]
 
 
+def test_fit_resumed_after_its_last_epoch_evaluates_without_training():
+    # an elastic group restarted from the checkpoint its predecessor took after the last
+    # epoch: no step is trained, and fit still answers with the model's evaluation
+    x, y = blobs(96)
+    model = _model()
+    model.fit((x, y), batch_size=16, epochs=6, verbose=0)
+    before = [p.numpy().copy() for p in model.network.parameters()]
+    rec = Recorder()
+
+    class ResumedAtTheEnd(Callback):
+        def on_train_begin(self, logs=None):
+            self.model.start_epoch = 6
+
+    result = model.fit((x, y), (x, y), batch_size=16, epochs=6, verbose=0,
+                       callbacks=[ResumedAtTheEnd(), rec])
+    assert result == pytest.approx(model.evaluate((x, y), batch_size=32, verbose=0))
+    assert result["acc"] > 0.95
+    assert all(np.array_equal(a, p.numpy()) for a, p in zip(before, model.network.parameters()))
+    assert [c[0] for c in rec.calls if "batch" not in c[0]] == [
+        "on_train_begin", "on_eval_begin", "on_eval_end", "on_train_end"]
+
+
 def test_accuracy_topk_and_names():
     scores = np.array([[0.1, 0.5, 0.4], [0.7, 0.2, 0.1], [0.2, 0.3, 0.5], [0.3, 0.3, 0.4]])
     labels = np.array([2, 0, 1, 0])
