@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.http import Client
 from tests.helpers.server import serving
 from visualdl import LogWriter
-from visualdl.api.jsonio import _plain, dumps, dumps_bytes, float_list
+from visualdl.api.jsonio import _plain, dumps, dumps_bytes, float_list, plain_list
 
 
 def _strict_loads(text: str):
@@ -121,3 +121,12 @@ def test_a_big_batch_takes_the_fast_encoder():
     assert _plain({"series": series})
     assert not _plain({"series": series + [{"values": [float("nan")] * 40}]})
     assert json.loads(dumps_bytes({"series": series})) == json.loads(dumps({"series": series}))
+
+
+def test_a_plain_list_is_taken_as_it_is():
+    # a graph view's boxes, built plain by the view code: not walked, encoded the same
+    boxes = [{"id": f"n{i}", "x": i / 10, "lines": [["k", "v"]], "shape": [1, None, "N"]}
+             for i in range(1000)]
+    assert _plain({"nodes": plain_list(boxes)})
+    assert json.loads(dumps_bytes({"nodes": plain_list(boxes)})) == {"nodes": boxes}
+    assert not _plain({"nodes": boxes + [{"x": float("nan")}]})  # walked: NaN found

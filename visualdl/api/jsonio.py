@@ -30,14 +30,15 @@ try:  # a core dependency; the stdlib path stays for a broken or missing install
 except ImportError:  # pragma: no cover
     _fast_encode = None
 
-__all__ = ["json_response", "dumps", "dumps_bytes", "float_list", "json_number", "strict",
+__all__ = ["json_response", "dumps", "dumps_bytes", "float_list", "json_number", "plain_list", "strict",
            "strict_json_bytes", "NONFINITE_NAMES"]
 
 NONFINITE_NAMES = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
 class _SafeList(list):
-    """A list already made JSON-safe (by :func:`float_list`): the walk does not look in."""
+    """A list already made JSON-safe (by :func:`float_list` or :func:`plain_list`): the
+    walk does not look in."""
 
     __slots__ = ()
 
@@ -50,6 +51,14 @@ def float_list(values: np.ndarray) -> list:
         v = out[i]
         out[i] = _nonfinite_name(v)
     return out
+
+
+def plain_list(values: list) -> list:
+    """``values`` as a list the encoder takes as it is, without the walk: for big lists
+    built only of dicts with string keys, lists, strings, ints, None and finite floats,
+    where the walk costs as much as the encoding (a graph view's 100,000 boxes and
+    120,000 edges: 0.7 s). A non-finite float inside would be encoded as null."""
+    return _SafeList(values)
 
 
 def json_number(value: float | None) -> float | str | None:

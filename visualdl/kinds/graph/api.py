@@ -19,13 +19,13 @@ from visualdl.api.common import (
     not_modified, provider,
 )
 from visualdl.api.errors import ApiError
+from visualdl.api.jsonio import json_response, plain_list
 from visualdl.kinds.graph.errors import ModelError
 from visualdl.kinds.graph.store import ModelStore
 
 if TYPE_CHECKING:  # the graph modules import onnx; they load on the first graph request
     from visualdl.kinds.graph.document import GraphDocument
     from visualdl.kinds.graph.measure import Options
-from visualdl.api.jsonio import json_response
 
 __all__ = ["MAX_UPLOAD_BYTES", "blueprint", "store"]
 
@@ -184,16 +184,19 @@ def view() -> Response:
     the answer is a 202 ``{"pending": true, "progress": {...}}`` (ask again, the same way,
     to follow it); small states are answered at once either way."""
     model_id, doc = _document()
-    expanded = doc.expanded_set(_expanded_spec())
+    spec = _expanded_spec()
+    expanded = doc.expanded_set(spec)
     options = _options()
-    etag = etag_for("graph-view", model_id, sorted(expanded), options)
+    # a keyword names its state (hashing the 40,000 paths of "all" slowed every poll)
+    etag = etag_for("graph-view", model_id, spec if isinstance(spec, str) else sorted(expanded),
+                    options)
     if not _flag("background"):
-        return etag_json(etag, lambda: {"model": model_id, **doc.view(expanded, options)})
+        return etag_json(etag, lambda: _view_body(model_id, doc.view(expanded, options)))
     unchanged = not_modified(etag)
     if unchanged is not None:
         return unchanged
     try:
-        body = {"model": model_id, **doc.view_or_progress(expanded, options)}
+        body = _view_body(model_id, doc.view_or_progress(expanded, options))
     except ModelError as err:
         raise ApiError(422, str(err)) from None
     if body.get("pending"):
@@ -201,6 +204,16 @@ def view() -> Response:
         response.headers["Cache-Control"] = "no-store"
         return response
     return cached_json(body, etag)
+
+
+def _view_body(model_id: str, view: dict[str, Any]) -> dict[str, Any]:
+    """A view as answered: its boxes, frames and edges are built of plain values by
+    visible_graph (coordinates rounded from the layout), so the encoder need not walk them."""
+    body = {"model": model_id, **view}
+    for key in ("nodes", "frames", "edges"):
+        if key in body:
+            body[key] = plain_list(body[key])
+    return body
 
 
 @blueprint.get("/api/graph/node")

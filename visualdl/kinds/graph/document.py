@@ -85,10 +85,16 @@ class GraphDocument:
         if spec is None or spec == "initial":
             return self.initial
         if spec == "all":
-            return self.layouter.normalize(set(self.hierarchy.groups))
+            return self.everything
         if spec == "none":
             return frozenset()
         return self.layouter.normalize(set(spec))
+
+    @cached_property
+    def everything(self) -> frozenset[str]:
+        """The state with every group expanded: one object, so that the polls of an
+        "expand all" job find it by a hash computed once."""
+        return self.layouter.normalize(set(self.hierarchy.groups))
 
     def view(self, expanded: frozenset[str], options: Options,
              progress: Progress | None = None) -> dict[str, Any]:
@@ -100,13 +106,18 @@ class GraphDocument:
                          wait: float = JOB_WAIT) -> dict[str, Any]:
         """The view, laid out here when it is small, else by a background job: then the
         answer once the job is done (waiting up to ``wait`` seconds for it), or meanwhile
-        ``{"pending": True, "progress": ...}``. Raises what the job raised."""
-        if not self.is_big(expanded, options):
-            return self.view(expanded, options)
+        ``{"pending": True, "progress": ...}``. Raises what the job raised.
+
+        A poll costs no more than a lookup: it competes for the interpreter with the job
+        it asks about (an "expand all" of 100,000 nodes ran a third slower while polled)."""
         key = (expanded, options)
-        job = self.jobs.start(key, partial(self.view, expanded, options))
+        job = self.jobs.get(key)
+        if job is None:
+            if not self.is_big(expanded, options):
+                return self.view(expanded, options)
+            job = self.jobs.start(key, partial(self.view, expanded, options))
         if not job.finished.wait(wait):
-            return {"pending": True, "expanded": sorted(expanded), "progress": job.progress()}
+            return {"pending": True, "progress": job.progress()}
         self.jobs.drop(key)  # handed out once: a big answer is not kept
         if job.error is not None:
             raise job.error

@@ -56,6 +56,11 @@ class ViewJobs:
         self._lock = threading.Lock()  # guards _jobs
         self._running = threading.Lock()  # one job lays out at a time
 
+    def get(self, key: Hashable) -> ViewJob | None:
+        """The job for ``key`` (running or finished), if one was started."""
+        with self._lock:
+            return self._jobs.get(key)
+
     def start(self, key: Hashable, build: Callable[[Progress], dict[str, Any]]) -> ViewJob:
         """The job for ``key``: the one started before (running or finished), else a new one
         running ``build(progress)`` on its own thread."""

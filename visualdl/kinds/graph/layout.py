@@ -81,7 +81,9 @@ class Placed:
     height: float
     items: dict[Member, tuple[float, float, float, float]]  # visible node / collapsed group
     frames: dict[str, tuple[float, float, float, float]]  # expanded groups (not the root)
-    routes: dict[tuple[str, LocalEdge], list[tuple[float, float]]]
+    # [x, y] rounded to 0.1 px, as the browser gets them: an edge's route is its segments'
+    # lists joined, not every point rounded again per edge
+    routes: dict[tuple[str, LocalEdge], list[list[float]]]
     boxes: dict[Member, Box]
 
 
@@ -230,10 +232,10 @@ class Layouter:
         routes = placed.routes
         if tb:
             for edge, points in zip(st.edges, lay.routes):
-                routes[(path, edge)] = [(m0 + p, j0 + q) for p, q in points]
+                routes[(path, edge)] = [[round(m0 + p, 1), round(j0 + q, 1)] for p, q in points]
         else:
             for edge, points in zip(st.edges, lay.routes):
-                routes[(path, edge)] = [(j0 + q, m0 + p) for p, q in points]
+                routes[(path, edge)] = [[round(j0 + q, 1), round(m0 + p, 1)] for p, q in points]
 
 
 def _trim(cache: OrderedDict) -> None:

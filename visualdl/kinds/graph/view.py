@@ -9,6 +9,7 @@ routes of the layout.
 from __future__ import annotations
 
 import time
+from itertools import islice
 from typing import Any
 
 from visualdl.kinds.graph.hierarchy import Hierarchy, Member
@@ -36,20 +37,22 @@ def _group_of(h: Hierarchy, member: Member) -> str:
 
 
 def _route(h: Hierarchy, placed: Placed, a: Member, b: Member, key: tuple[int, str]) -> list:
-    """Join the local routes: up and out of ``a``'s groups, across, down into ``b``'s."""
+    """Join the local routes: up and out of ``a``'s groups, across, down into ``b``'s (the
+    point lists are the layout's, shared: never changed after)."""
     segments = h.segments(a, _group_of(h, a), b, _group_of(h, b), key)
-    points: list[tuple[float, float]] = []
+    points: list[list[float]] = []
     for seg in segments:
         pts = placed.routes.get(seg)
-        if pts is None:
+        if not pts:
             continue
-        if points and pts and _close(points[-1], pts[0]):
-            pts = pts[1:]
-        points.extend(pts)
-    return [[round(x, 1), round(y, 1)] for x, y in points]
+        if points and _close(points[-1], pts[0]):
+            points.extend(islice(pts, 1, None))
+        else:
+            points.extend(pts)
+    return points
 
 
-def _close(p: tuple[float, float], q: tuple[float, float]) -> bool:
+def _close(p: list[float], q: list[float]) -> bool:
     return abs(p[0] - q[0]) < 0.5 and abs(p[1] - q[1]) < 0.5
 
 
