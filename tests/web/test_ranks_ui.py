@@ -60,6 +60,13 @@ def test_rank_selector_switches_the_curves(watched, server):
     assert page.get_attribute(CARD, "data-rank") == "2"
     assert "rank 2" in page.locator(f"{CARD} .card-note").text_content()
     assert "rank=2" in page.url
+    # the card's CSV is what it draws: rank 2's values
+    page.wait_for_function(f"() => document.querySelector('{CARD} a[data-format=csv]').href.includes('rank=2')")
+    with page.expect_download() as info:
+        page.click(f"{CARD} a[data-format=csv]")
+    rows = [line.split(",") for line in open(info.value.path()).read().splitlines()]
+    assert rows[0] == ["run", "rank", "step", "wall_time", "value"]
+    assert [float(r[4]) for r in rows[1:] if r[0] == "dp"] == [rank_value(2, s) for s in range(STEPS)]
     page.select_option("select[name=rank]", "0")
     _wait_lines(page, {"dp": [rank_value(0, s) for s in range(STEPS)], "one": one})
 

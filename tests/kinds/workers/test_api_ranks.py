@@ -2,6 +2,8 @@
 ``/api/runs/workers``, ``/api/checkpoints``, ``rank=`` on the scalar routes and the
 per-rank overlay ``/api/scalars/ranks``."""
 
+import csv
+import io
 import socket
 
 import pytest
@@ -98,3 +100,30 @@ def test_overlay_has_every_rank_downsampled(api):
     assert one["ranks"] == [0] and one["series"][0]["values"] == [float(s) for s in range(STEPS)]
     assert api.get("/api/scalars/ranks", run="dp", tag="nope").status_code == 404
     assert api.get("/api/scalars/ranks", run="nope", tag="loss").status_code == 404
+
+
+def test_download_takes_the_rank_the_chart_shows(api):
+    # runs that have the rank give its series; a run of one process its own, marked rank 0
+    response = api.get("/api/scalars/download", params={"run": ["dp", "one"], "tag": "loss",
+                                                        "rank": 2})
+    assert response.status_code == 200 and "_rank2.csv" in response.headers["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(response.text)))
+    assert rows[0] == ["run", "rank", "step", "wall_time", "value"]
+    assert [float(r[4]) for r in rows[1:] if r[0] == "dp"] == [rank_value(2, s) for s in range(STEPS)]
+    assert {r[1] for r in rows[1:] if r[0] == "dp"} == {"2"}
+    assert [(r[1], float(r[4])) for r in rows[1:] if r[0] == "one"] == [
+        ("0", float(s)) for s in range(STEPS)]
+    body = api.get("/api/scalars/download", params={"run": "dp", "tag": "loss", "rank": 1,
+                                                    "format": "json"}).json()
+    assert body["series"][0]["rank"] == 1
+    assert body["series"][0]["values"] == [rank_value(1, s) for s in range(STEPS)]
+    # without a rank: rank 0's series, the columns as before
+    rows = list(csv.reader(io.StringIO(api.get("/api/scalars/download",
+                                               params={"run": "dp", "tag": "loss"}).text)))
+    assert rows[0] == ["run", "step", "wall_time", "value"]
+    assert [float(r[3]) for r in rows[1:]] == [rank_value(0, s) for s in range(STEPS)]
+    # a combined chart's columns name the rank shown
+    rows = list(csv.reader(io.StringIO(api.get("/api/scalars/download", params={
+        "run": ["dp", "one"], "tag": ["loss", "no such tag"], "rank": 2}).text)))
+    assert rows[0] == ["step", "dp (rank 2)/loss", "one/loss"]
+    assert [float(r[1]) for r in rows[1:]] == [rank_value(2, s) for s in range(STEPS)]

@@ -50,8 +50,19 @@ STEP_MIN, STEP_MAX = -(2**63), 2**63 - 1  # steps are int64
 blueprint = Blueprint("scalars", __name__)
 
 
-def _load(run: str, tag: str):
-    return read_tag(run, KIND, tag, provider().scalars)
+def _load(run: str, tag: str, rank: int | None = None):
+    return read_tag(run, KIND, tag, lambda r, t: provider().scalars(r, t, rank=rank))
+
+
+def _rank_in(run: str, rank: int | None) -> int | None:
+    """``rank`` where ``run`` has it, else None (its default series): what the chart
+    draws of each run when a rank is chosen."""
+    if not rank:
+        return None
+    try:
+        return rank if rank in provider().ranks(run) else None
+    except KeyError:  # an unknown run: the read answers its 404
+        return None
 
 
 class Window(NamedTuple):
@@ -450,43 +461,54 @@ def download() -> Response:
     """Full-resolution series of one tag for one or more runs (``run`` may repeat); with
     several tags (``tag`` repeated: a combined chart), one column per (run, tag) line.
     One tag with ``smoothing`` (and ``smoothing_mode``/``smoothing_points``, as for
-    ``/api/scalars``) adds each point's ``smoothed`` value: the chart's curve."""
+    ``/api/scalars``) adds each point's ``smoothed`` value: the chart's curve. ``rank=N``
+    (the rank the chart shows): worker N's series of each run that has it, the default
+    series of the others; the rows then say which rank each is."""
     tags = list(dict.fromkeys(t for t in request.args.getlist("tag") if t)) or [arg_str("tag")]
     runs = [r for r in request.args.getlist("run") if r]
     if not runs:
         raise ApiError(400, "missing parameter: run")
     fmt = arg_choice("format", "csv", ("csv", "json"))
+    rank = rank_of()
     if len(tags) > 1:
-        return _download_lines(runs, tags, fmt)
+        return _download_lines(runs, tags, fmt, rank)
     tag = tags[0]
-    series = [(run, _load(run, tag)) for run in dict.fromkeys(runs)]
+    ranks = {run: _rank_in(run, rank) for run in dict.fromkeys(runs)}
+    series = [(run, _load(run, tag, r)) for run, r in ranks.items()]
     spec = window_of().smoothing_spec
     smoothed = [_full_smoothed(d, spec) for _, d in series] if spec.active else None
+    shown = [ranks[run] or 0 for run, _ in series] if rank else None
     if fmt == "json":
         items = [{"run": run, "steps": d.steps.tolist(),
                   "wall_times": float_list(d.wall_times), "values": float_list(d.values)}
                  for run, d in series]
         for item, column in zip(items, smoothed or ()):
             item["smoothed"] = float_list(column)
+        for item, r in zip(items, shown or ()):
+            item["rank"] = r
         body = dumps({"tag": tag, "series": items})
         mimetype = "application/json"
     else:
-        body = _csv(series, smoothed)
+        body = _csv(series, smoothed, shown)
         mimetype = "text/csv"
     response = Response(body, mimetype=mimetype)
-    name = _filename(tag if len(series) > 1 else f"{series[0][0]}_{tag}")
+    name = _filename((tag if len(series) > 1 else f"{series[0][0]}_{tag}")
+                     + (f"_rank{rank}" if rank else ""))
     response.headers["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     response.headers["Cache-Control"] = "no-store"
     return response
 
 
-def _download_lines(runs: list[str], tags: list[str], fmt: str) -> Response:
-    """A combined chart's lines: every (run, tag) pair that exists (at least one must)."""
+def _download_lines(runs: list[str], tags: list[str], fmt: str, rank: int | None) -> Response:
+    """A combined chart's lines: every (run, tag) pair that exists (at least one must), of
+    ``rank`` where the run has it (its column then says so)."""
     lines = []
     for run in dict.fromkeys(runs):
+        shown = _rank_in(run, rank)
         for tag in tags:
             if provider().has_tag(run, KIND, tag):
-                lines.append((run, tag, _load(run, tag)))
+                lines.append((run if shown is None else f"{run} (rank {shown})", tag,
+                              _load(run, tag, shown)))
     if not lines:
         raise ApiError(404, "none of the runs has any of the tags")
     if fmt == "json":
@@ -527,16 +549,17 @@ def _full_smoothed(data: Any, spec: Smoothing) -> np.ndarray:
     return found if found is not None else np.full(n, np.nan)
 
 
-def _csv(series: list, smoothed: list | None = None) -> str:
+def _csv(series: list, smoothed: list | None = None, ranks: list[int] | None = None) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["run", "step", "wall_time", "value"] + (["smoothed"] if smoothed else []))
+    writer.writerow(["run"] + (["rank"] if ranks else []) + ["step", "wall_time", "value"]
+                    + (["smoothed"] if smoothed else []))
     for i, (run, d) in enumerate(series):
-        cell = _csv_safe(run)
+        cells = (_csv_safe(run), ranks[i]) if ranks else (_csv_safe(run),)
         columns = [d.steps.tolist(), d.wall_times.tolist(), d.values.tolist()]
         if smoothed:
             columns.append(smoothed[i].tolist())
-        writer.writerows((cell, row[0], *map(repr, row[1:])) for row in zip(*columns))
+        writer.writerows((*cells, row[0], *map(repr, row[1:])) for row in zip(*columns))
     return buf.getvalue()
 
 

@@ -118,6 +118,8 @@ export function annotateCard(card, spec, lines, bands, nonFinite, error) {
   card.dataset.traces = String(card.querySelector('.plot').data.length);
   const tags = [...new Set([...lines.map((l) => l.tag), ...bands.flatMap((b) => [b.tags.lower, b.tags.upper])])];
   const params = { tag: tags, run: runs.length ? runs : [...new Set(bands.map((b) => b.run))] };
+  const ranks = new Set(lines.map((l) => l.rank).filter((r) => r)); // the rank drawn, if chosen
+  if (ranks.size === 1) params.rank = [...ranks][0];
   for (const link of card.querySelectorAll('a[data-format]')) {
     const format = link.dataset.format;
     link.href = apiURL('api/scalars/download', { ...params, format });
