@@ -150,10 +150,11 @@ def held_job(monkeypatch):
 
 
 def test_view_answers_while_an_expand_all_job_runs(client, held_job):
-    # display options no other test lays out: every group of this state is still to do
+    # display options no other test lays out (the browser test below draws LR): every group
+    # of this state is still to do
     mid_layout, release = held_job
     body = {"model": "file:0", "expanded": "all", "background": True,
-            "direction": "LR", "attrs": True, "inits": True}
+            "direction": "TB", "attrs": True, "inits": True}
     first = client.post("/api/graph/view", json=body)
     assert first.status_code == 202
     pending = first.json()
