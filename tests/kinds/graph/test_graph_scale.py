@@ -223,7 +223,8 @@ def test_refused_model_shows_its_message_in_the_view(browser, server, model, nee
 
 
 @pytest.mark.browser
-def test_expand_all_shows_progress_then_the_whole_graph(browser, server, client):
+def test_expand_all_shows_progress_then_the_whole_graph(browser, server, client, held_job):
+    mid_layout, release = held_job  # the job shows its progress however fast the machine
     initial = client.get("/api/graph/view", params={"model": "file:0"}).json()
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
@@ -235,7 +236,10 @@ def test_expand_all_shows_progress_then_the_whole_graph(browser, server, client)
     page.evaluate("() => { window.__seen = []; const s = document.querySelector('.graph-status');"
                   " new MutationObserver(() => window.__seen.push(s.textContent))"
                   ".observe(s, {childList: true, characterData: true, subtree: true}); }")
-    page.evaluate("() => window.__vdlGraph.setExpanded('all')")
+    page.evaluate("() => { window.__vdlGraph.setExpanded('all'); }")  # not awaited: held
+    assert mid_layout.wait(30), "the job never laid out a group"
+    page.wait_for_function("() => window.__seen.some((s) => s.startsWith('Laying out'))")
+    release.set()
     page.wait_for_function(f"() => window.__vdlGraph.data.nodes.length === {JOB_NODES + 2}",
                            timeout=120000)
     seen = page.evaluate("() => window.__seen")
