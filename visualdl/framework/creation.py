@@ -20,7 +20,7 @@ def _shape(shape: Sequence[int] | int) -> tuple[int, ...]:
 
 def _wrap(host: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
     dev = _device.normalize(device)
-    t = Tensor._make(_device.backend(dev).asarray(host), dev)
+    t = Tensor.wrap(_device.backend(dev).asarray(host), dev)
     if requires_grad:
         t.requires_grad_(True)
     return t

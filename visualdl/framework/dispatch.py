@@ -142,11 +142,11 @@ def apply(name: str, *inputs: Tensor | None, **attrs: Any) -> Tensor:
 
 
 def _bind_tensor() -> None:
-    """Bind ``Tensor._make`` once tensor.py is importable (it imports this module)."""
+    """Bind ``Tensor.wrap`` once tensor.py is importable (it imports this module)."""
     global _make
     from .tensor import Tensor
 
-    _make = Tensor._make
+    _make = Tensor.wrap
 
 
 def _make(data: Any, device: str, ctx: Any = None) -> Tensor:  # replaced on first call

@@ -127,7 +127,7 @@ def run_grad_hooks(owner: Any, grad: Any, device: str) -> Any:
     from .tensor import Tensor
 
     sparse = isinstance(grad, RowSparseGrad)
-    value: Any = grad if sparse else Tensor._make(grad, device)
+    value: Any = grad if sparse else Tensor.wrap(grad, device)
     for fn in list(store.values()):
         result = fn(value)
         if result is not None:

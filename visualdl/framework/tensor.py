@@ -65,8 +65,10 @@ class Tensor:
             self.requires_grad_(True)
 
     @classmethod
-    def _make(cls, data: Any, device: str, ctx: Any = None) -> Tensor:
-        """Wrap a backend array without copying (used by ops)."""
+    def wrap(cls, data: Any, device: str, ctx: Any = None) -> Tensor:
+        """A tensor whose memory is the backend array ``data``, not a copy (``Tensor(...)``
+        always copies): for arrays the framework owns, an op's output (``ctx``: the node
+        that made it, for autograd) or the all-reduce's buffer a gradient is a slot of."""
         t = object.__new__(Tensor)
         t._data = data
         t._device = device
@@ -135,11 +137,11 @@ class Tensor:
     def _accumulate_grad(self, g: Any) -> None:
         sparse = isinstance(g, RowSparseGrad)
         if self._grad is None:
-            self._grad = g if sparse else Tensor._make(g, self._device)
+            self._grad = g if sparse else Tensor.wrap(g, self._device)
             return
         prev = self._grad if isinstance(self._grad, RowSparseGrad) else self._grad._data
         new = accumulate(g.be if sparse else _device.backend(self._device), prev, g)
-        self._grad = new if isinstance(new, RowSparseGrad) else Tensor._make(new, self._device)
+        self._grad = new if isinstance(new, RowSparseGrad) else Tensor.wrap(new, self._device)
 
     def backward(self, grad: Tensor | None = None, retain_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; a non-scalar tensor needs
@@ -169,7 +171,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """Same data, cut from the graph."""
-        return Tensor._make(self._data, self._device)
+        return Tensor.wrap(self._data, self._device)
 
     def clear_grad(self) -> None:
         self._grad = None

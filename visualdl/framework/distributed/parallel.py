@@ -105,7 +105,7 @@ class _Bucket:
             if p.device == _device.CPU:
                 g = p.grad
                 if g is None or g.numpy() is not view:
-                    p.grad = Tensor._make(view, p.device)  # no copy: the buffer is the grad
+                    p.grad = Tensor.wrap(view, p.device)  # no copy: the buffer is the grad
             elif p.grad is None:
                 p.grad = Tensor(view.copy(), device=p.device)
             else:
