@@ -130,3 +130,5 @@ def test_a_plain_list_is_taken_as_it_is():
     assert _plain({"nodes": plain_list(boxes)})
     assert json.loads(dumps_bytes({"nodes": plain_list(boxes)})) == {"nodes": boxes}
     assert not _plain({"nodes": boxes + [{"x": float("nan")}]})  # walked: NaN found
+    # not walked: the caller's word is taken (a NaN inside would be encoded as null)
+    assert _plain({"nodes": plain_list([{"x": float("nan")}])})

@@ -127,3 +127,6 @@ def test_download_takes_the_rank_the_chart_shows(api):
         "run": ["dp", "one"], "tag": ["loss", "no such tag"], "rank": 2}).text)))
     assert rows[0] == ["step", "dp (rank 2)/loss", "one/loss"]
     assert [float(r[1]) for r in rows[1:]] == [rank_value(2, s) for s in range(STEPS)]
+    body = api.get("/api/scalars/download", params={
+        "run": ["dp", "one"], "tag": ["loss", "no such tag"], "rank": 2, "format": "json"}).json()
+    assert [(s["run"], s["rank"]) for s in body["series"]] == [("dp", 2), ("one", 0)]

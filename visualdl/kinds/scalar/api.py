@@ -501,21 +501,24 @@ def download() -> Response:
 
 def _download_lines(runs: list[str], tags: list[str], fmt: str, rank: int | None) -> Response:
     """A combined chart's lines: every (run, tag) pair that exists (at least one must), of
-    ``rank`` where the run has it (its column then says so)."""
-    lines = []
+    ``rank`` where the run has it (its CSV column and JSON series then say so)."""
+    lines = []  # (run, rank shown or None, tag, data)
     for run in dict.fromkeys(runs):
         shown = _rank_in(run, rank)
         for tag in tags:
             if provider().has_tag(run, KIND, tag):
-                lines.append((run if shown is None else f"{run} (rank {shown})", tag,
-                              _load(run, tag, shown)))
+                lines.append((run, shown, tag, _load(run, tag, shown)))
     if not lines:
         raise ApiError(404, "none of the runs has any of the tags")
     if fmt == "json":
-        body = dumps({"tags": tags, "series": [
-            {"run": run, "tag": tag, "steps": d.steps.tolist(),
-             "wall_times": float_list(d.wall_times), "values": float_list(d.values)}
-            for run, tag, d in lines]})
+        series = []
+        for run, shown, tag, d in lines:
+            item = {"run": run, "tag": tag, "steps": d.steps.tolist(),
+                    "wall_times": float_list(d.wall_times), "values": float_list(d.values)}
+            if rank:
+                item["rank"] = shown or 0
+            series.append(item)
+        body = dumps({"tags": tags, "series": series})
         mimetype = "application/json"
     else:
         body, mimetype = _csv_columns(lines), "text/csv"
@@ -527,17 +530,20 @@ def _download_lines(runs: list[str], tags: list[str], fmt: str, rank: int | None
 
 
 def _csv_columns(lines: list) -> str:
-    """``step`` then one column per line (``run/tag``), a row per step any line has; a cell
-    is empty where its line has no point (the last point wins where a step repeats)."""
-    steps = np.unique(np.concatenate([d.steps for _, _, d in lines]))
+    """``step`` then one column per line (``run/tag``, ``run (rank N)/tag`` for a rank
+    shown), a row per step any line has; a cell is empty where its line has no point (the
+    last point wins where a step repeats)."""
+    steps = np.unique(np.concatenate([d.steps for *_, d in lines]))
     columns = []
-    for _, _, d in lines:
+    for *_, d in lines:
         column = np.full(len(steps), None, dtype=object)
         column[np.searchsorted(steps, d.steps)] = [repr(v) for v in d.values.tolist()]
         columns.append(column.tolist())
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["step"] + [_csv_safe(f"{run}/{tag}") for run, tag, _ in lines])
+    names = [f"{run}/{tag}" if shown is None else f"{run} (rank {shown})/{tag}"
+             for run, shown, tag, _ in lines]
+    writer.writerow(["step"] + [_csv_safe(name) for name in names])
     writer.writerows(zip(steps.tolist(), *columns))
     return buf.getvalue()
 
