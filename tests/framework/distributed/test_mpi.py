@@ -40,7 +40,10 @@ buffer = np.full(3, comm.rank + 1.0, np.float32)
 comm.allreduce(buffer)
 with LogWriter(logdir=sys.argv[1]) as w:
     w.add_scalar("x", float(comm.rank), 1)
-print(type(comm).__name__, get_rank(), get_world_size(), buffer.tolist(), flush=True)
+# one write of the whole line: the ranks share mpiexec's pipe, and print() writes each of
+# its arguments apart, so two ranks' words could interleave
+sys.stdout.write(f"{type(comm).__name__} {get_rank()} {get_world_size()} {buffer.tolist()}\\n")
+sys.stdout.flush()
 """
 
 
