@@ -12,7 +12,7 @@ from collections import OrderedDict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from flask import Blueprint, Flask, Response, current_app, request
+from flask import Blueprint, Flask, Response, current_app, g, request
 
 from visualdl.api.common import (
     BODY_LIMITS_CONFIG, MODELS_CONFIG, app_cache, arg_int, arg_str, cached_json, etag_for, etag_json, json_body,
@@ -45,6 +45,18 @@ def _install(state: Any) -> None:
     app: Flask = state.app
     app.config.setdefault(BODY_LIMITS_CONFIG, {})[UPLOAD_PATH] = MAX_UPLOAD_BYTES
     _models(app).open_first_file()
+
+
+@blueprint.before_request
+def _request_started() -> None:
+    store().request_started()
+    g.graph_request_counted = True  # an earlier hook's answer skips this one, not teardown
+
+
+@blueprint.teardown_request
+def _request_ended(_error: BaseException | None) -> None:
+    if g.pop("graph_request_counted", False):
+        store().request_ended()
 
 
 def _models(app: Flask) -> ModelStore:

@@ -7,7 +7,10 @@ translates HTTP parameters; tests can exercise the same queries without a server
 from __future__ import annotations
 
 import re
+import threading
+import time
 from collections import Counter
+from collections.abc import Iterator
 from functools import cached_property, partial
 from typing import Any
 
@@ -30,6 +33,7 @@ BIG_BOXES = 8000
 BIG_GROUPS = 1500
 JOB_WAIT = 0.25  # a request waits this long for its job before answering with progress
 MAX_SEARCH = 200
+PREPARE_SLICE = 0.005  # seconds of prepare() between two looks at whether requests wait
 
 
 class GraphDocument:
@@ -43,6 +47,37 @@ class GraphDocument:
         self.initial = self.layouter.normalize(
             self.hierarchy.initial_expanded(INITIAL_VISIBLE_LIMIT))
         self.parse_seconds = 0.0
+        self.prepared = threading.Event()  # set once prepare() has run to its end
+
+    def prepare(self, options: Options | None = None) -> Iterator[None]:
+        """Build what any view needs and no collapse state changes, yielding every few
+        milliseconds: every group's local edges, members and ports, every box at
+        ``options`` (the page's default), every edge's tensor type. The caller
+        (kinds/graph/warmup.py) runs the steps between requests. A view made after finds
+        them built; one made meanwhile builds what it needs itself (the caches are
+        thread-safe)."""
+        options = Options() if options is None else options
+        h, layouter, model = self.hierarchy, self.layouter, self.model
+        try:
+            due = time.perf_counter() + PREPARE_SLICE
+            for path in list(h.groups):
+                for member in layouter.structure(path).members:
+                    layouter.box(member, options)
+                h.ports(path)
+                if time.perf_counter() > due:
+                    yield
+                    due = time.perf_counter() + PREPARE_SLICE
+            yield
+            edges = model.edges
+            if edges:
+                h.edge_of((edges[0].src, edges[0].tensor))  # builds the index of all
+            for i, edge in enumerate(edges):
+                model.tensor(edge.scope, edge.tensor)
+                if not i % 64 and time.perf_counter() > due:
+                    yield
+                    due = time.perf_counter() + PREPARE_SLICE
+        finally:
+            self.prepared.set()
 
     # -- summary ------------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:

@@ -20,12 +20,13 @@ import numpy as np
 
 from visualdl.kinds.graph.parsed_model import GraphModel
 
-__all__ = ["ROOT", "Group", "Hierarchy", "LocalEdge", "LocalEdges", "Member", "PortKey"]
+__all__ = ["ROOT", "Group", "Hierarchy", "LocalEdge", "LocalEdges", "Member", "PortKey", "Segment"]
 
 ROOT = ""
 Member = tuple[str, object]  # ("n", node id) | ("g", group path) | ("in"|"out", PortKey)
 PortKey = tuple[int, str]  # (producer node id, tensor name): one port per tensor crossing
 LocalEdge = tuple[Member, Member, PortKey]
+Segment = tuple[str, int]  # (group, index of one of its local edges): a piece of a route
 
 
 class Group:
@@ -202,30 +203,11 @@ class Hierarchy:
         return self.expanded_to(best)
 
     # -- routing --------------------------------------------------------------------------
-    def segments(self, a: Member, group_a: str, b: Member, group_b: str,
-                 key: PortKey) -> list[tuple[str, LocalEdge]]:
-        """The local edges (group, edge) that an edge from ``a`` (held by ``group_a``) to
-        ``b`` (held by ``group_b``) is split into, in route order: up and out of ``a``'s
-        groups, across their innermost common group, down into ``b``'s."""
-        ca, cb = self._chain(group_a), self._chain(group_b)
-        common = 0
-        while common < min(len(ca), len(cb)) and ca[common] == cb[common]:
-            common += 1
-        out: list[tuple[str, LocalEdge]] = []
-        for i in range(len(ca) - 1, common - 1, -1):
-            inner = ("g", ca[i + 1]) if i + 1 < len(ca) else a
-            out.append((ca[i], (inner, ("out", key), key)))
-        mid_a = ("g", ca[common]) if len(ca) > common else a
-        mid_b = ("g", cb[common]) if len(cb) > common else b
-        out.append((ca[common - 1], (mid_a, mid_b, key)))
-        for i in range(common, len(cb)):
-            inner = ("g", cb[i + 1]) if i + 1 < len(cb) else b
-            out.append((cb[i], (("in", key), inner, key)))
-        return out
-
-    def visible_links(self, expanded: frozenset[str] | set[str]) -> dict[LocalEdge, None]:
+    def visible_links(self, expanded: frozenset[str] | set[str]) -> dict[LocalEdge, list[Segment]]:
         """(visible source, visible target, port key) of every edge drawn for a state whose
-        ancestors are all expanded (a normalized state).
+        ancestors are all expanded (a normalized state), each with the local edges its
+        route is made of, in route order: up and out of the source's groups, across their
+        innermost common group, down into the target's.
 
         Found from the local edges of the visible groups, not from every edge of the model:
         the cost follows what is shown, so expanding one group of a 100,000-node model
@@ -233,39 +215,51 @@ class Hierarchy:
         ends at the member itself when it is drawn as a box, or continues inside it when it
         is expanded: from the member that feeds its out-port, to those its in-port feeds.
         """
-        out: dict[LocalEdge, None] = {}
+        out: dict[LocalEdge, list[Segment]] = {}
+        ports = self.ports
         for path in (ROOT, *expanded):
-            for u, v, key in self.local_edges[path]:
+            for index, (u, v, key) in enumerate(self.local_edges[path]):
                 if u[0] in ("in", "out") or v[0] in ("in", "out"):
                     continue  # drawn where the edge crosses its innermost common group
-                a = self._visible_source(u, key, expanded)
-                for b in self._visible_targets(v, key, expanded):
-                    out[(a, b, key)] = None
+                up: list[Segment] = [(path, index)]
+                a = u
+                while a[0] == "g" and a[1] in expanded:
+                    inner = a[1]
+                    a, i = ports(inner)[0][key]  # type: ignore[index]
+                    up.append((inner, i))
+                if len(up) > 1:
+                    up.reverse()
+                if v[0] != "g" or v[1] not in expanded:  # most edges: one box to another
+                    out.setdefault((a, v, key), up)
+                    continue
+                for b, down in self._visible_targets(v, key, expanded):
+                    out.setdefault((a, b, key), up + down)
         return out
 
-    def _visible_source(self, member: Member, key: PortKey, expanded: frozenset[str] | set[str]) -> Member:
-        while member[0] == "g" and member[1] in expanded:
-            member = self._ports(member[1])[0][key]  # type: ignore[index]
-        return member
-
-    def _visible_targets(self, member: Member, key: PortKey,
-                         expanded: frozenset[str] | set[str]) -> list[Member]:
+    def _visible_targets(self, member: Member, key: PortKey, expanded: frozenset[str] | set[str]
+                         ) -> list[tuple[Member, list[Segment]]]:
+        """The boxes an edge arriving at ``member`` ends at, each with the local edges
+        from ``member``'s in-port down to it."""
         if member[0] != "g" or member[1] not in expanded:
-            return [member]
-        return [t for inner in self._ports(member[1])[1][key]  # type: ignore[index]
-                for t in self._visible_targets(inner, key, expanded)]
+            return [(member, [])]
+        path = member[1]
+        return [(target, [(path, i), *down])  # type: ignore[list-item]
+                for inner, i in self.ports(path)[1][key]  # type: ignore[index]
+                for target, down in self._visible_targets(inner, key, expanded)]
 
-    def _ports(self, path: str) -> tuple[dict[PortKey, Member], dict[PortKey, list[Member]]]:
-        """(member feeding each out-port, members fed by each in-port) of a group."""
+    def ports(self, path: str) -> tuple[dict[PortKey, tuple[Member, int]],
+                                        dict[PortKey, list[tuple[Member, int]]]]:
+        """(member feeding each out-port, members fed by each in-port) of a group, each
+        with the index of that local edge in the group's ``local_edges``."""
         found = self._port_links.get(path)
         if found is None:
-            feeds: dict[PortKey, Member] = {}
-            fed: dict[PortKey, list[Member]] = {}
-            for u, v, key in self.local_edges[path]:
+            feeds: dict[PortKey, tuple[Member, int]] = {}
+            fed: dict[PortKey, list[tuple[Member, int]]] = {}
+            for index, (u, v, key) in enumerate(self.local_edges[path]):
                 if v[0] == "out":
-                    feeds[key] = u
+                    feeds[key] = (u, index)
                 elif u[0] == "in":
-                    fed.setdefault(key, []).append(v)
+                    fed.setdefault(key, []).append((v, index))
             found = self._port_links[path] = (feeds, fed)
         return found
 

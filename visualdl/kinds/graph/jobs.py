@@ -75,6 +75,11 @@ class ViewJobs:
                          daemon=True).start()
         return job
 
+    @property
+    def running(self) -> bool:
+        """Whether a job is laying out now."""
+        return self._running.locked()
+
     def drop(self, key: Hashable) -> None:
         """Forget the job for ``key`` (one whose answer or error was handed out)."""
         with self._lock:

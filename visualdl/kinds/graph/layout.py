@@ -81,9 +81,9 @@ class Placed:
     height: float
     items: dict[Member, tuple[float, float, float, float]]  # visible node / collapsed group
     frames: dict[str, tuple[float, float, float, float]]  # expanded groups (not the root)
-    # [x, y] rounded to 0.1 px, as the browser gets them: an edge's route is its segments'
-    # lists joined, not every point rounded again per edge
-    routes: dict[tuple[str, LocalEdge], list[list[float]]]
+    #: each laid-out group's origin (minor, major) and layout: its local routes, offset
+    #: from there, are the pieces of the edges drawn (joined per edge by the view)
+    origins: dict[str, tuple[float, float, LocalLayout]]
     boxes: dict[Member, Box]
 
 
@@ -219,8 +219,11 @@ class Layouter:
 
     def _compose(self, path: str, lay: LocalLayout, m0: float, j0: float, options: Options,
                  placed: Placed) -> None:
+        """Absolute boxes and frames; every coordinate is a multiple of 0.5 px
+        (:func:`_half`), so sums of them are exact and need no rounding."""
         st = self.structure(path)
         tb = options.direction == "TB"
+        placed.origins[path] = (m0, j0, lay)
         for member, (a, b, da, db), sub in zip(st.members, lay.boxes, lay.subs):
             rect = (m0 + a, j0 + b, da, db) if tb else (j0 + b, m0 + a, db, da)
             if sub is not None:
@@ -229,18 +232,17 @@ class Layouter:
             else:
                 placed.items[member] = rect
                 placed.boxes[member] = self.box(member, options)
-        routes = placed.routes
-        if tb:
-            for edge, points in zip(st.edges, lay.routes):
-                routes[(path, edge)] = [[round(m0 + p, 1), round(j0 + q, 1)] for p, q in points]
-        else:
-            for edge, points in zip(st.edges, lay.routes):
-                routes[(path, edge)] = [[round(j0 + q, 1), round(m0 + p, 1)] for p, q in points]
 
 
 def _trim(cache: OrderedDict) -> None:
     while len(cache) > CACHE_SIZE:
         cache.popitem(last=False)
+
+
+def _half(value: float) -> float:
+    """``value`` to the nearest 0.5: layouts hold only such numbers, which binary floats
+    add exactly, so composing 100,000 boxes needs no rounding per point."""
+    return round(value * 2) / 2
 
 
 def _xy(minor: float, major: float, options: Options) -> tuple[float, float]:
@@ -393,19 +395,20 @@ class _GroupLayout:
         content_major = bands[-1][1] if bands else 0.0
         if self.n_in:  # layer 0 holds only ports: their band sits on the border
             content_major -= RANK_GAP
-        major = q0 + content_major + q1
-        minor = max(p0 + (hi - lo) + p1, self.least)
+        major = _half(q0 + content_major + q1)
+        minor = _half(max(p0 + (hi - lo) + p1, self.least))
         off = q0 - (RANK_GAP if self.n_in else 0.0)
         boxes = []
         for v in range(self.n_members):
             s0, s1 = sizes[v]
             b0, b1 = bands[layers[v]]
-            boxes.append((pos[v] + shift - s0 / 2, off + b0 + (b1 - b0 - s1) / 2, s0, s1))
-        ports = [pos[v] + shift for v in range(self.n_members, n)]
+            boxes.append((_half(pos[v] + shift - s0 / 2), _half(off + b0 + (b1 - b0 - s1) / 2),
+                          s0, s1))
+        ports = [_half(pos[v] + shift) for v in range(self.n_members, n)]
         layout = LocalLayout(minor, major, boxes, ports, [], self.subs)
         geo = (layers, bands, pos, shift, off)
         for e, chain in enumerate(chains):
-            pts = self._route(layout, e, chain, geo)
+            pts = [(_half(m), _half(j)) for m, j in self._route(layout, e, chain, geo)]
             if e in flipped:
                 pts.reverse()
             layout.routes.append(pts)

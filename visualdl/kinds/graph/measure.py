@@ -8,6 +8,7 @@ advance width is a fixed fraction of its size.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from visualdl.kinds.graph.hierarchy import Group
 from visualdl.kinds.graph.parsed_model import GraphModel, Node
@@ -29,9 +30,9 @@ GROUP_PAD = 14.0
 GROUP_HEADER = 22.0
 
 
-@dataclass(frozen=True)
-class Options:
-    """Display options that change box sizes, hence the layout (part of the cache key)."""
+class Options(NamedTuple):
+    """Display options that change box sizes, hence the layout (part of the cache keys:
+    a tuple, hashed in C, since "expand all" looks up 300,000 keys holding it)."""
 
     direction: str = "TB"  # "TB" (vertical) or "LR" (horizontal)
     attrs: bool = False

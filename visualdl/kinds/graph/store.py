@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from visualdl.kinds.graph.errors import ModelError
+from visualdl.kinds.graph.warmup import Warmer
 
 if TYPE_CHECKING:
     from visualdl.kinds.graph.document import GraphDocument
@@ -78,6 +79,21 @@ class ModelStore:
         self._locks: dict[str, threading.Lock] = {}
         self._failed: dict[str, tuple[ModelError, float]] = {}  # id -> (error, when)
         self._lock = threading.Lock()
+        self._serving = 0  # graph requests being answered
+        self._warmer = Warmer(self._busy)
+
+    def request_started(self) -> None:
+        """A graph request is being answered: models being prepared wait until it ends."""
+        with self._lock:
+            self._serving += 1
+
+    def request_ended(self) -> None:
+        """The end of what :meth:`request_started` began."""
+        with self._lock:
+            self._serving -= 1
+
+    def _busy(self, doc: GraphDocument) -> bool:
+        return self._serving > 0 or doc.jobs.running
 
     def open_first_file(self) -> threading.Thread | None:
         """Parse the first ``--model`` file on a background thread, now: the graph tab opens
@@ -168,6 +184,7 @@ class ModelStore:
                 old, _ = self._uploads.popitem(last=False)
                 self._docs.pop(old, None)
             self._remember(src.id, doc)
+        self._warmer.add(doc)
         return src
 
     # -- documents ----------------------------------------------------------------------------
@@ -200,6 +217,7 @@ class ModelStore:
             doc.parse_seconds = time.perf_counter() - started
             with self._lock:
                 self._remember(model_id, doc)
+            self._warmer.add(doc)
             return doc
 
     def _remember(self, model_id: str, doc: GraphDocument) -> None:

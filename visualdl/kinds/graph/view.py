@@ -9,11 +9,10 @@ routes of the layout.
 from __future__ import annotations
 
 import time
-from itertools import islice
 from typing import Any
 
-from visualdl.kinds.graph.hierarchy import Hierarchy, Member
-from visualdl.kinds.graph.layout import Layouter, Placed, Progress
+from visualdl.kinds.graph.hierarchy import Hierarchy, Member, Segment
+from visualdl.kinds.graph.layout import Layouter, LocalLayout, Placed, Progress
 from visualdl.kinds.graph.measure import Options
 from visualdl.kinds.graph.tensor_values import format_shape
 
@@ -30,30 +29,72 @@ def visible_edges(h: Hierarchy, expanded: frozenset[str]) -> dict[tuple[Member, 
     return {link: h.edge_of(link[2]) for link in h.visible_links(expanded)}
 
 
-def _group_of(h: Hierarchy, member: Member) -> str:
-    if member[0] == "n":
-        return h.node_group[member[1]]  # type: ignore[index]
-    return h.groups[member[1]].parent or ""  # type: ignore[index]
-
-
-def _route(h: Hierarchy, placed: Placed, a: Member, b: Member, key: tuple[int, str]) -> list:
-    """Join the local routes: up and out of ``a``'s groups, across, down into ``b``'s (the
-    point lists are the layout's, shared: never changed after)."""
-    segments = h.segments(a, _group_of(h, a), b, _group_of(h, b), key)
+def _route(origins: dict[str, tuple[float, float, LocalLayout]], segments: list[Segment],
+           tb: bool) -> list[list[float]]:
+    """An edge's [x, y] points: the local routes of its segments, each offset to where its
+    group is, joined (a piece that starts where the last ended drops that point)."""
     points: list[list[float]] = []
-    for seg in segments:
-        pts = placed.routes.get(seg)
-        if not pts:
+    for path, index in segments:
+        m0, j0, lay = origins[path]
+        local = lay.routes[index]
+        if not local:
             continue
-        if points and _close(points[-1], pts[0]):
-            points.extend(islice(pts, 1, None))
+        if tb:
+            more = [[m0 + p, j0 + q] for p, q in local]
         else:
-            points.extend(pts)
+            more = [[j0 + q, m0 + p] for p, q in local]
+        if points:
+            last, first = points[-1], more[0]
+            if abs(last[0] - first[0]) < 0.5 and abs(last[1] - first[1]) < 0.5:
+                del more[0]
+        points.extend(more)
     return points
 
 
-def _close(p: list[float], q: list[float]) -> bool:
-    return abs(p[0] - q[0]) < 0.5 and abs(p[1] - q[1]) < 0.5
+def _boxes(h: Hierarchy, placed: Placed) -> list[dict[str, Any]]:
+    """Visible nodes and collapsed groups (one dict literal per kind: 100,000 of them)."""
+    model_nodes, groups, boxes = h.model.nodes, h.groups, placed.boxes
+    out = []
+    for member, (x, y, w, hgt) in placed.items.items():
+        box = boxes[member]
+        lines = [list(line) for line in box.lines] if box.lines else []
+        kind, ref = member
+        if kind == "n":
+            node = model_nodes[ref]  # type: ignore[index]
+            out.append({"id": f"n{ref}", "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
+                        "subtitle": box.subtitle, "lines": lines, "type": node.role,
+                        "category": node.category, "name": node.name})
+        else:
+            group = groups[ref]  # type: ignore[index]
+            out.append({"id": f"g:{ref}", "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
+                        "subtitle": box.subtitle, "lines": lines, "type": "group",
+                        "category": "group", "path": group.path, "ops": group.ops,
+                        "expandable": True})
+    return out
+
+
+def _edges(h: Hierarchy, placed: Placed, expanded: frozenset[str], direction: str
+           ) -> list[dict[str, Any]]:
+    """The tensors between visible boxes, with their types and joined routes."""
+    model = h.model
+    model_edges, edge_of, tensor = model.edges, h.edge_of, model.tensor
+    types: dict[int, tuple] = {}  # by id(TensorInfo): (dtype, shape, label)
+    origins, tb = placed.origins, direction == "TB"
+    out = []
+    for (a, b, key), segments in h.visible_links(expanded).items():
+        edge = model_edges[edge_of(key)]
+        info = tensor(edge.scope, edge.tensor)
+        typed = types.get(id(info))
+        if typed is None:
+            typed = types[id(info)] = ((info.dtype, info.shape, format_shape(info.shape))
+                                       if info else (None, None, ""))
+        out.append({
+            "from": f"n{a[1]}" if a[0] == "n" else f"g:{a[1]}",
+            "to": f"n{b[1]}" if b[0] == "n" else f"g:{b[1]}",
+            "tensor": edge.tensor, "dtype": typed[0], "shape": typed[1], "label": typed[2],
+            "points": _route(origins, segments, tb),
+        })
+    return out
 
 
 def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
@@ -63,48 +104,14 @@ def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
     misses = layouter.misses
     placed = layouter.place(expanded, options, progress)
     layout_s = time.perf_counter() - started
-    model = h.model
-    nodes = []
-    for member, (x, y, w, hgt) in placed.items.items():
-        box = placed.boxes[member]
-        item: dict[str, Any] = {
-            "id": item_id(member), "x": round(x, 1), "y": round(y, 1), "w": w, "h": hgt,
-            "title": box.title, "subtitle": box.subtitle,
-            "lines": list(map(list, box.lines)) if box.lines else [],
-        }
-        if member[0] == "n":
-            node = model.nodes[member[1]]  # type: ignore[index]
-            item.update(type=node.role, category=node.category, name=node.name)
-        else:
-            group = h.groups[member[1]]  # type: ignore[index]
-            item.update(type="group", category="group", path=group.path, ops=group.ops,
-                        expandable=True)
-        nodes.append(item)
-    frames = []
-    for path, (x, y, w, hgt) in placed.frames.items():
-        group = h.groups[path]
-        frames.append({"id": f"g:{path}", "path": path, "label": group.label, "ops": group.ops,
-                       "depth": group.depth, "x": round(x, 1), "y": round(y, 1), "w": w, "h": hgt})
+    nodes = _boxes(h, placed)
+    frames = [{"id": f"g:{path}", "path": path, "label": g.label, "ops": g.ops, "depth": g.depth,
+               "x": x, "y": y, "w": w, "h": hgt}
+              for path, (x, y, w, hgt) in placed.frames.items() for g in (h.groups[path],)]
     frames.sort(key=lambda f: f["depth"])
-    edges = []
-    labels: dict[int, str] = {}  # by id(TensorInfo): many edges carry one tensor
-    for (a, b, key), index in visible_edges(h, expanded).items():
-        edge = model.edges[index]
-        info = model.tensor(edge.scope, edge.tensor)
-        label = ""
-        if info:
-            label = labels.get(id(info))
-            if label is None:
-                label = labels[id(info)] = format_shape(info.shape)
-        edges.append({
-            "from": item_id(a), "to": item_id(b), "tensor": edge.tensor,
-            "dtype": info.dtype if info else None,
-            "shape": info.shape if info else None,
-            "label": label,
-            "points": _route(h, placed, a, b, key),
-        })
+    edges = _edges(h, placed, expanded, options.direction)
     return {
-        "width": round(placed.width, 1), "height": round(placed.height, 1),
+        "width": placed.width, "height": placed.height,
         "direction": options.direction,
         "expanded": sorted(expanded),
         "nodes": nodes, "frames": frames, "edges": edges,
