@@ -314,6 +314,7 @@ class LocalEdges(Mapping):
         self._bounds: list[int] = np.searchsorted(groups_at[order],
                                                   np.arange(len(paths) + 1)).tolist()
         self._lca: list[int] = lca.tolist()  # read one edge at a time: Python ints
+        self._chains: list[tuple[str, ...]] | None = None
         self._edge_of: dict[PortKey, int] | None = None
 
     def __getitem__(self, path: str) -> dict[LocalEdge, None]:
@@ -332,27 +333,36 @@ class LocalEdges(Mapping):
 
     def _split(self, path: str) -> dict[LocalEdge, None]:
         i = self._index[path]  # KeyError for an unknown group, as a dict would
-        h, edges = self._h, self._h.model.edges
-        d = h.groups[path].depth
-        node_group, chain = h.node_group, h._chain
+        edges, lca, chains = self._h.model.edges, self._lca, self._node_chains()
+        d = self._h.groups[path].depth
+        inner = d + 1
         out: dict[LocalEdge, None] = {}
         for e in self._edges[self._bounds[i]:self._bounds[i + 1]].tolist():
             edge = edges[e]
-            key = (edge.src, edge.tensor)
-            ca = chain(node_group[edge.src])
-            if self._lca[e] == i:
-                cb = chain(node_group[edge.dst])
-                a = ("g", ca[d + 1]) if len(ca) > d + 1 else ("n", edge.src)
-                b = ("g", cb[d + 1]) if len(cb) > d + 1 else ("n", edge.dst)
+            src = edge.src
+            key = (src, edge.tensor)
+            ca = chains[src]
+            if lca[e] == i:
+                cb = chains[edge.dst]
+                a = ("g", ca[inner]) if len(ca) > inner else ("n", src)
+                b = ("g", cb[inner]) if len(cb) > inner else ("n", edge.dst)
                 out[(a, b, key)] = None
             elif len(ca) > d and ca[d] == path:  # on the way up from the source
-                a = ("g", ca[d + 1]) if len(ca) > d + 1 else ("n", edge.src)
+                a = ("g", ca[inner]) if len(ca) > inner else ("n", src)
                 out[(a, ("out", key), key)] = None
             else:  # on the way down to the target
-                cb = chain(node_group[edge.dst])
-                b = ("g", cb[d + 1]) if len(cb) > d + 1 else ("n", edge.dst)
+                cb = chains[edge.dst]
+                b = ("g", cb[inner]) if len(cb) > inner else ("n", edge.dst)
                 out[(("in", key), b, key)] = None
         return out
+
+    def _node_chains(self) -> list[tuple[str, ...]]:
+        """Each node's groups from the root down (shared tuples, one per group)."""
+        found = self._chains
+        if found is None:
+            chain = self._h._chain
+            found = self._chains = [chain(g) for g in self._h.node_group]
+        return found
 
     def edge_of(self, key: PortKey) -> int:
         """The first model edge from ``key[0]`` carrying tensor ``key[1]``."""
