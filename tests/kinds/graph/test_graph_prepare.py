@@ -54,6 +54,21 @@ def test_a_prepared_model_expands_without_building_its_fixed_parts(monkeypatch):
     assert built["node boxes"] == len(fresh.model.nodes)
 
 
+@pytest.mark.parametrize("make", [onnx_models.control_flow, onnx_models.residual_cnn,
+                                  lambda: onnx_models.transformer(300)])
+def test_preparing_changes_no_view(make):
+    """Subgraph bodies (their own scopes), weights shown as boxes, a transformer: every
+    state draws the same whether its parts were prepared or built on the way."""
+    model = make()
+    prepared, fresh = GraphDocument(parse_model(model)), GraphDocument(parse_model(model))
+    for _ in prepared.prepare():
+        pass
+    for spec in ("initial", "all", "none"):
+        for options in (Options(), Options("LR", attrs=True, inits=True)):
+            assert _picture(prepared.view(prepared.expanded_set(spec), options)) == \
+                _picture(fresh.view(fresh.expanded_set(spec), options))
+
+
 def test_a_model_is_prepared_only_while_no_graph_request_is_answered(chain_file):
     store = ModelStore([chain_file])
     store.request_started()
