@@ -61,12 +61,12 @@ def _boxes(h: Hierarchy, placed: Placed) -> list[dict[str, Any]]:
         kind, ref = member
         if kind == "n":
             node = model_nodes[ref]  # type: ignore[index]
-            out.append({"id": f"n{ref}", "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
+            out.append({"id": item_id(member), "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
                         "subtitle": box.subtitle, "lines": lines, "type": node.role,
                         "category": node.category, "name": node.name})
         else:
             group = groups[ref]  # type: ignore[index]
-            out.append({"id": f"g:{ref}", "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
+            out.append({"id": item_id(member), "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
                         "subtitle": box.subtitle, "lines": lines, "type": "group",
                         "category": "group", "path": group.path, "ops": group.ops,
                         "expandable": True})
@@ -89,8 +89,7 @@ def _edges(h: Hierarchy, placed: Placed, expanded: frozenset[str], direction: st
             typed = types[id(info)] = ((info.dtype, info.shape, format_shape(info.shape))
                                        if info else (None, None, ""))
         out.append({
-            "from": f"n{a[1]}" if a[0] == "n" else f"g:{a[1]}",
-            "to": f"n{b[1]}" if b[0] == "n" else f"g:{b[1]}",
+            "from": item_id(a), "to": item_id(b),
             "tensor": edge.tensor, "dtype": typed[0], "shape": typed[1], "label": typed[2],
             "points": _route(origins, segments, tb),
         })
