@@ -65,10 +65,16 @@ function smooth(points) {
   const n = points.length;
   if (n < 3) return points.flat();
   const out = [points[0][0], points[0][1]];
-  for (let i = 1; i < n - 1; i += 1) {
-    const [ax, ay] = [(points[i - 1][0] + points[i][0]) / 2, (points[i - 1][1] + points[i][1]) / 2];
-    const [cx, cy] = points[i];
-    const [bx, by] = [(points[i][0] + points[i + 1][0]) / 2, (points[i][1] + points[i + 1][1]) / 2];
+  for (let i = 1; i < n - 1; i += 1) { // plain numbers, no array per corner: 500,000 corners
+    const before = points[i - 1];
+    const corner = points[i];
+    const after = points[i + 1];
+    const cx = corner[0];
+    const cy = corner[1];
+    const ax = (before[0] + cx) / 2;
+    const ay = (before[1] + cy) / 2;
+    const bx = (cx + after[0]) / 2;
+    const by = (cy + after[1]) / 2;
     out.push(ax, ay);
     for (let k = 1; k <= CURVE_STEPS; k += 1) {
       const t = k / CURVE_STEPS;
