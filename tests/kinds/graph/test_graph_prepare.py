@@ -112,3 +112,24 @@ def test_layouts_are_made_of_half_pixels():
             values += [c for point in edge["points"] for c in point]
         assert len(values) > 5000
         assert [v for v in values if v * 2 != int(v * 2)] == []
+
+
+def test_values_of_one_type_decode_once_into_their_own_infos():
+    """A type met before is taken from its bytes: equal values, each its own shape list."""
+    from onnx import TensorProto, helper
+
+    values = [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, "N"]),
+              helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, "N"]),
+              helper.make_tensor_value_info("c", TensorProto.INT64, [3]),
+              helper.make_tensor_value_info("d", TensorProto.FLOAT, None),
+              helper.make_tensor_sequence_value_info("e", TensorProto.FLOAT, None)]
+    graph = helper.make_graph([], "g", [], [], value_info=values)
+    table = TensorTable({0: graph})
+    a, b, c, d, e = (table.get((0, name)) for name in "abcde")
+    assert (a.dtype, a.shape) == (b.dtype, b.shape) == ("float32", [1, "N"])
+    assert a is not b and a.shape is not b.shape
+    a.shape.append(7)  # a caller's change to one value's shape reaches no other value
+    assert b.shape == [1, "N"] and table.get((0, "b")).shape == [1, "N"]
+    assert (c.dtype, c.shape) == ("int64", [3])
+    assert (d.dtype, d.shape) == ("float32", None)
+    assert (e.dtype, e.shape) == ("sequence<float32>", None)
