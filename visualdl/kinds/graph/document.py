@@ -47,7 +47,7 @@ class GraphDocument:
         self.initial = self.layouter.normalize(
             self.hierarchy.initial_expanded(INITIAL_VISIBLE_LIMIT))
         self.parse_seconds = 0.0
-        self.prepared = threading.Event()  # set once prepare() has run to its end
+        self.prepared = threading.Event()  # set once prepare() has ended: done, failed or closed
 
     def prepare(self, options: Options | None = None) -> Iterator[None]:
         """Build what any view needs and no collapse state changes, yielding every few
