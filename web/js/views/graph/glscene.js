@@ -56,16 +56,24 @@ class Tiling {
   }
 }
 
+/** How many points smoothInto writes for a route of `n` points (n >= 2). */
+function smoothedLength(n) {
+  return n < 3 ? n : 2 + (n - 2) * (1 + CURVE_STEPS);
+}
+
 /**
  * The route through `points` ([[x, y]]) as the SVG draws it (render.js's pathData): straight
- * to the middle of the first leg, a quadratic curve round each corner, straight to the end.
- * Returned flat ([x0, y0, x1, y1, ...]), each curve as CURVE_STEPS straight pieces.
+ * to the middle of the first leg, a quadratic curve round each corner, straight to the end,
+ * each curve as CURVE_STEPS straight pieces. Written flat into `xy` from index `o` (x, y,
+ * x, y, ...; smoothedLength points); returns the index after the last. One typed array for
+ * all routes: an array per route cost 300 ms and its garbage at 500,000 corners.
  */
-function smooth(points) {
+function smoothInto(points, xy, o) {
   const n = points.length;
-  if (n < 3) return points.flat();
-  const out = [points[0][0], points[0][1]];
-  for (let i = 1; i < n - 1; i += 1) { // plain numbers, no array per corner: 500,000 corners
+  xy[o] = points[0][0];
+  xy[o + 1] = points[0][1];
+  o += 2;
+  for (let i = 1; i < n - 1; i += 1) {
     const before = points[i - 1];
     const corner = points[i];
     const after = points[i + 1];
@@ -75,22 +83,33 @@ function smooth(points) {
     const ay = (before[1] + cy) / 2;
     const bx = (cx + after[0]) / 2;
     const by = (cy + after[1]) / 2;
-    out.push(ax, ay);
+    xy[o] = ax;
+    xy[o + 1] = ay;
+    o += 2;
     for (let k = 1; k <= CURVE_STEPS; k += 1) {
       const t = k / CURVE_STEPS;
       const u = 1 - t;
-      out.push(u * u * ax + 2 * u * t * cx + t * t * bx, u * u * ay + 2 * u * t * cy + t * t * by);
+      xy[o] = u * u * ax + 2 * u * t * cx + t * t * bx;
+      xy[o + 1] = u * u * ay + 2 * u * t * cy + t * t * by;
+      o += 2;
     }
   }
-  out.push(points[n - 1][0], points[n - 1][1]);
-  return out;
+  xy[o] = points[n - 1][0];
+  xy[o + 1] = points[n - 1][1];
+  return o + 2;
+}
+
+/** Where each key's items start once sorted by key (0 <= key < count): starts[key]. */
+function keyStarts(keys, count) {
+  const starts = new Int32Array(count + 1);
+  for (let i = 0; i < keys.length; i += 1) starts[keys[i] + 1] += 1;
+  for (let k = 0; k < count; k += 1) starts[k + 1] += starts[k];
+  return starts;
 }
 
 /** Items sorted by key (0 <= key < count): {order, starts} with starts[key] the first. */
 function countingSort(keys, count) {
-  const starts = new Int32Array(count + 1);
-  for (let i = 0; i < keys.length; i += 1) starts[keys[i] + 1] += 1;
-  for (let k = 0; k < count; k += 1) starts[k + 1] += starts[k];
+  const starts = keyStarts(keys, count);
   const next = starts.slice(0, count);
   const order = new Int32Array(keys.length);
   for (let i = 0; i < keys.length; i += 1) {
@@ -100,57 +119,94 @@ function countingSort(keys, count) {
   return { order, starts };
 }
 
+/** Every drawn edge's smoothed route in one array: {xy, starts}, route r being the numbers
+ *  xy[starts[r]] .. xy[starts[r + 1] - 1] (edges with fewer than 2 points are not drawn). */
+function smoothRoutes(edges) {
+  let total = 0;
+  let count = 0;
+  for (const e of edges) {
+    if (e.points.length > 1) {
+      total += smoothedLength(e.points.length);
+      count += 1;
+    }
+  }
+  const xy = new Float64Array(total * 2);
+  const starts = new Int32Array(count + 1);
+  let o = 0;
+  let r = 0;
+  for (const e of edges) {
+    if (e.points.length < 2) continue;
+    starts[r] = o;
+    r += 1;
+    o = smoothInto(e.points, xy, o);
+  }
+  starts[count] = o;
+  return { xy, starts };
+}
+
 /** Edges as line segments and arrowheads (a triangle at each route's end), by tile. */
 function edgesByTile(edges, tiling) {
-  const routes = edges.filter((e) => e.points.length > 1).map((e) => smooth(e.points));
-  let segments = 0;
-  for (const p of routes) segments += p.length / 2 - 1;
-  const heads = routes.length;
+  const { xy: p, starts } = smoothRoutes(edges);
+  const heads = starts.length - 1;
+  const segments = starts[heads] / 2 - heads;
   const segKeys = new Int32Array(segments);
   const headKeys = new Int32Array(heads);
-  let s = 0;
-  routes.forEach((p, h) => {
-    for (let i = 0; i + 3 < p.length; i += 2) {
+  for (let h = 0, s = 0; h < heads; h += 1) {
+    const end = starts[h + 1];
+    for (let i = starts[h]; i + 3 < end; i += 2) {
       segKeys[s] = tiling.key((p[i] + p[i + 2]) / 2, (p[i + 1] + p[i + 3]) / 2);
       s += 1;
     }
-    headKeys[h] = tiling.key(p[p.length - 2], p[p.length - 1]);
-  });
-  const segPos = countingSort(segKeys, tiling.count).starts;
-  const headPos = countingSort(headKeys, tiling.count).starts;
+    headKeys[h] = tiling.key(p[end - 2], p[end - 1]);
+  }
+  const segPos = keyStarts(segKeys, tiling.count);
+  const headPos = keyStarts(headKeys, tiling.count);
   const lineAt = segPos.slice();
   const arrowAt = headPos.slice();
   const lines = new Float32Array(segments * 4);
   const arrows = new Float32Array(heads * 6);
-  s = 0;
-  routes.forEach((p, h) => {
-    for (let i = 0; i + 3 < p.length; i += 2) {
+  const { nx, side } = tiling;
+  for (let h = 0, s = 0; h < heads; h += 1) {
+    const end = starts[h + 1];
+    for (let i = starts[h]; i + 3 < end; i += 2) {
       const key = segKeys[s];
       const o = segPos[key] * 4;
-      const [ox, oy] = tiling.origin(key);
+      const ox = (key % nx) * side; // tiling.origin(key), without an array per segment
+      const oy = Math.floor(key / nx) * side;
       segPos[key] += 1;
-      lines[o] = p[i] - ox;
-      lines[o + 1] = p[i + 1] - oy;
-      lines[o + 2] = p[i + 2] - ox;
-      lines[o + 3] = p[i + 3] - oy;
-      tiling.grow(key, Math.min(p[i], p[i + 2]), Math.min(p[i + 1], p[i + 3]),
-        Math.abs(p[i + 2] - p[i]), Math.abs(p[i + 3] - p[i + 1]));
+      const x0 = p[i];
+      const y0 = p[i + 1];
+      const x1 = p[i + 2];
+      const y1 = p[i + 3];
+      lines[o] = x0 - ox;
+      lines[o + 1] = y0 - oy;
+      lines[o + 2] = x1 - ox;
+      lines[o + 3] = y1 - oy;
+      tiling.grow(key, Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
       s += 1;
     }
-    const n = p.length;
-    const [tx, ty, sx, sy] = [p[n - 2], p[n - 1], p[n - 4], p[n - 3]];
+    const tx = p[end - 2];
+    const ty = p[end - 1];
+    const sx = p[end - 4];
+    const sy = p[end - 3];
     const len = Math.hypot(tx - sx, ty - sy) || 1;
     const dx = (tx - sx) / len;
     const dy = (ty - sy) / len;
     const bx = tx - dx * 8;
     const by = ty - dy * 8;
     const key = headKeys[h];
-    const [ox, oy] = tiling.origin(key);
-    arrows.set([tx - ox, ty - oy, bx - dy * 3.5 - ox, by + dx * 3.5 - oy, bx + dy * 3.5 - ox, by - dx * 3.5 - oy],
-      headPos[key] * 6);
+    const ox = (key % nx) * side;
+    const oy = Math.floor(key / nx) * side;
+    const o = headPos[key] * 6;
+    arrows[o] = tx - ox;
+    arrows[o + 1] = ty - oy;
+    arrows[o + 2] = bx - dy * 3.5 - ox;
+    arrows[o + 3] = by + dx * 3.5 - oy;
+    arrows[o + 4] = bx + dy * 3.5 - ox;
+    arrows[o + 5] = by - dx * 3.5 - oy;
     headPos[key] += 1;
     tiling.grow(key, tx - 9, ty - 9, 18, 18);
-  });
+  }
   return { lines, lineAt, arrows, arrowAt };
 }
 
