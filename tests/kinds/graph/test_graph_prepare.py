@@ -11,6 +11,7 @@ from tests.helpers import onnx_models
 from tests.helpers.http import Client
 from tests.helpers.server import serving
 from visualdl.kinds.graph import GraphDocument, Options, layout, parse_model
+from visualdl.kinds.graph import view as view_module
 from visualdl.kinds.graph.api import store
 from visualdl.kinds.graph.late_parts import TensorTable
 from visualdl.kinds.graph.store import ModelStore
@@ -45,13 +46,19 @@ def test_a_prepared_model_expands_without_building_its_fixed_parts(monkeypatch):
     monkeypatch.setattr(layout, "_structure", counting("structures", layout._structure))
     monkeypatch.setattr(layout, "node_box", counting("node boxes", layout.node_box))
     monkeypatch.setattr(TensorTable, "_decode", counting("tensor types", TensorTable._decode))
+    monkeypatch.setattr(view_module, "item_id", counting("ids", view_module.item_id))
+    monkeypatch.setattr(view_module, "format_shape", counting("labels", view_module.format_shape))
+    built.update(ids=0, labels=0)
     everything = prepared.view(prepared.expanded_set("all"), Options())
-    assert built == {"structures": 0, "node boxes": 0, "tensor types": 0}
+    assert built == {"structures": 0, "node boxes": 0, "tensor types": 0, "ids": 0, "labels": 0}
     assert len(everything["nodes"]) > 3000
     # the same picture as a model that built them on the way
     assert _picture(everything) == _picture(fresh.view(fresh.expanded_set("all"), Options()))
     assert built["structures"] == len(fresh.hierarchy.groups)
     assert built["node boxes"] == len(fresh.model.nodes)
+    assert built["ids"] == len(everything["nodes"])  # every box's, each made once
+    # one label a distinct type, not one an edge
+    assert built["labels"] == len({(e["dtype"], str(e["shape"])) for e in everything["edges"]})
 
 
 @pytest.mark.parametrize("make", [onnx_models.control_flow, onnx_models.residual_cnn,

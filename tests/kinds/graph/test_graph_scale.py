@@ -131,7 +131,7 @@ def held_job(monkeypatch):
     progress and are never held."""
     mid_layout, release = threading.Event(), threading.Event()
 
-    def held_visible_graph(h, layouter, expanded, options, progress=None):
+    def held_visible_graph(h, layouter, items, expanded, options, progress=None):
         if progress is not None:
             report = progress
 
@@ -140,7 +140,7 @@ def held_job(monkeypatch):
                 if done > 0 and not release.is_set():
                     mid_layout.set()
                     release.wait(60)
-        return visible_graph(h, layouter, expanded, options, progress)
+        return visible_graph(h, layouter, items, expanded, options, progress)
 
     monkeypatch.setattr(document, "visible_graph", held_visible_graph)
     try:

@@ -21,7 +21,7 @@ from visualdl.kinds.graph.layout import Layouter, Progress
 from visualdl.kinds.graph.measure import Options
 from visualdl.kinds.graph.parsed_model import GraphModel, Node
 from visualdl.kinds.graph.tensor_values import format_shape, tensor_values
-from visualdl.kinds.graph.view import visible_graph
+from visualdl.kinds.graph.view import ViewItems, visible_graph
 
 __all__ = ["INITIAL_VISIBLE_LIMIT", "GraphDocument", "parse_node_id"]
 
@@ -43,6 +43,7 @@ class GraphDocument:
         self.model = model
         self.hierarchy = Hierarchy(model)
         self.layouter = Layouter(self.hierarchy)
+        self.items = ViewItems(self.hierarchy)
         self.jobs = ViewJobs()
         self.initial = self.layouter.normalize(
             self.hierarchy.initial_expanded(INITIAL_VISIBLE_LIMIT))
@@ -52,7 +53,7 @@ class GraphDocument:
     def prepare(self, options: Options | None = None) -> Iterator[None]:
         """Build what any view needs and no collapse state changes, yielding every few
         milliseconds: every group's local edges, members and ports, every box at
-        ``options`` (the page's default), every edge's tensor type. The caller
+        ``options`` (the page's default) and its id, every edge's tensor fields. The caller
         (kinds/graph/warmup.py) runs the steps between requests. A view made after finds
         them built; one made meanwhile builds what it needs itself (the caches are
         thread-safe)."""
@@ -60,19 +61,19 @@ class GraphDocument:
         h, layouter, model = self.hierarchy, self.layouter, self.model
         try:
             due = time.perf_counter() + PREPARE_SLICE
+            ids = self.items.ids
             for path in list(h.groups):
                 for member in layouter.structure(path).members:
                     layouter.box(member, options)
+                    ids[member]  # noqa: B018 - made on first lookup
                 h.ports(path)
                 if time.perf_counter() > due:
                     yield
                     due = time.perf_counter() + PREPARE_SLICE
             yield
-            edges = model.edges
-            if edges:
-                h.edge_of((edges[0].src, edges[0].tensor))  # builds the index of all
-            for i, edge in enumerate(edges):
-                model.tensor(edge.scope, edge.tensor)
+            tensors = self.items.tensors
+            for i, edge in enumerate(model.edges):
+                tensors[(edge.src, edge.tensor)]  # noqa: B018 - made on first lookup
                 if not i % 64 and time.perf_counter() > due:
                     yield
                     due = time.perf_counter() + PREPARE_SLICE
@@ -135,7 +136,8 @@ class GraphDocument:
              progress: Progress | None = None) -> dict[str, Any]:
         """The visible graph with coordinates for a collapse state."""
         with paused():
-            return visible_graph(self.hierarchy, self.layouter, expanded, options, progress)
+            return visible_graph(self.hierarchy, self.layouter, self.items, expanded, options,
+                                 progress)
 
     def view_or_progress(self, expanded: frozenset[str], options: Options,
                          wait: float = JOB_WAIT) -> dict[str, Any]:

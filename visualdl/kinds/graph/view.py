@@ -11,17 +11,60 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from visualdl.kinds.graph.hierarchy import Hierarchy, Member, Segment
+from visualdl.kinds.graph.hierarchy import Hierarchy, Member, PortKey, Segment
 from visualdl.kinds.graph.layout import Layouter, LocalLayout, Placed, Progress
 from visualdl.kinds.graph.measure import Options
 from visualdl.kinds.graph.tensor_values import format_shape
 
-__all__ = ["item_id", "visible_edges", "visible_graph"]
+__all__ = ["ViewItems", "item_id", "visible_edges", "visible_graph"]
+
+TensorFields = tuple[str, "str | None", "list[int | str] | None", str]  # name, dtype, shape, label
 
 
 def item_id(member: Member) -> str:
     """``n12`` for node 12, ``g:<path>`` for a group."""
     return f"n{member[1]}" if member[0] == "n" else f"g:{member[1]}"
+
+
+class _Ids(dict):
+    """member -> its id, made on first lookup."""
+
+    def __missing__(self, member: Member) -> str:
+        found = self[member] = item_id(member)
+        return found
+
+
+class _Tensors(dict):
+    """(producer, tensor) -> the fields every drawn edge of that tensor carries, made on
+    first lookup; a type's shape list and label are made once per distinct type."""
+
+    def __init__(self, h: Hierarchy) -> None:
+        super().__init__()
+        self._h = h
+        self._types: dict[tuple, tuple] = {}  # (dtype, shape as a tuple) -> (dtype, shape, label)
+
+    def __missing__(self, key: PortKey) -> TensorFields:
+        model = self._h.model
+        edge = model.edges[self._h.edge_of(key)]
+        info = model.tensor(edge.scope, edge.tensor)
+        typed: tuple = (None, None, "")
+        if info is not None:
+            kind = (info.dtype, None if info.shape is None else tuple(info.shape))
+            typed = self._types.get(kind) or self._types.setdefault(
+                kind, (info.dtype, info.shape, format_shape(info.shape)))
+        found = self[key] = (edge.tensor, *typed)
+        return found
+
+
+class ViewItems:
+    """What the views of one model repeat for each item, made once: each box's id and each
+    drawn tensor's name and type. An "expand all" of 100,000 nodes formats 340,000 ids and
+    looks up 120,000 types; cached, each is one dict lookup (prepare() fills them while
+    the user looks). Lookups from several threads are safe: a race makes equal values."""
+
+    def __init__(self, h: Hierarchy) -> None:
+        self.ids: dict[Member, str] = _Ids()
+        self.tensors: dict[PortKey, TensorFields] = _Tensors(h)
 
 
 def visible_edges(h: Hierarchy, expanded: frozenset[str]) -> dict[tuple[Member, Member, tuple[int, str]], int]:
@@ -51,9 +94,9 @@ def _route(origins: dict[str, tuple[float, float, LocalLayout]], segments: list[
     return points
 
 
-def _boxes(h: Hierarchy, placed: Placed) -> list[dict[str, Any]]:
+def _boxes(h: Hierarchy, items: ViewItems, placed: Placed) -> list[dict[str, Any]]:
     """Visible nodes and collapsed groups (one dict literal per kind: 100,000 of them)."""
-    model_nodes, groups, boxes = h.model.nodes, h.groups, placed.boxes
+    model_nodes, groups, boxes, ids = h.model.nodes, h.groups, placed.boxes, items.ids
     out = []
     for member, (x, y, w, hgt) in placed.items.items():
         box = boxes[member]
@@ -61,54 +104,47 @@ def _boxes(h: Hierarchy, placed: Placed) -> list[dict[str, Any]]:
         kind, ref = member
         if kind == "n":
             node = model_nodes[ref]  # type: ignore[index]
-            out.append({"id": item_id(member), "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
+            out.append({"id": ids[member], "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
                         "subtitle": box.subtitle, "lines": lines, "type": node.role,
                         "category": node.category, "name": node.name})
         else:
             group = groups[ref]  # type: ignore[index]
-            out.append({"id": item_id(member), "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
+            out.append({"id": ids[member], "x": x, "y": y, "w": w, "h": hgt, "title": box.title,
                         "subtitle": box.subtitle, "lines": lines, "type": "group",
                         "category": "group", "path": group.path, "ops": group.ops,
                         "expandable": True})
     return out
 
 
-def _edges(h: Hierarchy, placed: Placed, expanded: frozenset[str], direction: str
-           ) -> list[dict[str, Any]]:
+def _edges(h: Hierarchy, items: ViewItems, placed: Placed, expanded: frozenset[str],
+           direction: str) -> list[dict[str, Any]]:
     """The tensors between visible boxes, with their types and joined routes."""
-    model = h.model
-    model_edges, edge_of, tensor = model.edges, h.edge_of, model.tensor
-    types: dict[int, tuple] = {}  # by id(TensorInfo): (dtype, shape, label)
+    ids, tensors = items.ids, items.tensors
     origins, tb = placed.origins, direction == "TB"
     out = []
     for (a, b, key), segments in h.visible_links(expanded).items():
-        edge = model_edges[edge_of(key)]
-        info = tensor(edge.scope, edge.tensor)
-        typed = types.get(id(info))
-        if typed is None:
-            typed = types[id(info)] = ((info.dtype, info.shape, format_shape(info.shape))
-                                       if info else (None, None, ""))
+        tensor, dtype, shape, label = tensors[key]
         out.append({
-            "from": item_id(a), "to": item_id(b),
-            "tensor": edge.tensor, "dtype": typed[0], "shape": typed[1], "label": typed[2],
+            "from": ids[a], "to": ids[b],
+            "tensor": tensor, "dtype": dtype, "shape": shape, "label": label,
             "points": _route(origins, segments, tb),
         })
     return out
 
 
-def visible_graph(h: Hierarchy, layouter: Layouter, expanded: frozenset[str],
+def visible_graph(h: Hierarchy, layouter: Layouter, items: ViewItems, expanded: frozenset[str],
                   options: Options, progress: Progress | None = None) -> dict[str, Any]:
     """Everything the browser needs to draw one state."""
     started = time.perf_counter()
     misses = layouter.misses
     placed = layouter.place(expanded, options, progress)
     layout_s = time.perf_counter() - started
-    nodes = _boxes(h, placed)
+    nodes = _boxes(h, items, placed)
     frames = [{"id": f"g:{path}", "path": path, "label": g.label, "ops": g.ops, "depth": g.depth,
                "x": x, "y": y, "w": w, "h": hgt}
               for path, (x, y, w, hgt) in placed.frames.items() for g in (h.groups[path],)]
     frames.sort(key=lambda f: f["depth"])
-    edges = _edges(h, placed, expanded, options.direction)
+    edges = _edges(h, items, placed, expanded, options.direction)
     return {
         "width": placed.width, "height": placed.height,
         "direction": options.direction,
