@@ -9,7 +9,9 @@ with the colours the drawing must give them. The interaction tests force WebGL o
 from __future__ import annotations
 
 import io
+import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import onnx
 import pytest
@@ -22,6 +24,7 @@ from tests.helpers.server import serving
 pytestmark = pytest.mark.browser
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
+COLORS_JS = Path(__file__).resolve().parents[3] / "web" / "js" / "views" / "graph" / "colors.js"
 BIG = 50_000
 
 
@@ -258,6 +261,33 @@ def test_minimap_click_moves_the_view(chain):
     after = p.centre_of_view()
     per_px = height / box["height"]  # graph px per minimap px: the click's precision
     assert abs(after[1] - target[1]) < 2 * per_px and abs(after[1] - before[1]) > height * 0.5
+
+
+def test_minimap_draws_each_box_in_its_colour(chain):
+    """The minimap's image (drawn pixel by pixel): boxes in their categories' stroke
+    colours, the margin clear."""
+    p = chain
+    expand_all(p, 1002)
+    found = p.eval("""() => {
+      const m = window.__vdlGraph.canvas.minimap;
+      const img = m.base.getContext('2d').getImageData(0, 0, m.base.width, m.base.height).data;
+      const colors = new Map();
+      for (let i = 0; i < img.length; i += 4) {
+        const key = `${img[i]},${img[i + 1]},${img[i + 2]},${img[i + 3]}`;
+        colors.set(key, (colors.get(key) || 0) + 1);
+      }
+      const n = window.__vdlGraph.data.nodes[0];
+      const x = Math.floor(m.ox + (n.x + n.w / 2) * m.s);
+      const y = Math.floor(m.oy + (n.y + n.h / 2) * m.s);
+      return { colors: Object.fromEntries(colors), first: Array.from(img.slice((y * m.base.width + x) * 4, (y * m.base.width + x) * 4 + 4)),
+               corner: Array.from(img.slice(0, 4)) };
+    }""")
+    colors = {tuple(map(int, k.split(","))): v for k, v in found["colors"].items()}
+    assert found["corner"] == [0, 0, 0, 0]
+    strokes = {rgb(c) for c in re.findall(r"\['#[0-9a-f]{6}', '(#[0-9a-f]{6})'\]", COLORS_JS.read_text())}
+    assert found["first"][3] == 255 and tuple(found["first"][:3]) in strokes  # a box's pixel
+    assert colors.get((*rgb("#3465a4"), 255), 0) > 10  # layer boxes (MatMul)
+    assert sum(n for (_, _, _, a), n in colors.items() if a == 0) > 0  # the margin
 
 
 def test_keyboard_pan_zoom_and_node_navigation(chain):
