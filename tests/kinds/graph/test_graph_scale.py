@@ -5,6 +5,7 @@ for the page, or no model at all) with a clear message, in the API and in Chromi
 from __future__ import annotations
 
 import threading
+import time
 
 import onnx
 import pytest
@@ -275,3 +276,18 @@ def test_visible_edges_from_local_edges_match_every_model_edge():
             expected = {(shown(e.src), shown(e.dst), (e.src, e.tensor)) for e in h.model.edges
                         if shown(e.src) != shown(e.dst)}
             assert set(visible_edges(h, state)) == expected
+
+
+def test_an_answered_view_is_freed_in_slices_on_its_own_thread():
+    from visualdl.kinds.graph import jobs
+
+    boxes = [{"id": f"n{i}", "points": [[i, i]]} for i in range(3 * jobs.RELEASE_SLICE + 7)]
+    edges = [{"from": "n0"}] * 5
+    kept = boxes[123]
+    jobs.release_later([boxes, edges])
+    deadline = time.monotonic() + 30
+    while (boxes or edges) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert boxes == [] and edges == []
+    assert kept == {"id": "n123", "points": [[123, 123]]}  # what others hold stays whole
+    assert any(t.name == "graph-release" for t in threading.enumerate())

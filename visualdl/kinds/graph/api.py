@@ -215,7 +215,11 @@ def view() -> Response:
         response = json_response(body, status=202)
         response.headers["Cache-Control"] = "no-store"
         return response
-    return cached_json(body, etag)
+    from visualdl.kinds.graph.jobs import release_later  # loaded by _document()
+
+    response = cached_json(body, etag)
+    release_later([body[key] for key in ("nodes", "frames", "edges") if key in body])
+    return response
 
 
 def _view_body(model_id: str, view: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ INITIAL_VISIBLE_LIMIT = 600
 #: (about half a second of work on this machine's slow cores).
 BIG_BOXES = 8000
 BIG_GROUPS = 1500
-JOB_WAIT = 0.25  # a request waits this long for its job before answering with progress
+JOB_WAIT = 0.5  # a request waits this long for its job before answering with progress
 MAX_SEARCH = 200
 PREPARE_SLICE = 0.005  # seconds of prepare() between two looks at whether requests wait
 

@@ -13,7 +13,9 @@ import { fmtInt, ensureStylesheet } from '../../shared/dom.js';
 /** The view's stylesheet (ensureStylesheet's arguments). */
 export const STYLESHEET = { id: 'graph-css', href: 'static/css/graph.css' };
 
-const POLL_MS = 200; // how often a pending layout's progress is asked for
+// between a pending answer and the next ask: each ask waits up to JOB_WAIT (0.5 s) on the
+// server, so the answer is taken within this of the layout's end
+const POLL_MS = 50;
 
 // the drawing options, kept in the URL (set by the toolbar's controls)
 state.declare('graph_dir', 'TB');
