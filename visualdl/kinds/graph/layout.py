@@ -102,6 +102,7 @@ class Layouter:
         self._structures: dict[str, Structure] = {}
         self._boxes: dict[tuple[Member, Options], Box] = {}
         self._lock = threading.Lock()
+        self._last_inside: tuple[frozenset[str], dict[str, frozenset[str]]] | None = None
         self.misses = 0  # groups laid out for a new state (their own or one inside changed)
         self.computed = 0  # of those, the ones whose shape had not been laid out before
 
@@ -161,7 +162,17 @@ class Layouter:
 
     # -- state ----------------------------------------------------------------------------
     def _inside(self, expanded: frozenset[str]) -> dict[str, frozenset[str]]:
-        """For each expanded group (and the root), the expanded groups inside it."""
+        """For each expanded group (and the root), the expanded groups inside it; the last
+        state's is kept (a big state asks three times: is it big, how many to lay out, and
+        the layout; 0.05-0.15 s each for the 40,000 groups of "all")."""
+        last = self._last_inside
+        if last is not None and (last[0] is expanded or last[0] == expanded):
+            return last[1]
+        inside = self._inside_of(expanded)
+        self._last_inside = (expanded, inside)
+        return inside
+
+    def _inside_of(self, expanded: frozenset[str]) -> dict[str, frozenset[str]]:
         acc: dict[str, set[str]] = {ROOT: set()}
         groups = self.h.groups
         for path in expanded:
