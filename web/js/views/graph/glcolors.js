@@ -1,7 +1,7 @@
 // Colours as the WebGL drawing keeps them: one Uint32 each (0xAABBGGRR, the byte order of
 // a Uint32 in memory), so that a box's fill and stroke go to the GPU as four bytes apiece.
 import {
-  TEXT_COLOR, EDGE_COLOR, FRAME_STROKE, FRAME_FILL, FRAME_TEXT, LABEL_COLOR,
+  colorsOf, TEXT_COLOR, EDGE_COLOR, FRAME_STROKE, FRAME_FILL, FRAME_TEXT, LABEL_COLOR,
 } from './colors.js';
 
 /** '#rrggbb' or 'rgba(r,g,b,a)' -> packed 0xAABBGGRR (the byte order of a Uint32 in memory). */
@@ -42,3 +42,15 @@ export const packed = {
   label: packColor(LABEL_COLOR), edge: packColor(EDGE_COLOR), frameFill: packColor(FRAME_FILL),
   frameStroke: packColor(FRAME_STROKE),
 };
+
+const byCategory = new Map(); // category -> [fill, stroke], packed
+
+/** A category's [fill, stroke] (colorsOf), packed; made once per category. */
+export function packedColorsOf(category) {
+  let found = byCategory.get(category);
+  if (found === undefined) {
+    found = colorsOf(category).map((c) => packColor(c));
+    byCategory.set(category, found);
+  }
+  return found;
+}

@@ -2,8 +2,7 @@
 // kind: boxes (group frames, collapsed-group shadows, op boxes), edge segments and arrowheads
 // as the typed arrays glrender.js uploads, sorted by tile (counting sort) so that each
 // tile's items are one range of each buffer and a frame sends only the tiles it sees.
-import { colorsOf } from './colors.js';
-import { packColor, packed } from './glcolors.js';
+import { packedColorsOf, packed } from './glcolors.js';
 import { RECT_FLOATS } from './glrender.js';
 
 const CURVE_STEPS = 3; // straight pieces per rounded corner of an edge
@@ -256,7 +255,6 @@ export function buildScene(data) {
     }
   }
   frameAt[tiling.count] = r;
-  const byCategory = new Map();
   const boxRect = new Int32Array(nodes.length);
   const baseFill = new Uint32Array(nodes.length);
   const baseStroke = new Uint32Array(nodes.length);
@@ -270,8 +268,7 @@ export function buildScene(data) {
       const i = nodeSort.order[j];
       const n = nodes[i];
       hsum += n.h;
-      if (!byCategory.has(n.category)) byCategory.set(n.category, colorsOf(n.category).map((c) => packColor(c)));
-      const [fill, stroke] = byCategory.get(n.category);
+      const [fill, stroke] = packedColorsOf(n.category);
       const radius = n.type === 'input' || n.type === 'output' ? n.h / 2 : 5;
       const group = n.type === 'group';
       if (group) {

@@ -2,8 +2,8 @@
 // drawn once per view) with the screen's rectangle over it; a click or drag there moves the
 // view. Shown while the drawing is bigger than the screen.
 import { el } from '../../shared/dom.js';
-import { colorsOf, FRAME_STROKE } from './colors.js';
-import { packColor } from './glcolors.js';
+import { FRAME_STROKE } from './colors.js';
+import { packColor, packedColorsOf } from './glcolors.js';
 
 const W = 180;
 const H = 130;
@@ -19,8 +19,12 @@ function paint(px, x, y, w, h, color, outline) {
   const [x0, x1] = pixels(x, w, W);
   const [y0, y1] = pixels(y, h, H);
   for (let r = y0; r < y1; r += 1) {
-    const edge = !outline || r === y0 || r === y1 - 1;
-    for (let c = x0; c < x1; c += edge ? 1 : Math.max(1, x1 - 1 - x0)) px[r * W + c] = color;
+    if (!outline || r === y0 || r === y1 - 1) {
+      px.fill(color, r * W + x0, r * W + x1);
+    } else {
+      px[r * W + x0] = color;
+      px[r * W + x1 - 1] = color;
+    }
   }
 }
 
@@ -65,14 +69,8 @@ export class Minimap {
     const px = new Uint32Array(image.data.buffer); // 0xAABBGGRR, as packColor makes them
     const frame = packColor(FRAME_STROKE, 0.5);
     for (const f of data.frames) paint(px, this.ox + f.x * s, this.oy + f.y * s, f.w * s, f.h * s, frame, true);
-    const byCategory = new Map();
     for (const n of data.nodes) {
-      let color = byCategory.get(n.category);
-      if (color === undefined) {
-        color = packColor(colorsOf(n.category)[1]);
-        byCategory.set(n.category, color);
-      }
-      paint(px, this.ox + n.x * s, this.oy + n.y * s, n.w * s, n.h * s, color, false);
+      paint(px, this.ox + n.x * s, this.oy + n.y * s, n.w * s, n.h * s, packedColorsOf(n.category)[1], false);
     }
     g.putImageData(image, 0, 0);
   }
