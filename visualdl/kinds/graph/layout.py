@@ -163,8 +163,8 @@ class Layouter:
     # -- state ----------------------------------------------------------------------------
     def _inside(self, expanded: frozenset[str]) -> dict[str, frozenset[str]]:
         """For each expanded group (and the root), the expanded groups inside it; the last
-        state's is kept (a big state asks three times: is it big, how many to lay out, and
-        the layout; 0.05-0.15 s each for the 40,000 groups of "all")."""
+        state's is kept (a big state asks up to three times: whether it is big, how many
+        groups to lay out, and the layout; 0.05-0.15 s each for the 40,000 groups of "all")."""
         last = self._last_inside
         if last is not None and (last[0] is expanded or last[0] == expanded):
             return last[1]
