@@ -166,6 +166,13 @@ def test_upload_good_model(client, models):
                            params={"name": "../../etc/x.onnx"},
                            headers={"Content-Type": "application/octet-stream"})
     assert raw_body.status_code == 201 and raw_body.json()["model"]["name"] == "x.onnx"
+    # curl --data-binary @model.onnx: the raw body, labelled a url-encoded form
+    curl_like = client.post("/api/graph/upload", data=models.cnn.read_bytes(),
+                            params={"name": "curl.onnx"},
+                            headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert curl_like.status_code == 201, curl_like.text
+    assert curl_like.json()["model"]["name"] == "curl.onnx"
+    assert curl_like.json()["summary"]["counts"] == raw_body.json()["summary"]["counts"]
 
 
 @pytest.mark.parametrize("payload, needle", [

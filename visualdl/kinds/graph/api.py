@@ -154,9 +154,12 @@ def models() -> Response:
 
 @blueprint.post(UPLOAD_PATH)
 def upload() -> Response:
-    """Accept an .onnx file (multipart field ``file``, or the raw body with ``?name=``)."""
+    """Accept an .onnx file (multipart field ``file``, or the raw body with ``?name=``).
+
+    Any other content type is the raw body too: ``curl --data-binary @m.onnx`` labels it a
+    url-encoded form, and parsing it as one would leave nothing to read."""
     request.max_content_length = MAX_UPLOAD_BYTES
-    if request.files:
+    if request.mimetype == "multipart/form-data":
         field = request.files.get("file")
         if field is None:
             raise ApiError(400, "the upload needs a form field named 'file'")
