@@ -8,6 +8,12 @@ def _inside(px: float, py: float, box: dict, margin: float = 1.5) -> bool:
             and box["y"] + margin < py < box["y"] + box["h"] - margin)
 
 
+def pairs(points: list[float]) -> list[tuple[float, float]]:
+    """An edge's route (flat: x0, y0, x1, y1, ...) as (x, y) points."""
+    assert len(points) % 2 == 0, points
+    return list(zip(points[::2], points[1::2]))
+
+
 def overlapping_boxes(view: dict) -> list[tuple[str, str]]:
     """Pairs of visible boxes that overlap (there should be none)."""
     boxes = sorted(view["nodes"], key=lambda b: b["x"])
@@ -29,7 +35,7 @@ def edges_through_boxes(view: dict, samples: int = 12) -> list[tuple[str, str]]:
     hits = []
     boxes = view["nodes"]
     for edge in view["edges"]:
-        pts = edge["points"]
+        pts = pairs(edge["points"])
         ends = {edge["from"], edge["to"]}
         for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
             for k in range(samples + 1):

@@ -115,7 +115,7 @@ def test_layout_has_no_overlaps_and_edges_avoid_nodes(cnn_doc):
         assert len(view["nodes"]) == 17 and len(view["edges"]) == 18
         assert overlapping_boxes(view) == []
         assert edges_through_boxes(view) == []
-        assert all(len(e["points"]) >= 2 for e in view["edges"])
+        assert all(len(e["points"]) >= 4 and len(e["points"]) % 2 == 0 for e in view["edges"])
 
 
 def test_control_flow_layout_is_clean(models):

@@ -115,8 +115,8 @@ def test_layouts_are_made_of_half_pixels():
         for item in view["nodes"] + view["frames"]:
             values += [item["x"], item["y"], item["w"], item["h"]]
         for edge in view["edges"]:
-            assert len(edge["points"]) >= 2
-            values += [c for point in edge["points"] for c in point]
+            assert len(edge["points"]) >= 4 and len(edge["points"]) % 2 == 0
+            values += edge["points"]
         assert len(values) > 5000
         assert [v for v in values if v * 2 != int(v * 2)] == []
 

@@ -73,24 +73,27 @@ def visible_edges(h: Hierarchy, expanded: frozenset[str]) -> dict[tuple[Member, 
 
 
 def _route(origins: dict[str, tuple[float, float, LocalLayout]], segments: list[Segment],
-           tb: bool) -> list[list[float]]:
-    """An edge's [x, y] points: the local routes of its segments, each offset to where its
-    group is, joined (a piece that starts where the last ended drops that point)."""
-    points: list[list[float]] = []
+           tb: bool) -> list[float]:
+    """An edge's points, flat (``[x0, y0, x1, y1, ...]``): the local routes of its segments,
+    each offset to where its group is, joined (a piece that starts where the last ended
+    drops that point). Flat, an "expand all" of 100,000 nodes sends half a million fewer
+    arrays for the page to parse and the server to make and free."""
+    points: list[float] = []
     for path, index in segments:
         m0, j0, lay = origins[path]
         local = lay.routes[index]
         if not local:
             continue
+        p, q = local[0]
+        x, y = (m0 + p, j0 + q) if tb else (j0 + q, m0 + p)
+        if not points or abs(points[-2] - x) >= 0.5 or abs(points[-1] - y) >= 0.5:
+            points += (x, y)
         if tb:
-            more = [[m0 + p, j0 + q] for p, q in local]
+            for p, q in local[1:]:
+                points += (m0 + p, j0 + q)
         else:
-            more = [[j0 + q, m0 + p] for p, q in local]
-        if points:
-            last, first = points[-1], more[0]
-            if abs(last[0] - first[0]) < 0.5 and abs(last[1] - first[1]) < 0.5:
-                del more[0]
-        points.extend(more)
+            for p, q in local[1:]:
+                points += (j0 + q, m0 + p)
     return points
 
 

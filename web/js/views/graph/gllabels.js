@@ -45,7 +45,8 @@ function layoutLabels(c, run, rect, level) {
     const horizontal = c.data.direction === 'LR';
     for (const e of c.data.edges) {
       if (!e.label || !e.points.length) continue;
-      const [x, y] = e.points[0];
+      const x = e.points[0];
+      const y = e.points[1];
       if (x < x0 || x > x1 || y < y0 || y > y1) continue;
       const key = `${e.from}\u0000${e.tensor}`;
       if (seen.has(key)) continue;

@@ -61,27 +61,24 @@ function smoothedLength(n) {
 }
 
 /**
- * The route through `points` ([[x, y]]) as the SVG draws it (render.js's pathData): straight
- * to the middle of the first leg, a quadratic curve round each corner, straight to the end,
- * each curve as CURVE_STEPS straight pieces. Written flat into `xy` from index `o` (x, y,
- * x, y, ...; smoothedLength points); returns the index after the last. One typed array for
- * all routes: an array per route cost 300 ms and its garbage at 500,000 corners.
+ * The route through `points` (flat: x0, y0, x1, y1, ...) as the SVG draws it (render.js's
+ * pathData): straight to the middle of the first leg, a quadratic curve round each corner,
+ * straight to the end, each curve as CURVE_STEPS straight pieces. Written flat into `xy`
+ * from index `o` (smoothedLength points); returns the index after the last. One typed array
+ * for all routes: an array per route cost 300 ms and its garbage at 500,000 corners.
  */
 function smoothInto(points, xy, o) {
-  const n = points.length;
-  xy[o] = points[0][0];
-  xy[o + 1] = points[0][1];
+  const last = points.length - 2;
+  xy[o] = points[0];
+  xy[o + 1] = points[1];
   o += 2;
-  for (let i = 1; i < n - 1; i += 1) {
-    const before = points[i - 1];
-    const corner = points[i];
-    const after = points[i + 1];
-    const cx = corner[0];
-    const cy = corner[1];
-    const ax = (before[0] + cx) / 2;
-    const ay = (before[1] + cy) / 2;
-    const bx = (cx + after[0]) / 2;
-    const by = (cy + after[1]) / 2;
+  for (let i = 2; i < last; i += 2) {
+    const cx = points[i];
+    const cy = points[i + 1];
+    const ax = (points[i - 2] + cx) / 2;
+    const ay = (points[i - 1] + cy) / 2;
+    const bx = (cx + points[i + 2]) / 2;
+    const by = (cy + points[i + 3]) / 2;
     xy[o] = ax;
     xy[o + 1] = ay;
     o += 2;
@@ -93,8 +90,8 @@ function smoothInto(points, xy, o) {
       o += 2;
     }
   }
-  xy[o] = points[n - 1][0];
-  xy[o + 1] = points[n - 1][1];
+  xy[o] = points[last];
+  xy[o + 1] = points[last + 1];
   return o + 2;
 }
 
@@ -124,8 +121,8 @@ function smoothRoutes(edges) {
   let total = 0;
   let count = 0;
   for (const e of edges) {
-    if (e.points.length > 1) {
-      total += smoothedLength(e.points.length);
+    if (e.points.length >= 4) {
+      total += smoothedLength(e.points.length / 2);
       count += 1;
     }
   }
@@ -134,7 +131,7 @@ function smoothRoutes(edges) {
   let o = 0;
   let r = 0;
   for (const e of edges) {
-    if (e.points.length < 2) continue;
+    if (e.points.length < 4) continue;
     starts[r] = o;
     r += 1;
     o = smoothInto(e.points, xy, o);

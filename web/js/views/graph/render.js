@@ -24,16 +24,17 @@ function svgEl(tag, attrs = {}, text = null) {
   return node;
 }
 
-/** A smooth path through the route points (quadratic corners stay inside the polyline). */
+/** A smooth path through the route `points` (flat: x0, y0, x1, y1, ...; quadratic corners
+ *  stay inside the polyline). */
 export function pathData(points) {
   if (!points.length) return '';
-  const f = (p) => `${p[0]},${p[1]}`;
-  const mid = (p, q) => [(p[0] + q[0]) / 2, (p[1] + q[1]) / 2];
-  const n = points.length;
-  if (n < 3) return `M${points.map(f).join('L')}`;
-  let d = `M${f(points[0])}L${f(mid(points[0], points[1]))}`;
-  for (let i = 1; i < n - 1; i += 1) d += `Q${f(points[i])} ${f(mid(points[i], points[i + 1]))}`;
-  return `${d}L${f(points[n - 1])}`;
+  const n = points.length / 2;
+  const at = (i) => `${points[2 * i]},${points[2 * i + 1]}`;
+  const mid = (i) => `${(points[2 * i] + points[2 * i + 2]) / 2},${(points[2 * i + 1] + points[2 * i + 3]) / 2}`;
+  if (n < 3) return n === 1 ? `M${at(0)}` : `M${at(0)}L${at(1)}`;
+  let d = `M${at(0)}L${mid(0)}`;
+  for (let i = 1; i < n - 1; i += 1) d += `Q${at(i)} ${mid(i)}`;
+  return `${d}L${at(n - 1)}`;
 }
 
 function drawFrame(frame) {
@@ -100,9 +101,10 @@ function drawNode(item) {
   return g;
 }
 
-/** Where an edge's shape label goes: beside the start of its route. */
+/** Where an edge's shape label goes: beside the start of its route (flat points). */
 export function labelPoint(points, horizontal) {
-  const [x, y] = points[0];
+  const x = points[0];
+  const y = points[1];
   return horizontal ? [x + 4, y - 4] : [x + 4, y + 12];
 }
 
@@ -137,16 +139,23 @@ class TiledLayer {
   }
 }
 
+/** An SVG path straight through flat `points`. */
+function polyline(points) {
+  let d = `M${points[0]},${points[1]}`;
+  for (let i = 2; i < points.length; i += 2) d += `L${points[i]},${points[i + 1]}`;
+  return d;
+}
+
 function bounds(points) {
   let x0 = Infinity;
   let y0 = Infinity;
   let x1 = -Infinity;
   let y1 = -Infinity;
-  for (const [x, y] of points) {
-    x0 = Math.min(x0, x);
-    y0 = Math.min(y0, y);
-    x1 = Math.max(x1, x);
-    y1 = Math.max(y1, y);
+  for (let i = 0; i < points.length; i += 2) {
+    x0 = Math.min(x0, points[i]);
+    y0 = Math.min(y0, points[i + 1]);
+    x1 = Math.max(x1, points[i]);
+    y1 = Math.max(y1, points[i + 1]);
   }
   return [x0, y0, x1, y1];
 }
@@ -200,7 +209,7 @@ export function drawOverview(view) {
   g.append(svgEl('path', {
     d: view.frames.map(r).join(''), fill: FRAME_FILL, stroke: FRAME_STROKE, 'stroke-width': 1,
   }));
-  const edges = view.edges.filter((e) => e.points.length).map((e) => `M${e.points.map((p) => `${p[0]},${p[1]}`).join('L')}`);
+  const edges = view.edges.filter((e) => e.points.length).map((e) => polyline(e.points));
   g.append(svgEl('path', { d: edges.join(''), fill: 'none', stroke: EDGE_COLOR, 'stroke-width': 1.2 }));
   const byCategory = new Map();
   for (const item of view.nodes) {
