@@ -257,8 +257,6 @@ def test_visible_edges_from_local_edges_match_every_model_edge():
     two ends stand for different boxes (each end shown by its outermost collapsed group)."""
     import random
 
-    from visualdl.kinds.graph.view import visible_edges
-
     for model in (onnx_models.transformer(300), onnx_models.control_flow(),
                   onnx_models.residual_chain(600, blocks_per_stage=20)):
         doc = GraphDocument(parse_model(model))
@@ -275,7 +273,7 @@ def test_visible_edges_from_local_edges_match_every_model_edge():
 
             expected = {(shown(e.src), shown(e.dst), (e.src, e.tensor)) for e in h.model.edges
                         if shown(e.src) != shown(e.dst)}
-            assert set(visible_edges(h, state)) == expected
+            assert set(h.visible_links(state)) == expected
 
 
 def test_an_answered_view_is_freed_in_slices_on_its_own_thread():

@@ -16,7 +16,7 @@ from visualdl.kinds.graph.layout import Layouter, LocalLayout, Placed, Progress
 from visualdl.kinds.graph.measure import Options
 from visualdl.kinds.graph.tensor_values import format_shape
 
-__all__ = ["ViewItems", "item_id", "visible_edges", "visible_graph"]
+__all__ = ["ViewItems", "item_id", "visible_graph"]
 
 TensorFields = tuple[str, "str | None", "list[int | str] | None", str]  # name, dtype, shape, label
 
@@ -65,11 +65,6 @@ class ViewItems:
     def __init__(self, h: Hierarchy) -> None:
         self.ids: dict[Member, str] = _Ids()
         self.tensors: dict[PortKey, TensorFields] = _Tensors(h)
-
-
-def visible_edges(h: Hierarchy, expanded: frozenset[str]) -> dict[tuple[Member, Member, tuple[int, str]], int]:
-    """(visible source, visible target, port key) -> one original edge index standing for it."""
-    return {link: h.edge_of(link[2]) for link in h.visible_links(expanded)}
 
 
 def _route(origins: dict[str, tuple[float, float, LocalLayout]], segments: list[Segment],
