@@ -176,3 +176,33 @@ def test_search_by_name_op_and_tensor(cnn_doc):
     assert {m["match"] for m in by_tensor["matches"]} == {"tensor"}
     assert {m["op_type"] for m in by_tensor["matches"]} == {"Conv", "Add"}
     assert cnn_doc.search("nothing-like-this")["total"] == 0
+
+
+_VIEW_DIGEST = """
+import hashlib, sys, msgspec
+from tests.helpers import onnx_models
+from visualdl.kinds.graph import GraphDocument, Options, parse_model
+doc = GraphDocument(parse_model(onnx_models.transformer(300)))
+for spec in ("all", "initial"):
+    view = doc.view(doc.expanded_set(spec), Options())
+    view.pop("stats")  # timings
+    print(len(view["edges"]), hashlib.sha256(msgspec.json.encode(view)).hexdigest())
+"""
+
+
+def test_a_view_is_the_same_bytes_in_every_process():
+    """Edges come in one order whatever the interpreter's string hashing: a restarted
+    server sends the same answer (and ETag) for the same state."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[3])
+    digests = [subprocess.run([sys.executable, "-c", _VIEW_DIGEST], check=True, cwd=root,
+                              capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed,
+                                   "PYTHONPATH": root}).stdout.split()
+               for seed in ("1", "2", "3")]
+    assert int(digests[0][0]) > 250  # "all": hundreds of edges, in some order
+    assert digests[0] == digests[1] == digests[2]

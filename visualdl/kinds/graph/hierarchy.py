@@ -217,7 +217,7 @@ class Hierarchy:
         """
         out: dict[LocalEdge, list[Segment]] = {}
         ports = self.ports
-        for path in (ROOT, *expanded):
+        for path in (ROOT, *sorted(expanded)):  # sorted: the same answer in every process
             for index, (u, v, key) in enumerate(self.local_edges[path]):
                 if u[0] in ("in", "out") or v[0] in ("in", "out"):
                     continue  # drawn where the edge crosses its innermost common group
