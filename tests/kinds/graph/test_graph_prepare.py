@@ -49,8 +49,11 @@ def test_a_prepared_model_expands_without_building_its_fixed_parts(monkeypatch):
     monkeypatch.setattr(view_module, "item_id", counting("ids", view_module.item_id))
     monkeypatch.setattr(view_module, "format_shape", counting("labels", view_module.format_shape))
     built.update(ids=0, labels=0)
+    assert prepared.layouter.pending(prepared.everything, Options()) == 0  # "all" laid out
+    assert fresh.layouter.pending(fresh.everything, Options()) == len(fresh.hierarchy.groups)
     everything = prepared.view(prepared.expanded_set("all"), Options())
     assert built == {"structures": 0, "node boxes": 0, "tensor types": 0, "ids": 0, "labels": 0}
+    assert everything["stats"]["groups_laid_out"] == 0  # it only composed
     assert len(everything["nodes"]) > 3000
     # the same picture as a model that built them on the way
     assert _picture(everything) == _picture(fresh.view(fresh.expanded_set("all"), Options()))

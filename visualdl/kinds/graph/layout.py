@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from statistics import median
 
@@ -139,6 +139,16 @@ class Layouter:
         self._compose(ROOT, root, 0.0, 0.0, options, placed)
         placed.width, placed.height = _xy(root.minor, root.major, options)
         return placed
+
+    def warm(self, expanded: frozenset[str], options: Options) -> Iterator[None]:
+        """Lay out the groups of state ``expanded`` one at a time, innermost first, yielding
+        after each: a later ``place`` of that state finds every group cached and only
+        composes (prepare warms "expand all" this way while the user looks)."""
+        inside = self._inside(expanded)
+        groups = self.h.groups
+        for path in sorted(inside, key=lambda p: groups[p].depth, reverse=True):
+            self._layout(path, inside, options, None)
+            yield
 
     def box(self, member: Member, options: Options) -> Box:
         """The content and size of a node or a collapsed group."""
