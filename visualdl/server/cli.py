@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 from visualdl.format.version import __version__
 from visualdl.server.listen import listen
 
-__all__ = ["main", "build_parser", "check_logdirs", "make_server", "serve"]
+__all__ = ["main", "build_parser", "check_logdirs", "check_models", "make_server", "serve"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8040
@@ -143,6 +143,14 @@ def check_logdirs(parser: argparse.ArgumentParser, logdirs: Sequence[str]) -> No
                          "or a PyTorch trace)")
 
 
+def check_models(parser: argparse.ArgumentParser, models: Sequence[str]) -> None:
+    """A ``--model`` that is not a file is refused before the port is taken: the user hears
+    of the typo, not of a port another server holds."""
+    for model in models:
+        if not Path(model).expanduser().is_file():
+            parser.error(f"argument --model: model file does not exist: {model}")
+
+
 def _start(argv: list[str]) -> int | tuple:
     """Parse the flags, start loading, build the app: ``(app, sockets, args)``, or the exit
     code when something is wrong."""
@@ -151,6 +159,7 @@ def _start(argv: list[str]) -> int | tuple:
     if not args.logdir and not args.model:
         parser.error("--logdir is required (or give --model)")
     check_logdirs(parser, args.logdir or [])
+    check_models(parser, args.model or [])
     from visualdl.storage import parse_storage_options
 
     try:

@@ -29,9 +29,18 @@ def test_model_with_logdir(models, graph_logdir):
 
 
 def test_missing_model_file_is_a_clear_error(tmp_path):
-    result = run_cli("--model", str(tmp_path / "no.onnx"))
-    assert result.returncode == 2
-    assert "model file does not exist" in result.stderr
+    """Told before the port is taken: the same error when another server holds the port."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        for model in (tmp_path / "no.onnx", tmp_path):  # missing, a folder
+            result = run_cli("--model", str(model), "--port", port)
+            assert result.returncode == 2, result.stderr
+            assert f"model file does not exist: {model}" in result.stderr
+            assert "cannot listen" not in result.stderr
 
 
 def test_neither_logdir_nor_model():
