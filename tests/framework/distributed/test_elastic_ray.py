@@ -74,12 +74,19 @@ def test_a_worker_killed_mid_epoch_the_group_shrinks_grows_back_and_reaches_97_p
         while not os.path.isdir(first_checkpoint) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(5.0)
-        for pid, (rank, step, _, node) in _progress(folder).items():
-            if node == second.node_id:
-                os.kill(pid, signal.SIGKILL)
-                seen.update(rank=rank, step=step)
-                cluster.remove_node(second, allow_graceful=False)
-                break
+        while "step" not in seen and time.monotonic() < deadline:
+            # the second node's worker, as it last wrote (a file being rewritten reads empty)
+            for pid, (rank, step, world, node) in _progress(folder).items():
+                if node == second.node_id and world == 2:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:  # a worker of an earlier group
+                        continue
+                    seen.update(rank=rank, step=step)
+                    cluster.remove_node(second, allow_graceful=False)
+                    break
+            else:
+                time.sleep(0.05)
         while time.monotonic() < deadline:  # the group of 1 trains a few steps, then a
             if any(world == 1 and step >= 22 + 5 for _, step, world, _ in _progress(folder).values()):
                 seen["alone"] = True

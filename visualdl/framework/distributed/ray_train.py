@@ -101,7 +101,21 @@ def start_local_nodes(nodes: int = 2, cpus_per_node: int = 1, threads_per_worker
     for _ in range(nodes - 1):
         cluster.add_node(num_cpus=cpus_per_node, node_ip_address="127.0.0.1")
     ray.init(address=cluster.address, log_to_driver=False)
+    _wait_for_cpus(ray, nodes * cpus_per_node, timeout_s=60.0)
     return cluster
+
+
+def _wait_for_cpus(ray: Any, cpus: float, timeout_s: float) -> None:
+    """Until the cluster reports ``cpus`` CPUs: a node whose raylet has started may not have
+    reported its resources yet, and an elastic group started then begins smaller than the
+    machines allow (and restarts to grow at its next resize check)."""
+    deadline = time.monotonic() + timeout_s
+    while ray.cluster_resources().get("CPU", 0) < cpus:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the local Ray cluster reports "
+                               f"{ray.cluster_resources().get('CPU', 0):g} CPUs of {cpus:g} "
+                               f"after {timeout_s:g} s")
+        time.sleep(0.1)
 
 
 def fit_on_ray(train_fn: Callable[[dict], Any], config: dict | None = None, *,
