@@ -31,7 +31,7 @@ export function pathData(points) {
   const n = points.length / 2;
   const at = (i) => `${points[2 * i]},${points[2 * i + 1]}`;
   const mid = (i) => `${(points[2 * i] + points[2 * i + 2]) / 2},${(points[2 * i + 1] + points[2 * i + 3]) / 2}`;
-  if (n < 3) return n === 1 ? `M${at(0)}` : `M${at(0)}L${at(1)}`;
+  if (n < 3) return polyline(points);
   let d = `M${at(0)}L${mid(0)}`;
   for (let i = 1; i < n - 1; i += 1) d += `Q${at(i)} ${mid(i)}`;
   return `${d}L${at(n - 1)}`;
