@@ -145,9 +145,10 @@ def check_logdirs(parser: argparse.ArgumentParser, logdirs: Sequence[str]) -> No
 
 def check_models(parser: argparse.ArgumentParser, models: Sequence[str]) -> None:
     """A ``--model`` that is not a file is refused before the port is taken: the user hears
-    of the typo, not of a port another server holds."""
+    of the typo, not of a port another server holds. The path is taken as the app's model
+    store takes it (no ``~`` expanded), so what passes here opens there."""
     for model in models:
-        if not Path(model).expanduser().is_file():
+        if not Path(model).is_file():
             parser.error(f"argument --model: model file does not exist: {model}")
 
 
