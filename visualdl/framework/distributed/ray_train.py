@@ -101,14 +101,16 @@ def start_local_nodes(nodes: int = 2, cpus_per_node: int = 1, threads_per_worker
     for _ in range(nodes - 1):
         cluster.add_node(num_cpus=cpus_per_node, node_ip_address="127.0.0.1")
     ray.init(address=cluster.address, log_to_driver=False)
-    _wait_for_cpus(ray, nodes * cpus_per_node, timeout_s=60.0)
+    _wait_for_cpus(nodes * cpus_per_node, timeout_s=60.0)
     return cluster
 
 
-def _wait_for_cpus(ray: Any, cpus: float, timeout_s: float) -> None:
+def _wait_for_cpus(cpus: float, timeout_s: float) -> None:
     """Until the cluster reports ``cpus`` CPUs: a node whose raylet has started may not have
     reported its resources yet, and an elastic group started then begins smaller than the
     machines allow (and restarts to grow at its next resize check)."""
+    import ray
+
     deadline = time.monotonic() + timeout_s
     while ray.cluster_resources().get("CPU", 0) < cpus:
         if time.monotonic() > deadline:
