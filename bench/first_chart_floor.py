@@ -19,6 +19,16 @@ The "data path" is the interpreter, the reader's imports, the load and the answe
 first chart of a server whose web stack cost nothing, the floor of this design on this
 interpreter; TensorBoard's time over it is the best ratio such a server could reach.
 
+Reaching that floor with a second process was tried (2026-12-03) and dropped: a child forked
+after the reader's imports loaded the logdir while the parent imported the web stack, then
+handed the loaded reader back pickled (out of band, through a memory file: 13 MB here, ~25
+ms to write and ~20 ms to unpickle). The child's load stayed the critical path (the
+parent's web stack was ready 100-200 ms before it), so the transfer only added to it: on
+this workload, 9 runs alternating with the thread design, 581 and 606 ms against 542 and
+593 ms (TensorBoard 1,393 and 1,349 ms in the same runs), though the thread design's
+checkout ran without bytecode files there (compiled at every start: ~100 ms more CPU). A
+sooner first chart here needs a faster load, not more overlap.
+
 Usage: python bench/first_chart_floor.py [--repeats 7] [--workload tbx|tf2] [--cache .bench]
 """
 
