@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--format", choices=["parquet", "html"], default="parquet",
                         help="output format (default %(default)s)")
     html_opts = parser.add_argument_group("html")
-    html_opts.add_argument("--runs", nargs="+", metavar="RUN",
+    html_opts.add_argument("--runs", nargs="+", action="extend", metavar="RUN",
                            help="the runs to show, by name (default: every run)")
     html_opts.add_argument("--tags", metavar="REGEX",
                            help="the tags to show: a regex, case-insensitive, as the "

@@ -29,6 +29,10 @@ def test_defaults():
     args = build_parser().parse_args(["--logdir", "a", "b"])
     assert args.logdir == ["a", "b"] and args.host == "127.0.0.1" and args.port == 8040
     assert args.reload_interval > 0
+    # a repeated flag adds to the list (it replaced it: the first logdir was dropped)
+    args = build_parser().parse_args(["--logdir", "a", "--logdir", "b", "c", "--model", "m",
+                                      "--model", "n"])
+    assert args.logdir == ["a", "b", "c"] and args.model == ["m", "n"]
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format parquet LOGDIR OUT' to write scalars and hparams as Parquet.",
     )
     parser.add_argument(
-        "--logdir", nargs="+", metavar="DIR",
+        "--logdir", nargs="+", action="extend", metavar="DIR",
         help="log directories to serve (or single log files: *vdlrecords* or "
         "TensorBoard's events.out.tfevents.*); URLs of object storage too: s3://bucket/prefix, "
         "gs://, az://, memory:// (any fsspec filesystem)",
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         "from the usual environment (AWS_ENDPOINT_URL, AWS_PROFILE, ...)",
     )
     parser.add_argument(
-        "--model", nargs="+", metavar="PATH",
+        "--model", nargs="+", action="extend", metavar="PATH",
         help="ONNX models or Paddle programs (__model__, *.pdmodel; told by content) to "
              "show in the graph view "
              "(--logdir is then optional)",
@@ -148,6 +148,9 @@ def check_models(parser: argparse.ArgumentParser, models: Sequence[str]) -> None
     of the typo, not of a port another server holds. The path is taken as the app's model
     store takes it (no ``~`` expanded), so what passes here opens there."""
     for model in models:
+        if Path(model).is_dir():
+            parser.error(f"argument --model: {model} is a folder, not a model file (give "
+                         "the .onnx file, or the Paddle program: __model__ or *.pdmodel)")
         if not Path(model).is_file():
             parser.error(f"argument --model: model file does not exist: {model}")
 

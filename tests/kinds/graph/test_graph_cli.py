@@ -36,11 +36,21 @@ def test_missing_model_file_is_a_clear_error(tmp_path):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = str(busy.getsockname()[1])
-        for model in (tmp_path / "no.onnx", tmp_path):  # missing, a folder
+        for model, told in ((tmp_path / "no.onnx", "model file does not exist"),
+                            (tmp_path, "is a folder, not a model file")):
             result = run_cli("--model", str(model), "--port", port)
             assert result.returncode == 2, result.stderr
-            assert f"model file does not exist: {model}" in result.stderr
+            assert "argument --model: " in result.stderr and told in result.stderr
+            assert str(model) in result.stderr
             assert "cannot listen" not in result.stderr
+
+
+def test_model_flag_repeated_keeps_every_model(models):
+    """``--model a --model b`` (as docs/graph_diff.md writes it) serves both, in order."""
+    with start_cli("--model", str(models.cnn), "--model", str(models.control)) as cli:
+        body = Client(cli.url).json("/api/graph/models")
+        assert [m["name"] for m in body["models"]] == ["cnn.onnx", "control.onnx"]
+        cli.stop()
 
 
 def test_neither_logdir_nor_model():
