@@ -210,7 +210,9 @@ class Model:
             cbks.insert(0, ProgBarLogger(log_freq, verbose))
         if mode == "train":
             if save_dir and not any(isinstance(cb, ModelCheckpoint) for cb in cbks):
-                cbks.append(ModelCheckpoint(save_freq, save_dir))
+                # first: the checkpoint of an epoch is saved (and reported) before the
+                # other callbacks' ends of that epoch see it (VisualDL logs it there)
+                cbks.insert(0, ModelCheckpoint(save_freq, save_dir))
             sched = getattr(self.optimizer, "lr_scheduler", None)
             if sched is not None and not any(isinstance(cb, LRScheduler) for cb in cbks):
                 cbks.append(LRScheduler(by_step=True))

@@ -3,10 +3,14 @@ over gloo and over MPI), and the sampler's layout that makes it so."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from tests.framework.distributed import workers
+from tests.helpers.http import Client
+from tests.helpers.server import serving
 from visualdl.framework.distributed import DistributedBatchSampler, spawn
 
 
@@ -77,3 +81,30 @@ def test_distributed_fit_alone_is_a_world_of_one(monkeypatch):
         shutdown()
     for name, w in alone["weights"].items():
         np.testing.assert_array_equal(wrapped["weights"][name], w)
+
+
+def test_batchnorm_replicas_stay_equal_and_rank_0_checkpoints(tmp_path, backend):
+    """Each rank's forward updates its BatchNorm statistics from its own shard; every step
+    ends with rank 0's on all ranks (PyTorch DDP's broadcast_buffers), so evaluations agree
+    and rank 0 alone writes the checkpoints, each listed in the run with its step."""
+    import visualdl.framework as vf
+
+    save_dir, logdir = tmp_path / "ck", tmp_path / "logs" / "bn"
+    ranks = spawn(workers.train_batchnorm, args=(str(save_dir), str(logdir)), nprocs=2,
+                  timeout_s=300, backend=backend)
+    names = sorted(ranks[0]["buffers"])
+    assert any("running_mean" in n for n in names) and any("running_var" in n for n in names)
+    for name in names:
+        np.testing.assert_array_equal(ranks[1]["buffers"][name], ranks[0]["buffers"][name],
+                                      err_msg=name)
+    assert not np.allclose(ranks[0]["buffers"][[n for n in names if "mean" in n][0]], 0)
+    assert ranks[0]["eval"] == ranks[1]["eval"]
+    saved = vf.load(str(save_dir / "final.vfparams"))
+    for name in names:
+        np.testing.assert_array_equal(np.asarray(saved[name]), ranks[0]["buffers"][name])
+    steps = workers.N // 16  # global batches of 2 x 8, per epoch
+    with serving(str(tmp_path / "logs")) as handle:
+        body = Client(handle.url).json("/api/checkpoints", run="bn")
+    got = [(c["step"], os.path.basename(c["path"]), c["rank"]) for c in body["checkpoints"]]
+    assert got == [(steps, "0.vfparams", 0), (2 * steps, "1.vfparams", 0),
+                   (2 * steps, "final.vfparams", 0)]

@@ -158,3 +158,44 @@ def late_rank(late: int, delay_s: float) -> None:
     from visualdl.framework.distributed import DataParallel
 
     DataParallel(make_model().network)
+
+
+def train_batchnorm(save_dir: str | None = None, logdir: str | None = None) -> dict:
+    """A model with BatchNorm fitted data-parallel: its buffers (running statistics, each
+    rank's own shard updates them) and its evaluation, on this rank."""
+    import visualdl.framework as vf
+    from visualdl.framework import nn
+
+    vf.seed(0)
+    net = nn.Sequential(nn.Linear(FEATURES, 16), nn.BatchNorm1D(16), nn.ReLU(),
+                        nn.Linear(16, CLASSES))
+    model = vf.Model(net)
+    model.prepare(vf.optim.SGD(net.parameters(), 0.1), nn.CrossEntropyLoss(),
+                  metrics=[vf.metric.Accuracy()])
+    x, y = toy_data()
+    callbacks = [] if logdir is None else [vf.callbacks.VisualDL(logdir, histogram_freq=0,
+                                                                  log_graph=False)]
+    model.fit((x, y), batch_size=8, epochs=2, shuffle=True, verbose=0, distributed=True,
+              save_dir=save_dir, callbacks=callbacks)
+    evaluation = model.evaluate((x, y), batch_size=32, verbose=0)
+    return {"buffers": {n: b.numpy().copy() for n, b in net.named_buffers()},
+            "eval": {k: float(np.mean(v)) for k, v in evaluation.items()}}
+
+
+def profiled_fit(logdir: str) -> int:
+    """The digits MLP fitted data-parallel with the VisualDL callback profiling steps 3-5;
+    returns its parameter count (the floats each all-reduce carries)."""
+    import visualdl.framework as vf
+    from visualdl.framework import nn
+
+    from tests.framework.profiler.digits import digits
+
+    vf.seed(0)
+    x, y = digits(640)
+    net = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+    model = vf.Model(net)
+    model.prepare(vf.optim.SGD(net.parameters(), 0.1), nn.CrossEntropyLoss())
+    cb = vf.callbacks.VisualDL(logdir, histogram_freq=0, log_graph=False, log_images=False,
+                               profile_steps=(3, 5))
+    model.fit((x, y), batch_size=32, epochs=1, verbose=0, callbacks=[cb], distributed=True)
+    return sum(p.numel() for p in net.parameters())

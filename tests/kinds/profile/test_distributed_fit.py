@@ -39,3 +39,40 @@ def test_our_fit_profile_is_one_rank_without_communication(api):
         assert step["parts"]["communication"] == step["parts"]["overlap"] == 0
         assert 0 < step["parts"]["computation"] <= step["dur"]
         assert sum(step["parts"].values()) == pytest.approx(step["dur"])
+
+
+def test_our_data_parallel_fit_shows_its_all_reduces(tmp_path):
+    """2 ranks of fit(distributed=True) profiled by the VisualDL callback: each trace names
+    its rank (distributedInfo), each step's all-reduce is a Communication span, and the view
+    counts exactly those: one per step and rank, carrying the model's parameters."""
+    from tests.framework.distributed import workers
+    from visualdl.framework.distributed import spawn
+    from visualdl.framework.distributed.mpi_launch import launcher
+
+    if launcher() is None:
+        pytest.skip("mpi4py and MPICH are not installed (pip install 'visualdl[distributed]')")
+    logdir = tmp_path / "logs"
+    [params, _] = spawn(workers.profiled_fit, args=(str(logdir / "dp"),), nprocs=2,
+                        timeout_s=300, backend="mpi")
+    with serving(str(logdir)) as handle:
+        client = Client(handle.url)
+        body = client.json("/api/profile/distributed", run="dp")
+        steps = {r["worker"]: client.json("/api/profile/overview", run="dp",
+                                          tag=r["worker"])["steps"] for r in body["ranks"]}
+    assert body["world_size"] == 2 and body["has_comm"] is True
+    assert body["warnings"] == []  # the ranks come from the traces' distributedInfo
+    assert [r["rank"] for r in body["ranks"]] == [0, 1]
+    for rank in body["ranks"]:
+        [row] = rank["collectives"]
+        calls = len(steps[rank["worker"]])
+        assert (row["op"], row["calls"]) == ("allreduce", calls)
+        assert row["bytes"] == calls * params * 4  # float32 gradients, one bucket a step
+        assert row["time"] > 0 and row["bandwidth"] == pytest.approx(
+            row["bytes"] / (row["time"] * 1e-6))
+        for step in rank["steps"]:
+            parts = step["parts"]
+            assert parts["communication"] + parts["overlap"] > 0
+            assert parts["computation"] > 0
+            assert sum(parts.values()) == pytest.approx(step["dur"])
+        comm = sum(s["parts"]["communication"] + s["parts"]["overlap"] for s in rank["steps"])
+        assert comm <= row["time"] + 1e-6  # the spans inside the shown steps, at most all

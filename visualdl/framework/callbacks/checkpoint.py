@@ -1,12 +1,26 @@
 """``ModelCheckpoint``: save the model (and optimizer) every ``save_freq`` epochs and at the
 end of training, through ``Model.save`` (so checkpoints are ``vf.save`` files that never
-unpickle)."""
+unpickle).
+
+In data-parallel training only rank 0 writes (the replicas are equal: every rank writing
+the same files would race), and each checkpoint is reported in ``Model.checkpoints`` with
+the step it was saved at, which the VisualDL callback logs (the run's list of checkpoints).
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 
 from .base import Callback
+
+
+def _saving_rank() -> bool:
+    """Whether this process saves: not a rank other than 0 of a data-parallel group (looked
+    up only where the distributed code is loaded)."""
+    env = sys.modules.get("visualdl.framework.distributed.env")
+    info = env.group_info() if env is not None else None
+    return info is None or info["rank"] == 0
 
 
 class ModelCheckpoint(Callback):
@@ -17,16 +31,30 @@ class ModelCheckpoint(Callback):
     def __init__(self, save_freq: int = 1, save_dir: str | None = None) -> None:
         self.save_freq = max(1, int(save_freq))
         self.save_dir = save_dir
+        self.step = 0
 
     def _dir(self) -> str | None:
         return self.save_dir or self.params.get("save_dir")
 
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        self.step = 0
+
+    def on_train_batch_end(self, step: int, logs: dict | None = None) -> None:
+        self.step += 1
+
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         directory = self._dir()
         if directory and (epoch + 1) % self.save_freq == 0:
-            self.model.save(os.path.join(directory, str(epoch)))
+            self._save(os.path.join(directory, str(epoch)))
 
     def on_train_end(self, logs: dict | None = None) -> None:
         directory = self._dir()
         if directory:
-            self.model.save(os.path.join(directory, "final"))
+            self._save(os.path.join(directory, "final"))
+
+    def _save(self, path: str) -> None:
+        if not _saving_rank():
+            return
+        self.model.save(path)
+        self.model.checkpoints.append({"path": os.path.abspath(path + ".vfparams"),
+                                       "step": self.step})

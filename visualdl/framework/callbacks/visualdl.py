@@ -326,6 +326,8 @@ class VisualDL(Callback):
             self._close()  # a standalone evaluate(): nothing else will close it
 
     def on_train_end(self, logs: dict | None = None) -> None:
+        if self.heavy and self.writer is not None:
+            self._log_checkpoints()  # the final one, saved as training ended
         if self._profiler is not None:  # training ended inside the window: write it
             self._profiler.stop()
             self._profiler = None

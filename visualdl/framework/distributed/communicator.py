@@ -26,6 +26,7 @@ class Communicator(Protocol):
 
     rank: int
     world_size: int
+    backend: str  # the library's name: "mpi", "gloo", "nccl"
 
     def allreduce(self, buffer: np.ndarray, async_op: bool = False) -> Work | None:
         """Sum ``buffer`` over all ranks, in place; with ``async_op`` return a handle."""
@@ -54,6 +55,7 @@ class SingleProcess:
 
     rank = 0
     world_size = 1
+    backend = "none"
 
     def allreduce(self, buffer: np.ndarray, async_op: bool = False) -> Work | None:
         return _Done() if async_op else None

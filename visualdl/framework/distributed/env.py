@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from .communicator import Communicator, SingleProcess
 from .errors import DistributedError
@@ -106,6 +107,16 @@ def get_world_size() -> int:
         return _current.world_size
     return _int_env("WORLD_SIZE", "PADDLE_TRAINERS_NUM", "PMI_SIZE",
                     "OMPI_COMM_WORLD_SIZE") or 1
+
+
+def group_info() -> dict[str, Any] | None:
+    """``rank``, ``world_size`` and ``backend`` of the group this process joined, None
+    before it joins one or in a world of one: what a profile's trace says of its rank
+    (kineto's ``distributedInfo``, see visualdl.framework.profiler.trace)."""
+    if _current is None or _current.world_size < 2:
+        return None
+    return {"rank": int(_current.rank), "world_size": int(_current.world_size),
+            "backend": str(getattr(_current, "backend", "unknown"))}
 
 
 def shutdown() -> None:

@@ -60,6 +60,7 @@ class TorchCommunicator:
         self.rank = self.dist.get_rank()
         self.world_size = self.dist.get_world_size()
         self.timeout_s = timeout_s
+        self.backend = str(self.dist.get_backend())  # "gloo", "nccl" (a trace's distributedInfo)
 
     def failure(self, what: str, exc: BaseException) -> DistributedError:
         """The error of a failed collective: this rank, the peers, the timeout, gloo's words."""

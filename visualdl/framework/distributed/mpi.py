@@ -65,6 +65,8 @@ class MPICommunicator:
     """The ``Communicator`` on ``MPI.COMM_WORLD`` (or ``comm``). ``timeout_s`` bounds each
     collective; MPI itself would wait for ever."""
 
+    backend = "mpi"
+
     def __init__(self, timeout_s: float, comm: Any = None) -> None:
         self.MPI = _mpi()
         self.comm = comm if comm is not None else self.MPI.COMM_WORLD

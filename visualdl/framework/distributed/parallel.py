@@ -25,6 +25,8 @@ import numpy as np
 
 from .. import device as _device
 from ..nn.layer import Layer
+from ..profiler import recorder as _recorder
+from ..profiler.categories import COMMUNICATION
 from ..sparse import RowSparseGrad
 from ..tensor import Tensor
 from .communicator import Communicator
@@ -140,11 +142,15 @@ class DataParallel(Layer):
         _live.add(self)
 
     def _broadcast_state(self) -> None:
-        """Rank 0's parameters and buffers on every rank (one broadcast per dtype)."""
-        if self.comm.world_size == 1:
+        """Rank 0's parameters and buffers on every rank."""
+        self._broadcast(list(self._layers.state_dict().values()))
+
+    def _broadcast(self, tensors: list[Tensor]) -> None:
+        """Rank 0's values of ``tensors`` on every rank (one broadcast per dtype)."""
+        if self.comm.world_size == 1 or not tensors:
             return
         by_dtype: dict[str, list[Tensor]] = {}
-        for t in self._layers.state_dict().values():
+        for t in tensors:
             by_dtype.setdefault(str(t.dtype), []).append(t)
         for tensors in by_dtype.values():
             flat = np.concatenate([t.numpy().reshape(-1) for t in tensors])
@@ -178,18 +184,31 @@ class DataParallel(Layer):
         return len(self._buckets)
 
     def sync_gradients(self) -> None:
-        """Average every parameter's gradient over the ranks (in place)."""
+        """Average every parameter's gradient over the ranks (in place), and give every
+        rank rank 0's buffers (a BatchNorm's running statistics, updated by this step's
+        forward on each rank's own shard), as PyTorch's DDP does (``broadcast_buffers``):
+        the replicas stay equal, so do their evaluations and checkpoints.
+
+        Each all-reduce is a ``Communication`` span in a running profile (the profiler's
+        distributed view splits each rank's step by them)."""
         world = self.comm.world_size
         if world == 1:
             return
         start = time.perf_counter()
+        rec = _recorder.active
         pending = []
         for bucket in self._buckets:
             bucket.pack(1.0 / world)
-            pending.append(self.comm.allreduce(bucket.buffer, async_op=True))
-        for bucket, work in zip(self._buckets, pending):
+            began = time.perf_counter_ns()
+            pending.append((self.comm.allreduce(bucket.buffer, async_op=True), began))
+        for bucket, (work, began) in zip(self._buckets, pending):
             work.wait()
+            if rec is not None and rec is _recorder.active:
+                rec.span(COMMUNICATION, "allreduce", began, None, {
+                    "Collective name": "allreduce", "In msg nelems": int(bucket.buffer.size),
+                    "dtype": str(bucket.buffer.dtype), "Group size": world})
             bucket.unpack()
+        self._broadcast(self._layers.buffers())
         object.__setattr__(self, "sync_seconds", self.sync_seconds + time.perf_counter() - start)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:

@@ -21,9 +21,10 @@ MEMORY = "Memory"              # "[memory]" instant events (ph "i"), with profil
 KERNEL = "Kernel"              # GPU time of an op, measured with CUDA events (device track)
 MEMCPY = "Memcpy"              # host <-> device copies (device track)
 RUNTIME = "Runtime"            # host-side CUDA runtime work (synchronisation)
+COMMUNICATION = "Communication"  # a collective of data-parallel training (an all-reduce)
 
 CATEGORIES = (PROFILE_STEP, OPERATOR, BACKWARD, OPTIMIZER, DATALOADER, FORWARD, COMPILE,
-              USER_DEFINED, MEMORY, KERNEL, MEMCPY, RUNTIME)
+              USER_DEFINED, MEMORY, KERNEL, MEMCPY, RUNTIME, COMMUNICATION)
 
 
 class TracerEventType(enum.Enum):
@@ -45,3 +46,4 @@ class TracerEventType(enum.Enum):
     PythonUserDefined = USER_DEFINED
     Compile = COMPILE
     Memory = MEMORY
+    Communication = COMMUNICATION

@@ -197,7 +197,7 @@ def build(rec: Recorder, *, steps: tuple[int, int] | None = None, worker: str = 
     if worker:
         env["worker"] = worker
     env.update(options or {})
-    return {
+    trace = {
         "schemaVersion": 1,
         "displayTimeUnit": "ms",
         "baseTimeNanoseconds": rec.start_epoch_ns,
@@ -208,6 +208,18 @@ def build(rec: Recorder, *, steps: tuple[int, int] | None = None, worker: str = 
         "visualdl_env": env,
         "traceEvents": meta + events,
     }
+    info = distributed_info()
+    if info is not None:
+        trace["distributedInfo"] = info
+    return trace
+
+
+def distributed_info() -> dict[str, Any] | None:
+    """This process's rank, world size and backend when it trains data-parallel (kineto's
+    ``distributedInfo``: the profiler's distributed view orders the ranks by it). Looked up
+    only where the distributed code is loaded: the profiler never imports it."""
+    env = sys.modules.get("visualdl.framework.distributed.env")
+    return env.group_info() if env is not None else None
 
 
 def is_op(ev: dict[str, Any]) -> bool:

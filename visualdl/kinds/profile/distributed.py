@@ -6,8 +6,8 @@ computation, communication only, and other (neither). Computation is the time so
 or stream of the rank runs an operator or GPU kernel as its innermost event, one that is not
 communication nor inside it (an op that only waits for the all-reduce it called is not
 computing); communication is the union of the rank's collective events
-(``record_param_comms``, ``nccl*``, ``gloo:*``, ``c10d::*``). Unions, not sums: threads and
-streams that run at once count once.
+(``record_param_comms``, ``nccl*``, ``gloo:*``, ``c10d::*``; vf.profiler's ``Communication``
+spans). Unions, not sums: threads and streams that run at once count once.
 
 Step times of synchronised ranks come out alike (the all-reduce waits for the slowest), so
 the straggler is found by computation: the slowest rank is the one that computes longest,
@@ -50,9 +50,18 @@ def _name_mask(model: TraceModel, test: Callable[[str], bool]) -> np.ndarray:
     return flags[model.name] & model.complete
 
 
+#: The category of vf.profiler's collectives (and Paddle's ``TracerEventType.Communication``).
+COMM_CAT = "Communication"
+
+
+def _comm_cat_mask(model: TraceModel) -> np.ndarray:
+    flags = np.array([c == COMM_CAT for c in model.cats] or [False])
+    return flags[model.cat] & model.complete
+
+
 def comm_mask(model: TraceModel) -> np.ndarray:
-    """The rank's communication events."""
-    return _name_mask(model, is_comm_name)
+    """The rank's communication events: by PyTorch's and NCCL's names, or by category."""
+    return _name_mask(model, is_comm_name) | _comm_cat_mask(model)
 
 
 def compute_mask(model: TraceModel, comm: np.ndarray | None = None) -> np.ndarray:
@@ -135,14 +144,15 @@ def _bytes_of(args: dict) -> float | None:
 
 def collective_events(model: TraceModel) -> np.ndarray:
     """The events that count calls: ``record_param_comms`` where the trace has them, else
-    the backend's (``nccl*``/``gloo:*``), else ``c10d::*`` ops (one per call, not three)."""
+    the backend's (``nccl*``/``gloo:*``), else ``c10d::*`` ops (one per call, not three),
+    else the ``Communication`` spans of vf.profiler."""
     for test in (lambda n: n == "record_param_comms",
                  lambda n: n.startswith("gloo:") or n.lower().startswith("nccl"),
                  lambda n: n.startswith("c10d::")):
         mask = _name_mask(model, test)
         if mask.any():
             return np.flatnonzero(mask)
-    return np.zeros(0, np.int64)
+    return np.flatnonzero(_comm_cat_mask(model))
 
 
 def collectives(model: TraceModel) -> list[dict[str, Any]]:
