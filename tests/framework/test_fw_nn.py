@@ -60,6 +60,24 @@ def test_load_state_dict_checks_names_and_shapes():
     assert net.weight.numpy().sum() == 6
 
 
+def test_a_state_of_another_shape_loads_nothing_and_names_every_difference(tmp_path):
+    """A checkpoint of a model whose first layer matches and last layers differ: Model.load
+    refuses it whole (the first layer is not left overwritten) and names both entries."""
+    vf.seed(0)
+    mine = vf.Model(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)))
+    vf.seed(1)
+    other = vf.Model(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 5)))
+    other.save(str(tmp_path / "other"))
+    before = {k: v.numpy().copy() for k, v in mine.network.state_dict().items()}
+    with pytest.raises(ValueError) as err:
+        mine.load(str(tmp_path / "other"))
+    assert "2.weight: shape (5, 8) does not match (3, 8)" in str(err.value)
+    assert "2.bias: shape (5,) does not match (3,)" in str(err.value)
+    assert "nothing was loaded" in str(err.value)
+    for k, v in mine.network.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), before[k], err_msg=k)
+
+
 def test_train_eval_switches_dropout_and_batch_norm():
     net = nn.Sequential(nn.Dropout(0.5), nn.BatchNorm1D(3))
     x = vf.randn((8, 3))

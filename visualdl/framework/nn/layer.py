@@ -197,19 +197,23 @@ class Layer:
 
     def load_state_dict(self, state: dict[str, Any], strict: bool = True) -> tuple[list[str], list[str]]:
         """Copy values (tensors or arrays) into this layer's tensors in place. Returns
-        (missing, unexpected) names; with ``strict`` either raises."""
+        (missing, unexpected) names; with ``strict`` either raises. Every shape is checked
+        before anything is copied: a state of another model changes nothing, and the error
+        names each entry that differs."""
         own = self.state_dict()
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
         if strict and (missing or unexpected):
             raise KeyError(f"state dict mismatch: missing {missing}, unexpected {unexpected}")
-        for name, t in own.items():
-            if name not in state:
-                continue
-            value = state[name]
-            host = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
-            if tuple(host.shape) != t.shape:
-                raise ValueError(f"{name}: shape {tuple(host.shape)} does not match {t.shape}")
+        hosts = {name: (state[name].numpy() if isinstance(state[name], Tensor)
+                        else np.asarray(state[name])) for name in own if name in state}
+        wrong = [f"{name}: shape {tuple(host.shape)} does not match {own[name].shape}"
+                 for name, host in hosts.items() if tuple(host.shape) != own[name].shape]
+        if wrong:
+            raise ValueError(f"{len(wrong)} of {len(hosts)} entries have another shape (nothing "
+                             f"was loaded): {'; '.join(wrong[:10])}")
+        for name, host in hosts.items():
+            t = own[name]
             be = _device.backend(t.device)
             be.assign_(t._data, be.asarray(np.asarray(host, dtype=t.dtype)))
         return missing, unexpected
