@@ -90,3 +90,37 @@ def test_a_folder_that_is_no_training_checkpoint_is_refused(tmp_path):
         load_training_state(workers.make_model(), str(tmp_path))
     assert "is not a visualdl training checkpoint" in str(err.value)
     assert os.path.isdir(tmp_path)
+
+
+UNGUARDED = '''
+from visualdl.framework.distributed import spawn
+
+
+def work():
+    return 1
+
+
+print("result", spawn(work, nprocs=2, timeout_s=60, backend="{backend}"), flush=True)
+'''
+
+
+def test_a_script_that_calls_spawn_unguarded_is_told_why(tmp_path, backend):
+    """Each worker imports the main script again: its top-level spawn() would start workers
+    of its own (under MPI, silently: the script ran once per rank). The job fails at once,
+    saying where the call belongs."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(UNGUARDED.format(backend=backend))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+        root, os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, timeout=120,
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "result" not in done.stdout  # no worker ran the job, nested or not
+    [error] = [line for line in done.stderr.splitlines() if "DistributedError: rank " in line]
+    assert 'if __name__ == "__main__":' in error  # what the job's error itself says
+    assert "spawn() was called again inside a worker it started" in done.stderr

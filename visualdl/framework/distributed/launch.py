@@ -57,7 +57,23 @@ def _why(code: int | None) -> str:
     return f"exited with status {code}"
 
 
+def _before(code: int | None) -> str:
+    """What an exit with no result and no signal most often means: the worker failed while
+    importing the main script (its traceback is on stderr), before it could run ``fn``."""
+    if code is None or code < 0:
+        return ""
+    return (" before reporting a result (its traceback is above; if it is from importing "
+            "the main script, see that the script's own calls run under "
+            "`if __name__ == \"__main__\":`)")
+
+
 BACKENDS = ("auto", "mpi", "gloo")
+#: Set in every worker ``spawn`` starts: a worker that calls ``spawn`` again is a script
+#: run again on import in each worker (its call is not under ``if __name__ == "__main__":``)
+WORKER_VARIABLE = "VISUALDL_SPAWN_WORKER"
+NESTED = ("spawn() was called again inside a worker it started: each worker imports the main "
+          "script, so a script that calls spawn() must do so under "
+          "`if __name__ == \"__main__\":` (or in a function called from there)")
 
 
 def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 2,
@@ -72,13 +88,16 @@ def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 2,
     ``"auto"``, MPI where installed."""
     if nprocs < 1:
         raise ValueError(f"nprocs must be >= 1, got {nprocs}")
+    if os.environ.get(WORKER_VARIABLE) == "1":
+        raise RuntimeError(NESTED)
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     from . import mpi_launch
 
     if backend == "mpi" or (backend == "auto" and mpi_launch.launcher() is not None):
         threads = {v: str(threads_per_worker) for v in THREAD_VARIABLES}
-        return mpi_launch.spawn_mpi(fn, args, nprocs, {**threads, **(env or {})}, timeout_s)
+        return mpi_launch.spawn_mpi(fn, args, nprocs,
+                                    {**threads, WORKER_VARIABLE: "1", **(env or {})}, timeout_s)
     ctx = mp.get_context("spawn")
     results = ctx.SimpleQueue()
     port = free_port()
@@ -90,6 +109,7 @@ def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 2,
                                "WORLD_SIZE": str(nprocs), "MASTER_ADDR": "127.0.0.1",
                                "MASTER_PORT": str(port)})
             os.environ.update({v: str(threads_per_worker) for v in THREAD_VARIABLES})
+            os.environ[WORKER_VARIABLE] = "1"
             os.environ.update(env or {})
             p = ctx.Process(target=_child, args=(fn, args, rank, results),
                             name=f"visualdl-rank{rank}", daemon=True)
@@ -113,7 +133,7 @@ def _collect(procs: list, results: Any, timeout_s: float | None) -> list[Any]:
                 if rank not in values and p.exitcode is not None:
                     _drain(results, values, failed)
                     if rank not in values and rank not in failed:
-                        failed[rank] = (rank, f"worker {_why(p.exitcode)}")
+                        failed[rank] = (rank, f"worker {_why(p.exitcode)}{_before(p.exitcode)}")
             if deadline is not None and time.monotonic() > deadline and not failed:
                 for r in range(len(procs)):
                     if r not in values:

@@ -140,9 +140,19 @@ def _child(folder: str) -> None:
     SIGINT ends the rank at once, as the signal's default: that is how the launcher stops
     the others when one died, and how Ctrl-C reaches every rank."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    with open(os.path.join(folder, "job.pkl"), "rb") as f:
-        mp_spawn.prepare(pickle.load(f))
-        fn, args = pickle.load(f)
+    try:  # the main script is imported again here, as a multiprocessing child does
+        with open(os.path.join(folder, "job.pkl"), "rb") as f:
+            mp_spawn.prepare(pickle.load(f))
+            fn, args = pickle.load(f)
+    except BaseException as exc:  # noqa: BLE001 - told to the parent, not only on stderr
+        rank = int(os.environ.get("PMI_RANK", "0"))
+        _write(folder, rank, (False, (rank, f"failed before running the job, importing the "
+                                            f"main script: {type(exc).__name__}: {exc}\n"
+                                            f"{traceback.format_exc()}")))
+        from mpi4py import MPI
+
+        time.sleep(0.2)  # the other ranks fail the same way: let them write it too
+        MPI.COMM_WORLD.Abort(1)
     from mpi4py import MPI
 
     world = MPI.COMM_WORLD
@@ -158,14 +168,18 @@ def _child(folder: str) -> None:
         else:
             outcome = (False, (rank, f"failed: {type(exc).__name__}: {exc}\n"
                                      f"{traceback.format_exc()}"))
-    path = os.path.join(folder, f"rank-{rank}.pkl")
-    with open(path + ".tmp", "wb") as f:
-        pickle.dump(outcome, f)
-    os.replace(path + ".tmp", path)
+    _write(folder, rank, outcome)
     if not outcome[0]:
         sys.stderr.flush()
         time.sleep(0.2)  # let a peer that failed the same check write its own account
         world.Abort(1)
+
+
+def _write(folder: str, rank: int, outcome: tuple) -> None:
+    path = os.path.join(folder, f"rank-{rank}.pkl")
+    with open(path + ".tmp", "wb") as f:
+        pickle.dump(outcome, f)
+    os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":
