@@ -8,7 +8,9 @@ buffers are broadcast, so all replicas start equal.
 After backward, ``sync_gradients`` packs the gradients, divided by the world size, into flat
 buckets (last layers first, up to ``bucket_size_mb`` each) and starts each bucket's
 all-reduce as soon as it is packed (so the reduction of one bucket overlaps the packing of
-the next); on the CPU the reduced buffers then are the gradients, with no copy back.
+the next); on the CPU the reduced buffers then are the gradients, with no copy back. Then
+rank 0's buffers (BatchNorm's running statistics, which each rank's forward updated from its
+own shard) are broadcast, so the replicas stay equal.
 It is called by the optimizer of ``fleet.distributed_optimizer`` before each step (and by
 ``Model.fit(distributed=True)``, which uses that optimizer). Our backward engine accumulates
 leaf gradients at its very end, so the reduction cannot start inside backward;
@@ -152,11 +154,11 @@ class DataParallel(Layer):
         by_dtype: dict[str, list[Tensor]] = {}
         for t in tensors:
             by_dtype.setdefault(str(t.dtype), []).append(t)
-        for tensors in by_dtype.values():
-            flat = np.concatenate([t.numpy().reshape(-1) for t in tensors])
+        for group in by_dtype.values():
+            flat = np.concatenate([t.numpy().reshape(-1) for t in group])
             self.comm.broadcast(flat, src=0)
             start = 0
-            for t in tensors:
+            for t in group:
                 n = t.numel()
                 be = _device.backend(t.device)
                 be.assign_(t._data, be.asarray(flat[start:start + n].reshape(t.shape)))
