@@ -153,6 +153,7 @@ def _child(folder: str) -> None:
 
         time.sleep(0.2)  # the other ranks fail the same way: let them write it too
         MPI.COMM_WORLD.Abort(1)
+        os._exit(1)  # MPI_Abort may return once the launcher is told: never run on here
     from mpi4py import MPI
 
     world = MPI.COMM_WORLD
