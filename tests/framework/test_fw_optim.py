@@ -147,3 +147,33 @@ def test_optimizer_state_roundtrip():
     np.testing.assert_allclose(w2.numpy(), w.numpy(), rtol=1e-6)
     with pytest.raises(ValueError):
         vf.optim.SGD([], 0.1)
+
+
+def test_an_optimizer_state_that_does_not_fit_is_refused_whole(tmp_path):
+    """Adam's state into SGD, or a state of other parameters: a ValueError that says what
+    differs, and the optimizer unchanged (Model.load's checkpoint of another setup)."""
+    import visualdl.framework as vf
+    from visualdl.framework import nn
+
+    def trained(opt_cls, out_features=3, **kw):
+        vf.seed(0)
+        net = nn.Linear(4, out_features)
+        opt = opt_cls(net.parameters(), 0.1, **kw)
+        loss = (net(vf.to_tensor(np.ones((2, 4), np.float32))) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return opt
+
+    adam, sgd = trained(vf.optim.Adam), trained(vf.optim.SGD, momentum=0.9)
+    before = {k: v.copy() for k, v in sgd.state_dict()["state"].items()}
+    assert before  # momentum buffers
+    with pytest.raises(ValueError, match="optimizer state of Adam, loaded into SGD"):
+        sgd.set_state_dict(adam.state_dict())
+    wide = trained(vf.optim.SGD, out_features=5, momentum=0.9).state_dict()
+    with pytest.raises(ValueError, match=r"shape \(5, 4\) where parameter 0 is \(3, 4\)"):
+        sgd.set_state_dict(wide)
+    after = sgd.state_dict()
+    assert after["step_count"] == 1 and after["state"].keys() == before.keys()
+    for k, v in before.items():
+        np.testing.assert_array_equal(after["state"][k], v)
+    sgd.set_state_dict(trained(vf.optim.SGD, momentum=0.9).state_dict())  # its own kind: fine

@@ -144,7 +144,8 @@ class Optimizer:
         for i, p in enumerate(self._params):
             for name, arr in self.state.get(id(p), {}).items():
                 state[f"{i}.{name}"] = _device.backend(p.device).to_numpy(arr).copy()
-        out: dict[str, Any] = {"step_count": self.step_count, "state": state}
+        out: dict[str, Any] = {"optimizer": type(self).__name__, "step_count": self.step_count,
+                               "state": state}
         if isinstance(self._lr, LRScheduler):
             out["lr_scheduler"] = self._lr.state_dict()
         else:
@@ -152,11 +153,28 @@ class Optimizer:
         return out
 
     def set_state_dict(self, state: dict[str, Any]) -> None:
-        self.step_count = int(state["step_count"])
+        """Restore ``state_dict()``'s output. A state of another optimizer class, or one
+        whose entries do not fit this optimizer's parameters, is refused before anything
+        changes, with what differs named."""
+        kind = state.get("optimizer")
+        if kind is not None and kind != type(self).__name__:
+            raise ValueError(f"optimizer state of {kind}, loaded into {type(self).__name__}: "
+                             f"build the optimizer the state was saved from, or skip its "
+                             f"state (Model.load(..., reset_optimizer=True))")
+        entries = []
         for key, value in state["state"].items():
             i, name = key.split(".", 1)
+            if not i.isdigit() or int(i) >= len(self._params):
+                raise ValueError(f"optimizer state entry {key!r}: this optimizer has "
+                                 f"{len(self._params)} parameters")
             p = self._params[int(i)]
             host = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+            if host.shape != tuple(p.shape) and host.size != 1:
+                raise ValueError(f"optimizer state entry {key!r}: shape {host.shape} where "
+                                 f"parameter {i} is {tuple(p.shape)}")
+            entries.append((p, name, host))
+        self.step_count = int(state["step_count"])
+        for p, name, host in entries:
             self.state.setdefault(id(p), {})[name] = _device.backend(p.device).asarray(
                 np.array(host, dtype=p.dtype, copy=True))
         if "lr_scheduler" in state and isinstance(self._lr, LRScheduler):
