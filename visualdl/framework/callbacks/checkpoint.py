@@ -10,17 +10,9 @@ the step it was saved at, which the VisualDL callback logs (the run's list of ch
 from __future__ import annotations
 
 import os
-import sys
 
 from .base import Callback
-
-
-def _saving_rank() -> bool:
-    """Whether this process saves: not a rank other than 0 of a data-parallel group (looked
-    up only where the distributed code is loaded)."""
-    env = sys.modules.get("visualdl.framework.distributed.env")
-    info = env.group_info() if env is not None else None
-    return info is None or info["rank"] == 0
+from .visualdl import process_rank
 
 
 class ModelCheckpoint(Callback):
@@ -53,7 +45,7 @@ class ModelCheckpoint(Callback):
             self._save(os.path.join(directory, "final"))
 
     def _save(self, path: str) -> None:
-        if not _saving_rank():
+        if process_rank() != 0:  # as the VisualDL callback decides who logs checkpoints
             return
         self.model.save(path)
         self.model.checkpoints.append({"path": os.path.abspath(path + ".vfparams"),
