@@ -151,9 +151,7 @@ def _child(folder: str) -> None:
                                             f"{traceback.format_exc()}")))
         from mpi4py import MPI
 
-        time.sleep(0.2)  # the other ranks fail the same way: let them write it too
-        MPI.COMM_WORLD.Abort(1)
-        os._exit(1)  # MPI_Abort may return once the launcher is told: never run on here
+        _give_up(MPI.COMM_WORLD)
     from mpi4py import MPI
 
     world = MPI.COMM_WORLD
@@ -171,9 +169,15 @@ def _child(folder: str) -> None:
                                      f"{traceback.format_exc()}"))
     _write(folder, rank, outcome)
     if not outcome[0]:
-        sys.stderr.flush()
-        time.sleep(0.2)  # let a peer that failed the same check write its own account
-        world.Abort(1)
+        _give_up(world)
+
+
+def _give_up(world: Any) -> None:
+    """End the job after this rank's failure was written (never returns)."""
+    sys.stderr.flush()
+    time.sleep(0.2)  # let a peer that failed the same way write its own account
+    world.Abort(1)
+    os._exit(1)  # MPI_Abort may return once the launcher is told: never run on here
 
 
 def _write(folder: str, rank: int, outcome: tuple) -> None:
