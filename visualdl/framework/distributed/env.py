@@ -116,7 +116,7 @@ def group_info() -> dict[str, Any] | None:
     if _current is None or _current.world_size < 2:
         return None
     return {"rank": int(_current.rank), "world_size": int(_current.world_size),
-            "backend": str(getattr(_current, "backend", "unknown"))}
+            "backend": _current.backend}
 
 
 def shutdown() -> None:

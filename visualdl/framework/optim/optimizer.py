@@ -169,7 +169,7 @@ class Optimizer:
                                  f"{len(self._params)} parameters")
             p = self._params[int(i)]
             host = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
-            if host.shape != tuple(p.shape) and host.size != 1:
+            if host.shape != tuple(p.shape):
                 raise ValueError(f"optimizer state entry {key!r}: shape {host.shape} where "
                                  f"parameter {i} is {tuple(p.shape)}")
             entries.append((p, name, host))
