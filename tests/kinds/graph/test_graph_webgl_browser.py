@@ -179,6 +179,41 @@ def test_50k_graph_drawn_with_webgl_pixels_at_nodes(browser, server):
         p.close()
 
 
+def test_webgl_readied_unseen_for_a_big_model_only(browser, server):
+    """A model of 1,000 ops or more readies its WebGL drawing once the first (SVG) view is
+    in: drawn once out of sight, then hidden, the SVG still what is seen and clicked. The
+    first big expand then draws with WebGL at once. A small model makes no WebGL context."""
+    p = GLPage(browser, server.url, "file:1", renderer="auto")
+    try:
+        assert p.renderer == "svg"
+        p.page.wait_for_function("() => { const gl = window.__vdlGraph.canvas.gl;"
+                                 " return gl && gl.lastDraw > 0 && gl.data === null; }")
+        assert p.eval("() => getComputedStyle(window.__vdlGraph.canvas.gl.element).display") == "none"
+        group = p.eval("() => window.__vdlGraph.data.nodes.find((n) => n.type === 'group')")
+        fill = p.eval("(id) => getComputedStyle(document.querySelector(`g.node[data-id='${id}'] rect.box`))"
+                      ".fill.match(/\\d+/g).slice(0, 3).map(Number)", group["id"])
+        x, y = p.to_screen(group["x"] + 3, group["y"] + group["h"] / 2)
+        assert close(p.shot().getpixel((int(x), int(y))), tuple(fill), 4)  # the SVG box shows
+        p.page.mouse.click(*p.to_screen(group["x"] + group["w"] / 2, group["y"] + group["h"] / 2))
+        p.page.wait_for_function(  # the SVG took the click: the group is expanded
+            "(id) => window.__vdlGraph.data.frames.some((f) => f.id === id)", arg=group["id"])
+        expand_all(p, 1002)
+        assert p.renderer == "webgl"
+        item = p.eval("() => window.__vdlGraph.data.nodes.find((n) => n.type === 'op' && n.title === 'Relu')")
+        p.look_at(item, 0.25)
+        x, y = p.to_screen(item["x"] + item["w"] / 2, item["y"] + item["h"] / 2)
+        assert close(p.shot().getpixel((int(x), int(y))), rgb(p.colors()["categories"][item["category"]][0]))
+    finally:
+        p.close()
+    small = GLPage(browser, server.url, "file:0", renderer="auto")
+    try:
+        small.page.wait_for_timeout(1500)  # past the idle callback's 1 s deadline
+        assert small.eval("() => window.__vdlGraph.canvas.gl") is None
+        assert small.eval("() => document.querySelectorAll('canvas.graph-gl').length") == 0
+    finally:
+        small.close()
+
+
 def test_expand_and_collapse_by_clicks(chain):
     p = chain
     assert p.renderer == "webgl"

@@ -93,6 +93,19 @@ export class GLCanvas extends Drawing {
     this.schedule();
   }
 
+  /** Draw `data` once, laid out at full size but unseen (see GraphStage.prewarm). */
+  async prewarm(data) {
+    const style = this.element.style;
+    Object.assign(style, { display: '', opacity: '0.01', position: 'absolute', inset: '0', pointerEvents: 'none' });
+    try {
+      this.draw(data);
+      await this.schedule();
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    } finally {
+      Object.assign(style, { opacity: '', position: '', inset: '', pointerEvents: '' });
+    }
+  }
+
   /** Redraw at the next animation frame. */
   schedule() {
     return this.pz.apply();

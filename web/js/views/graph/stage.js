@@ -12,9 +12,10 @@ import { drawGraph, svgEl } from './render.js';
 import { exportSVG, exportPNG } from './download.js';
 
 // From this many boxes on, WebGL draws. SVG's cost grows with the boxes (bench/graph_frames.py:
-// at 10,000 its drawing took 9x WebGL's and its frames 2x, at 50,000 50x and 3.5-18x) while
-// below a few thousand it keeps up and reads best (the browser's text, an element per box).
-export const WEBGL_FROM = 2000;
+// its drawing took 1.1x WebGL's at 500 boxes, 3.8x at 1,000, 8x at 2,000, 50x at 50,000, and
+// its frames 2x at 10,000) while below a thousand it keeps up and reads best (the browser's
+// text, an element per box). At 1,000 SVG made expanding a 1,000-op scope miss 150 ms.
+export const WEBGL_FROM = 1000;
 
 state.declare('graph_renderer', 'auto'); // 'auto' | 'webgl' | 'svg' (in the URL)
 
@@ -144,6 +145,28 @@ export class GraphStage {
       this.note.textContent = `WebGL2 is not available here (${err.message}): the graph is drawn as SVG, which gets slow past a few thousand boxes.`;
     }
     return this.gl;
+  }
+
+  /**
+   * Ready the WebGL drawing while the page is idle, for a model whose views may need it
+   * (`ops` >= WEBGL_FROM): software WebGL spends 150-200 ms on a context's first frame
+   * (each program compiled for its state, the drawing buffer, the glyph texture), which the
+   * first big expand would otherwise wait for. `data` (the view on screen) is drawn once
+   * where nobody sees it.
+   */
+  prewarm(data, ops) {
+    if (ops < WEBGL_FROM || this.gl || this.glFailed || state.get('graph_renderer') === 'svg') return;
+    const idle = window.requestIdleCallback || ((fn) => setTimeout(fn, 100));
+    idle(async () => {
+      if (this.gl || this.glFailed || !data) return;
+      const gl = this.#webgl();
+      if (!gl) return;
+      await gl.prewarm(data);
+      if (this.active !== gl) {
+        gl.element.style.display = 'none';
+        gl.data = null;
+      }
+    }, { timeout: 1000 });
   }
 
   #wantsWebGL(data) {

@@ -165,6 +165,7 @@ export class GraphView {
       this.#renderStatus();
     }, (err) => this.#fail(err));
     await Promise.all([summary, drawn]);
+    if (this.model === model && this.summary && this.data) this.canvas.prewarm(this.data, this.summary.counts.nodes);
     await this.values.load(); // after the first draw: it may reveal (select) a node
   }
 
