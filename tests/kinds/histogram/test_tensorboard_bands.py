@@ -120,6 +120,32 @@ def test_between_two_buckets_takes_the_next_non_empty_left_edge(tmp_path):
     assert bands[5] == pytest.approx(0.9 + 0.1 * (6915 - 5000) / 5000)
 
 
+def test_top_band_where_the_float32_sum_passes_10000(tmp_path):
+    """tensorboardX 2.x's ``skew`` (exp of normals, 3,000 values, TensorFlow-style bins):
+    summed in float32 the weights end past 10,000 basis points, so TensorBoard finds the
+    100% point inside the last bucket, 1e-5 of the value below the max. Equal to the value,
+    not only to the range."""
+    tbx = pytest.importorskip("tensorboardX")
+    rng = np.random.RandomState(1)
+    with tbx.SummaryWriter(str(tmp_path)) as w:
+        for step in range(6):
+            rng.randn(5000)  # the auditor's file: another tag drew these first
+            w.add_histogram("skew", np.exp(rng.randn(3000)), step)
+            rng.randint(0, 5, 1000), rng.randn(200000)
+    ref = _reference(str(tmp_path))["skew"]
+    got = _served(str(tmp_path), ["skew"])["skew"]
+    assert not np.allclose(ref[:, -1], [h.max() for h in _maxima(tmp_path)], rtol=1e-6)
+    np.testing.assert_allclose(got, ref, rtol=2e-6)
+
+
+def _maxima(logdir) -> list[np.ndarray]:
+    """Each step's exact maximum, as the file's HistogramProto records it."""
+    acc = pea.EventAccumulator(str(logdir), size_guidance={k: 0 for k in pea.DEFAULT_SIZE_GUIDANCE},
+                               tensor_size_guidance={"histograms": 0})
+    acc.Reload()
+    return [tensor_util.make_ndarray(e.tensor_proto)[:, 1] for e in acc.Tensors("skew")]
+
+
 def test_our_histograms_keep_their_exact_min_and_max(tmp_path):
     values = np.random.default_rng(3).standard_normal(1001) * 3.3
     with LogWriter(logdir=str(tmp_path / "ours")) as w:

@@ -30,8 +30,11 @@ def percentiles(event: HistogramEvent, points: tuple[float, ...] = PERCENTILES) 
     ``compress_histogram`` computes them, so the bands are the ones TensorBoard draws: a
     point that falls exactly between two buckets belongs to the next non-empty bucket and
     starts at its left edge; inside a bucket the value is interpolated, clipped to the min
-    and max; 0 and 100 percent are the exact min and max. Single-precision buckets (another
-    tool's, see ``HistogramEvent.single``) are summed in float32 as TensorBoard sums them."""
+    and max; 0 percent is the exact min. Single-precision buckets (another tool's, see
+    ``HistogramEvent.single``) are summed in float32 as TensorBoard sums them, and 100 percent
+    is found as TensorBoard finds it: where that sum ends past 10,000 basis points, inside the
+    last bucket (1e-5 below the max, for one real torch tag). Our own buckets' 100 percent is
+    the exact max."""
     # at the buckets' precision: where a point falls on an edge, the rounding decides
     counts = np.asarray(event.counts, dtype=np.float32 if event.single else np.float64)
     total = counts.sum()
@@ -41,7 +44,8 @@ def percentiles(event: HistogramEvent, points: tuple[float, ...] = PERCENTILES) 
     weights = (counts * 10000 / total).cumsum()  # in basis points, as TensorBoard's
     bps = [round(p * 100) for p in points]
     starts = np.searchsorted(weights, bps, side="right").tolist()
-    return [event.min if bp <= 0 else event.max if bp >= 10000 else
+    top = 10000 if not event.single else float("inf")
+    return [event.min if bp <= 0 else event.max if bp >= top else
             _at(weights, edges, event.min, event.max, bp, i) for bp, i in zip(bps, starts)]
 
 
