@@ -13,6 +13,7 @@ from flask import Blueprint, Response, request
 
 from visualdl.format.version import __version__
 from visualdl.kinds import registry
+from visualdl.kinds.hparams.table import experiment_only
 from visualdl.api.common import etag_for, etag_json, provider
 from visualdl.api.errors import ApiError
 from visualdl.api.jsonio import json_response
@@ -58,13 +59,13 @@ def kinds() -> Response:
 
 @blueprint.get("/api/runs")
 def runs() -> Response:
-    """Sorted run names, and each run's health in ``states`` (``{run: {"state", "nan",
+    """Sorted run names (not a folder that holds only an hparams experiment), and each run's health in ``states`` (``{run: {"state", "nan",
     "last_update", "interval"}}``, see ``reader.run_health``). The ETag covers the
     states: a run's state changes with time alone (running -> stalled) while its data
     stays the same."""
     data = provider()
     _note_activity(data)
-    names = list(data.runs())
+    names = [run for run in data.runs() if not experiment_only(data, run)]
     body = {"runs": names, "states": run_states(data, names)}
     return etag_json(etag_for("runs", data.version, data.loaded, body["states"]), lambda: body)
 

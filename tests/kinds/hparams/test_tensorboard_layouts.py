@@ -98,7 +98,9 @@ def _served(logdir: str) -> tuple[dict, dict]:
         assert r.status_code == 200
         tags = client.get("/api/tags")
         assert tags.status_code == 200
-        return r.json(), tags.json()
+        runs = client.json("/api/runs")
+        assert sorted(runs["states"]) == runs["runs"]
+        return r.json(), {**tags.json(), "runs": runs["runs"]}
 
 
 def test_tf_hparams_api_sweep_matches_tensorboard(tmp_path):
@@ -121,6 +123,7 @@ def test_tf_hparams_api_sweep_matches_tensorboard(tmp_path):
     shown = {run for runs in tags["kinds"].values() for run in runs}
     assert "tf_sweep" not in shown and "run-0" in shown
     assert sorted(tags["kinds"]["hparams"]) == sorted(want)
+    assert tags["runs"] == sorted(shown)  # nor listed as a run without data
 
 
 def test_torch_add_hparams_layout_matches_tensorboard(tmp_path):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-__all__ = ["RunRow", "run_table", "hparam_names", "metric_names", "domains"]
+__all__ = ["RunRow", "run_table", "experiment_only", "hparam_names", "metric_names", "domains"]
 
 
 @dataclass
@@ -76,6 +76,20 @@ def run_table(data: Any, metrics: Iterable[str] = (), runs: Iterable[str] | None
     for row, scalar_tags in rows:
         _fill(data, row, scalar_tags, wanted, known)
     return [row for row, _ in rows]
+
+
+def experiment_only(data: Any, run: str) -> bool:
+    """Whether ``run`` is a folder that holds only an experiment (TensorBoard's
+    ``hparams_config``, declared above its trials): the runs below take its metrics and
+    domains, and it is no run of its own to list (TensorBoard's HParams dashboard shows none)."""
+    try:
+        tags = data.tags(run)
+    except KeyError:
+        return False
+    if any(names for kind, names in tags.items() if kind != "hparams"):
+        return False
+    events = _hparams_events(data, run)
+    return bool(events) and all(e.declaration for e in events)
 
 
 def _hparams_events(data: Any, run: str) -> list:
