@@ -14,13 +14,14 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto
 
 from visualdl.kinds.graph.categories import category_of
-from visualdl.kinds.graph.errors import ModelError
+from visualdl.kinds.graph.errors import ModelError, ModelRefused
 from visualdl.kinds.graph.inference import CHECK_LIMIT, Inference
 from visualdl.kinds.graph.late_parts import GraphSource, ModelTypes, SubgraphPath
 from visualdl.kinds.graph.parsed_model import Edge, GraphModel, Initializer, Node
 
-__all__ = ["CHECK_LIMIT", "MAX_EDGES", "MAX_NODES", "ModelError", "check_size", "load_model",
-           "open_model", "parse_bytes", "parse_model", "parse_path"]
+__all__ = ["CHECK_LIMIT", "MAX_EDGES", "MAX_FILE_BYTES", "MAX_NODES", "ModelError",
+           "ModelRefused", "check_size", "load_model", "open_model", "parse_bytes", "parse_model",
+           "parse_path", "read_model_file"]
 
 _SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 #: The largest model the view opens: the page holding all of it expanded stays under
@@ -28,6 +29,11 @@ _SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 MAX_NODES = 200_000
 MAX_EDGES = 600_000
 PAGE_MEMORY_GB = 1
+#: The largest model file read: protobuf decodes no message of 2 GiB or more, so a bigger
+#: file can be no ONNX model (whose weights then lie in external data files) and is refused
+#: unread instead of taking seconds and gigabytes to fail decoding. Uploads have a bound of
+#: their own (``api.MAX_UPLOAD_BYTES``), smaller: they are held in memory as they arrive.
+MAX_FILE_BYTES = 2**31 - 1
 
 
 def load_model(source: bytes | str | os.PathLike) -> tuple[ModelProto, str | None]:
@@ -52,10 +58,7 @@ def _decode(source: bytes | str | os.PathLike,
         raw, base_dir = bytes(source), None
     else:
         path = os.fspath(source)
-        if not os.path.isfile(path):
-            raise ModelError(f"model file not found: {path}")
-        with open(path, "rb") as f:
-            raw = f.read()
+        raw = read_model_file(path)
         base_dir = os.path.dirname(os.path.abspath(path))
     if not raw:
         raise ModelError("the file is empty, not an ONNX model")
@@ -63,8 +66,7 @@ def _decode(source: bytes | str | os.PathLike,
         model = onnx.load_model_from_string(raw)
     except Exception as err:  # noqa: BLE001 - protobuf raises DecodeError and friends
         raise ModelError(f"not an ONNX model: the protobuf could not be decoded ({err})") from None
-    if not model.HasField("graph") or model.ir_version <= 0:
-        raise ModelError("not an ONNX model: no graph or IR version in the file")
+    _check_ir(model)
     # (a main graph of more nodes is refused at once below: no worker is started for it)
     inference = Inference(model, raw=raw) if infer and len(model.graph.node) <= MAX_NODES else None
     try:
@@ -76,9 +78,49 @@ def _decode(source: bytes | str | os.PathLike,
     return model, base_dir, inference
 
 
+def read_model_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of a model file, its size checked before any is read (``limit``: default
+    :data:`MAX_FILE_BYTES`). Why: a file is read whole and decoded in memory, so a huge one
+    would take seconds and gigabytes only to fail decoding; it is refused at once instead,
+    with what was found and what is allowed."""
+    path = os.fspath(path)
+    limit = MAX_FILE_BYTES if limit is None else limit
+    if not os.path.isfile(path):
+        raise ModelError(f"model file not found: {path}")
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise ModelRefused(_too_big(os.path.basename(path), size, limit))
+        raw = f.read(limit + 1)  # the file may have grown since
+    if len(raw) > limit:
+        raise ModelRefused(_too_big(os.path.basename(path), len(raw), limit, "+"))
+    return raw
+
+
+def _too_big(name: str, size: int, limit: int, more: str = "") -> str:
+    """What was found and what is allowed, and the way to a file the view reads."""
+    return (f"{name}: the file is {size:,}{more} bytes ({size / 2**20:,.0f}{more} MiB), refused "
+            f"unread: the graph view reads model files of at most {limit:,} bytes "
+            f"({limit / 2**20:,.0f} MiB), protobuf's limit; an ONNX model saved with its "
+            f"weights as external data (onnx.save_model(model, path, "
+            f"save_as_external_data=True)) keeps the .onnx file small")
+
+
+def _check_ir(model: ModelProto) -> None:
+    """No graph: not an ONNX model (a Paddle program or another protobuf decodes so), and a
+    ModelError lets the caller try another format. A graph with IR version 0 is an ONNX
+    model all the same, refused as one (ModelRefused): no other format is tried."""
+    if not model.HasField("graph"):
+        raise ModelError("not an ONNX model: no graph in the file")
+    if model.ir_version <= 0:
+        raise ModelRefused(f"an ONNX model of IR version {model.ir_version}, refused: the "
+                           "graph view opens IR version 1 and later (its writer left it unset)")
+
+
 def check_size(model: ModelProto, max_nodes: int = MAX_NODES, max_edges: int = MAX_EDGES) -> None:
-    """Refuse a model too large for the view's page (before it is parsed): a ModelError
-    that says what was read and what is allowed."""
+    """Refuse a model too large for the view's page (before it is parsed): a ModelRefused
+    (an ONNX model all the same: no other format is tried) that says what was read and
+    what is allowed."""
     nodes = edges = 0
     stack = [model.graph]
     while stack:
@@ -96,7 +138,7 @@ def check_size(model: ModelProto, max_nodes: int = MAX_NODES, max_edges: int = M
         if nodes > max_nodes or edges > max_edges:
             break
     if nodes > max_nodes or edges > max_edges:
-        raise ModelError(
+        raise ModelRefused(
             f"model too large for the graph view: read {nodes:,}+ nodes and {edges:,}+ node "
             f"inputs, refused: it opens models of at most {max_nodes:,} nodes and "
             f"{max_edges:,} inputs (a page holding more would pass {PAGE_MEMORY_GB} GB of memory)")

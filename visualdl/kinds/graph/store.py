@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from visualdl.kinds.graph.errors import ModelError
+from visualdl.kinds.graph.errors import ModelError, ModelRefused
 from visualdl.kinds.graph.warmup import Warmer
 
 if TYPE_CHECKING:
@@ -237,42 +237,51 @@ def _clean_name(name: str) -> str:
 def _load(source: Any, name: str = "") -> tuple[Any, str | None, Any]:
     """An ONNX model or a Paddle program (VisualDL 2.x shows these; converted as its logged
     graphs are), told by content: a file of one of Paddle's names is tried as a program
-    first. Neither: a ModelError naming both formats and why each failed."""
-    from visualdl.kinds.graph.parse import open_model
+    first. A file is read once, its size checked first (:func:`.parse.read_model_file`).
+    A format that recognises the input and refuses it (too large, IR version 0) is the
+    answer (ModelRefused, no other format tried): trying on would bury its reason under a
+    "not a Paddle program". Neither: a ModelError naming both formats and why each failed."""
+    from visualdl.kinds.graph.parse import open_model, read_model_file
     from visualdl.sources.paddle import PROGRAM_NAMES, is_program_name
 
     label = source if isinstance(source, str) else name
-    if isinstance(source, str) and not os.path.isfile(source):
-        raise ModelError(f"model file not found: {source}")
+    where = f"{os.path.basename(label)}: " if label else ""
+    base_dir = None
+    if isinstance(source, str):
+        source, base_dir = read_model_file(source), os.path.dirname(os.path.abspath(source))
     tries = [_onnx, _program]
     if is_program_name(label or ""):
         tries.reverse()
     reasons = []
     for attempt in tries:
         try:
-            return attempt(source, open_model)
+            return attempt(source, base_dir, open_model)
+        except ModelRefused as exc:
+            raise ModelRefused(where + str(exc)) from None
         except ModelError as exc:
             reasons.append(str(exc))
-    where = f"{os.path.basename(label)}: " if label else ""
     raise ModelError(f"{where}neither an ONNX model nor a Paddle program ({PROGRAM_NAMES}): "
                      + "; ".join(reasons))
 
 
-def _onnx(source: Any, open_model: Any) -> tuple[Any, str | None, Any]:
-    return open_model(source)
+def _onnx(raw: bytes, base_dir: str | None, open_model: Any) -> tuple[Any, str | None, Any]:
+    """The bytes as ONNX; ``base_dir``: the file's folder, where its external data is."""
+    model, _, inference = open_model(raw)
+    return model, base_dir, inference  # external data is read from the file's folder
 
 
-def _program(source: Any, open_model: Any) -> tuple[Any, str | None, Any]:
+def _program(raw: bytes, base_dir: str | None, open_model: Any) -> tuple[Any, str | None, Any]:
+    """The bytes as a Paddle program, converted to ONNX (its weights are not in it: no
+    folder). Only a failed conversion is "not a Paddle program"; a converted program the
+    view refuses (too large) is a ModelRefused, the answer."""
     from visualdl.sources.paddle import to_onnx as program_to_onnx
 
     try:
-        if isinstance(source, str):
-            with open(source, "rb") as f:
-                source = f.read()
-        model, _, inference = open_model(program_to_onnx(bytes(source)))
-        return model, None, inference
+        onnx_bytes = program_to_onnx(bytes(raw))
     except (OSError, ValueError) as exc:
         raise ModelError(str(exc)) from None
+    model, _, inference = open_model(onnx_bytes)
+    return model, None, inference
 
 
 def _document(model: Any, base_dir: str | None, inference: Any = None) -> GraphDocument:
