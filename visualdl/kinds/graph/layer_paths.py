@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from visualdl.kinds.graph.parsed_model import GraphModel, Node
 
-__all__ = ["FRAMEWORK_PRODUCER", "FrameworkOp", "framework_ops", "layer_path", "layer_paths",
-           "module_path", "nodes_by_layer"]
+__all__ = ["FRAMEWORK_PRODUCER", "FrameworkOp", "framework_alternates", "framework_ops",
+           "layer_path", "layer_paths", "module_path", "nodes_by_layer"]
 
 FRAMEWORK_PRODUCER = "visualdl.framework"
 _DOC = re.compile(r"^visualdl\.framework op (\S+)$")
@@ -76,6 +76,30 @@ def framework_ops(model: GraphModel) -> dict[int, FrameworkOp]:
     return out
 
 
+def framework_alternates(model: GraphModel, ops: dict[int, FrameworkOp] | None = None
+                         ) -> dict[tuple[str, str], list[int]]:
+    """(scope, op) -> nodes, for our nodes whose name reads two ways: ``classifier/relu`` of
+    op ``relu`` is op ``relu`` called in layer ``classifier`` (how :func:`framework_op` reads
+    it) or the only op of a leaf layer ``classifier.relu`` named after its op (``self.relu =
+    nn.ReLU()``). The exporter writes both alike, so the second reading is kept here, for
+    a caller to use where the first matches nothing. ``ops``: :func:`framework_ops`, if at hand."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for node_id, fw in (framework_ops(model) if ops is None else ops).items():
+        node = model.nodes[node_id]
+        whole = _framework_base(node.name, node.op_type)
+        if whole != fw.scope:  # "flatten": layer "flatten"'s only op, or a top-level op
+            out.setdefault((whole, fw.op), []).append(node_id)
+    return out
+
+
+def _framework_base(name: str, op_type: str) -> str:
+    """The framework node's name (without the ``/<OnnxOp>`` of a multi-node op)."""
+    parts = [p for p in name.split("/") if p]
+    if len(parts) > 1 and _is_onnx_part(parts[-1], op_type):
+        parts = parts[:-1]
+    return "/".join(parts)
+
+
 def module_path(name: str) -> str:
     """PyTorch's node name -> the dotted module path: ``/layer1/layer1.0/conv1/Conv`` ->
     ``layer1.0.conv1`` (a level that repeats its parent's path is the full path; any other
@@ -104,10 +128,15 @@ def layer_paths(model: GraphModel) -> dict[int, str]:
 
 
 def nodes_by_layer(model: GraphModel) -> dict[str, list[int]]:
-    """Dotted layer path -> the op nodes inside it (its sub-layers' too), in model order."""
+    """Dotted layer path -> the op nodes inside it (its sub-layers' too), in model order.
+    A leaf layer named after its op (``classifier.relu``, whose node ``classifier/relu``
+    reads as op ``relu`` of ``classifier``) is found too, by :func:`framework_alternates`
+    where no node has that path already."""
     out: dict[str, list[int]] = {}
     for node_id, path in layer_paths(model).items():
         parts = path.split(".") if path else []
         for k in range(1, len(parts) + 1):
             out.setdefault(".".join(parts[:k]), []).append(node_id)
+    for (scope, _), nodes in framework_alternates(model).items():
+        out.setdefault(scope.replace("/", "."), nodes)
     return out
