@@ -51,3 +51,63 @@ def unrelated() -> onnx.ModelProto:
         [helper.make_tensor_value_info("p", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("q", TensorProto.FLOAT, [2])]),
         opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _value(name: str, shape: list) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def _weight(name: str, *shape: int) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.full(shape, 0.5, np.float32), name)
+
+
+def mlp3() -> onnx.ModelProto:
+    """A torch-style MLP x -> Gemm -> Relu -> Gemm -> y (3 ops, names ``/fc1/Gemm``...)."""
+    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="/fc1/Gemm", transB=1),
+             helper.make_node("Relu", ["h"], ["a"], name="/act/Relu"),
+             helper.make_node("Gemm", ["a", "w2", "b2"], ["y"], name="/fc2/Gemm", transB=1)]
+    graph = helper.make_graph(nodes, "mlp3", [_value("x", [2, 4])], [_value("y", [2, 3])],
+                              [_weight("w1", 8, 4), _weight("b1", 8), _weight("w2", 3, 8),
+                               _weight("b2", 3)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def cnn() -> onnx.ModelProto:
+    """A small CNN with the MLP's input and output names and, like it, a Gemm last:
+    x -> Conv -> Relu -> Conv -> Relu -> GlobalAveragePool -> Flatten -> Gemm -> y."""
+    nodes = [helper.make_node("Conv", ["x", "k1"], ["c1"], name="/stem/Conv", pads=[1] * 4),
+             helper.make_node("Relu", ["c1"], ["r1"], name="/Relu"),
+             helper.make_node("Conv", ["r1", "k2"], ["c2"], name="/conv/Conv", pads=[1] * 4),
+             helper.make_node("Relu", ["c2"], ["r2"], name="/relu/Relu"),
+             helper.make_node("GlobalAveragePool", ["r2"], ["p"], name="/pool/GlobalAveragePool"),
+             helper.make_node("Flatten", ["p"], ["f"], name="/Flatten"),
+             helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], name="/fc/Gemm", transB=1)]
+    graph = helper.make_graph(nodes, "cnn", [_value("x", [2, 3, 8, 8])], [_value("y", [2, 10])],
+                              [_weight("k1", 4, 3, 3, 3), _weight("k2", 4, 4, 3, 3),
+                               _weight("wf", 10, 4), _weight("bf", 10)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def one_custom_op() -> onnx.ModelProto:
+    """x -> MyOp (a custom domain) -> y: one op, the CNN's input and output names."""
+    graph = helper.make_graph([helper.make_node("MyOp", ["x"], ["y"], name="mine", domain="my")],
+                              "custom", [_value("x", [2, 3, 8, 8])], [_value("y", [2, 10])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                   helper.make_opsetid("my", 1)])
+
+
+def constant_add(values: np.ndarray, *, alpha: float = 0.3, name: str = "cv",
+                 ints: list[int] | None = None) -> onnx.ModelProto:
+    """x -> Add(Constant ``values``) -> LeakyRelu(alpha) -> y, and with ``ints`` a second
+    Constant holding them (``value_ints``) as a second output."""
+    n = values.size
+    nodes = [helper.make_node("Constant", [], ["c"], name="const",
+                              value=numpy_helper.from_array(values, name)),
+             helper.make_node("Add", ["x", "c"], ["h"], name="add"),
+             helper.make_node("LeakyRelu", ["h"], ["y"], name="lrelu", alpha=alpha)]
+    outputs = [_value("y", [n])]
+    if ints is not None:
+        nodes.append(helper.make_node("Constant", [], ["k"], name="ints", value_ints=ints))
+        outputs.append(helper.make_tensor_value_info("k", TensorProto.INT64, [len(ints)]))
+    graph = helper.make_graph(nodes, "const", [_value("x", [n])], outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

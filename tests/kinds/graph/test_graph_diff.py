@@ -11,10 +11,11 @@ import onnx
 import pytest
 
 from visualdl.kinds.graph.diff import diff_models
-from visualdl.kinds.graph.parse import parse_model
+from visualdl.kinds.graph.parse import open_model, parse_model
+from visualdl.kinds.graph.parsed_model import GraphModel
 
 from .diff_models import mlp as _mlp
-from .diff_models import unrelated
+from .diff_models import constant_add, unrelated
 
 
 def _diff(before: onnx.ModelProto, after: onnx.ModelProto) -> dict:
@@ -199,3 +200,109 @@ def test_an_op_is_paired_once_when_two_slots_offer_different_partners():
     counts = out["summary"]["counts"]
     assert (counts["added"], counts["removed"], counts["matched_by_structure"]) == (1, 0, 2)
     assert _names(out["added"], "after") == {"second"}
+
+
+# -- weights in external files ------------------------------------------------------------------
+def _external(model: onnx.ModelProto, folder) -> GraphModel:
+    """The model saved with its weights as external data in ``folder`` and opened from there
+    as the server opens a --model file (the weights stay in their file)."""
+    folder.mkdir()
+    path = folder / "model.onnx"
+    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+              location="weights.bin", size_threshold=0)
+    return parse_model(*open_model(path))
+
+
+def test_external_weights_of_equal_dtype_and_shape_are_unchanged(tmp_path):
+    """Compared by dtype and shape only (docs/graph_diff.md): a model with external weights
+    diffed with itself, or with a copy in another folder, has no changes."""
+    first, copy = _external(_mlp(), tmp_path / "a"), _external(_mlp(), tmp_path / "b")
+    for other in (first, copy):
+        out = diff_models(first, other)
+        assert out["changed"] == [] and out["summary"]["counts"]["unchanged"] == 4
+
+
+def test_external_weights_of_another_shape_have_unknown_values(tmp_path):
+    out = diff_models(_external(_mlp(), tmp_path / "a"), _external(_mlp(hidden=5), tmp_path / "b"))
+    changed = {c["before"]["name"]: c["changes"] for c in out["changed"]}
+    [init] = changed["fc1"]["initializers"]
+    assert (init["values"], init["before"]["shape"], init["after"]["shape"]) == (
+        "unknown", [3, 4], [3, 5])
+
+
+# -- attributes compared by value ---------------------------------------------------------------
+def test_one_changed_value_of_a_big_constant_is_a_change():
+    """A 1000-float tensor attribute is displayed by its type ("float32 1000"): the change is
+    found from the values, and the listing names the first differing item."""
+    values = np.arange(1000, dtype=np.float32)
+    edited = values.copy()
+    edited[500] = -7
+    [changed] = _diff(constant_add(values), constant_add(edited))["changed"]
+    assert changed["before"]["name"] == "const"
+    assert changed["changes"] == {"attributes": [{
+        "name": "value", "before": "float32 1000 ([500] = 500.0)",
+        "after": "float32 1000 ([500] = -7.0)"}]}
+    # equal values under another tensor name are the same constant
+    assert _diff(constant_add(values), constant_add(values, name="other"))["changed"] == []
+
+
+def test_a_float_attribute_differing_past_six_digits_is_listed_exactly():
+    """0.12345679 and 0.1234567 are distinct float32s both displayed 0.123457; 0.123456789
+    and 0.12345679 are one float32."""
+    values = np.zeros(4, np.float32)
+    [changed] = _diff(constant_add(values, alpha=0.12345679),
+                      constant_add(values, alpha=0.1234567))["changed"]
+    assert changed["changes"] == {"attributes": [
+        {"name": "alpha", "before": "0.12345679", "after": "0.1234567"}]}
+    assert _diff(constant_add(values, alpha=0.123456789),
+                 constant_add(values, alpha=0.12345679))["changed"] == []
+
+
+def test_a_long_int_list_differing_past_its_shown_items_is_a_change():
+    values = np.zeros(2, np.float32)
+    ints = list(range(40))
+    edited = ints[:30] + [99] + ints[31:]
+    [changed] = _diff(constant_add(values, ints=ints), constant_add(values, ints=edited))["changed"]
+    [attr] = changed["changes"]["attributes"]
+    assert attr["name"] == "value_ints"
+    assert attr["before"].endswith("([30] = 30)") and attr["after"].endswith("([30] = 99)")
+
+
+# -- unrelated models ---------------------------------------------------------------------------
+def test_models_sharing_only_input_and_output_names_are_unrelated():
+    """An MLP and a CNN, both reading x and writing y through a last Gemm: the Gemms are the
+    one pair (same op type); no op of another type is paired through x or y alone, and one
+    of three ops is too little to call them related."""
+    from .diff_models import cnn, mlp3
+
+    for before, after in ((mlp3(), cnn()), (cnn(), mlp3())):
+        out = _diff(before, after)
+        assert [(c["before"]["op_type"], c["after"]["op_type"]) for c in out["changed"]] == [
+            ("Gemm", "Gemm")]
+        assert out["related"] is False
+        assert out["message"].startswith("only 1 of ")
+        assert "these look like unrelated models" in out["message"]
+    assert "3 ops before and 7 after" in _diff(mlp3(), cnn())["message"]
+
+
+def test_a_one_op_model_is_not_paired_through_the_graph_inputs_and_outputs():
+    from .diff_models import cnn, one_custom_op
+
+    out = _diff(one_custom_op(), cnn())
+    counts = out["summary"]["counts"]
+    assert (counts["matched_by_name"], counts["matched_by_structure"]) == (0, 0)
+    assert (counts["removed"], counts["added"]) == (1, 7)
+    assert out["related"] is False and "unrelated" in out["message"]
+
+
+def test_a_replaced_last_op_next_to_the_graph_output_is_still_paired():
+    """Renamed and retyped, between a matched op and the graph's output: its successor."""
+    before = _mlp()
+    after = _mlp()
+    out_node = after.graph.node[-1]
+    out_node.op_type, out_node.name = "Neg", "negate"
+    out = _diff(before, after)
+    [changed] = out["changed"]
+    assert (changed["before"]["name"], changed["after"]["name"]) == ("out", "negate")
+    assert changed["changes"]["op_type"] == {"before": "Identity", "after": "Neg"}
+    assert out["related"] is True

@@ -10,7 +10,7 @@ from tests.helpers.http import Client
 from tests.helpers.server import serving
 from visualdl import LogWriter
 
-from .diff_models import framework_pair, mlp, unrelated
+from .diff_models import cnn, framework_pair, mlp, mlp3, unrelated
 
 
 @pytest.fixture(scope="module")
@@ -21,12 +21,15 @@ def client(tmp_path_factory):
     onnx.save(mlp(), before)
     onnx.save(mlp(names=("a", "b", "c"), alpha=0.2), after)
     bad.write_bytes(b"this is not a model")
+    onnx.save(mlp3(), root / "mlp3.onnx")
+    onnx.save(cnn(), root / "cnn.onnx")
     logdir = root / "logs"
     first, second = framework_pair()
     with LogWriter(logdir=str(logdir / "train")) as writer:
         writer.add_graph(first, step=0, tag="net")
         writer.add_graph(second, step=1, tag="net")
-    with serving(logdir, models=[before, after, bad, root / "unrelated.onnx"]) as handle:
+    models = [before, after, bad, root / "unrelated.onnx", root / "mlp3.onnx", root / "cnn.onnx"]
+    with serving(logdir, models=models) as handle:
         yield Client(handle.url)
 
 
@@ -88,12 +91,24 @@ def test_unrelated_models_are_said_so(client):
     assert body["summary"]["parameters"] == {"before": 20, "after": 0}
 
 
+def test_models_sharing_only_input_and_output_names_are_unrelated(client):
+    """An MLP and a CNN reading x and writing y: one Gemm pair, said to be unrelated, with
+    what was matched of what."""
+    body = client.get("/api/graph/diff", model="file:4", other="file:5").json()
+    assert body["related"] is False
+    assert body["message"].startswith("only 1 of 3 ops before and 7 after matched")
+    assert [(c["before"]["name"], c["after"]["name"]) for c in body["changed"]] == [
+        ("/fc2/Gemm", "/fc/Gemm")]
+
+
 @pytest.mark.parametrize("params, status, needle", [
     ({"model": "file:0", "other": "file:2"}, 422, "other: "),
     ({"model": "file:2", "other": "file:0"}, 422, "model: "),
     ({"model": "file:0", "other": "file:9"}, 404, "other=file:9"),
     ({"model": "log:x", "other": "file:0"}, 404, "unknown model (model=log:x)"),
-    ({"model": "file:0"}, 400, "missing parameter: other_run"),
+    ({"model": "file:0"}, 400, "missing parameter: other (a model id, or other_run and"),
+    ({"other": "file:0"}, 400, "missing parameter: model (a model id, or run and tag"),
+    ({"model": "file:0", "other_run": "train"}, 400, "missing parameter: other_tag"),
     ({"run": "train", "tag": "nope", "other": "file:0"}, 404,
      "no logged graph for run=train, tag=nope"),
     ({"run": "train", "tag": "net", "step": "7", "other": "file:0"}, 404,

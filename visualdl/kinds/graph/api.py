@@ -307,12 +307,16 @@ def values() -> Response:
 
 def _diff_side(prefix: str) -> tuple[str, GraphDocument]:
     """The model named by ``<prefix>model`` (an id) or ``<prefix>run``/``tag``/``step``
-    (a logged graph; the latest step when none is given). Unknown: a 404 naming what."""
+    (a logged graph; the latest step when none is given). Unknown: a 404 naming what;
+    neither given: a 400 naming ``model``/``other``, the parameter a user leaves out."""
     model_key = "other" if prefix else "model"
     if request.args.get(model_key):
         model_id = request.args[model_key]
         if store().source(model_id) is None:
             raise ApiError(404, f"unknown model ({model_key}={model_id})")
+    elif not request.args.get(f"{prefix}run") and not request.args.get(f"{prefix}tag"):
+        raise ApiError(400, f"missing parameter: {model_key} (a model id, or "
+                            f"{prefix}run and {prefix}tag of a logged graph)")
     else:
         model_id = _logged_id(prefix)
     try:
