@@ -247,3 +247,117 @@ def test_large_model_opens_collapsed_and_expands(browser, client, tmp_path):
         assert p.errors == []
     finally:
         p.close()
+
+
+def _find_state(p) -> dict:
+    return p.evaluate("() => ({selected: window.__vdlGraph.selected,"
+                      " count: document.querySelector('.find-count').textContent})")
+
+
+def test_find_enter_acts_on_the_text_in_the_box(page):
+    """Enter right after typing (the search's 200 ms debounce still waiting) steps through
+    the matches of the text in the box, and the debounced search does not start them again."""
+    p = page.page
+    search = lambda q: [m["id"] for m in page.client.get(  # noqa: E731
+        "/api/graph/search", params={"model": "file:0", "q": q, "limit": 500}).json()["matches"]]
+    relu, conv = search("Relu"), search("Conv")
+    assert not set(relu[:2]) & set(conv[:2])
+    p.locator("svg.graph-svg").focus()
+    p.keyboard.press("Control+f")
+    p.keyboard.type("Relu")
+    p.wait_for_function("() => document.querySelector('.find-count').textContent.includes('found')")
+    p.keyboard.press("Enter")
+    p.wait_for_function("(id) => window.__vdlGraph.selected === id", arg=relu[0])
+    # a new text and Enter at once: its first match, not the previous text's second
+    p.keyboard.press("Control+a")
+    p.keyboard.type("Conv")
+    p.keyboard.press("Enter")
+    p.wait_for_function("(id) => window.__vdlGraph.selected === id", arg=conv[0])
+    p.wait_for_timeout(500)  # past the debounce: its search must not reset the count
+    assert _find_state(p) == {"selected": conv[0], "count": f"1 / {len(conv)}"}
+    p.keyboard.press("Enter")
+    p.wait_for_function("(id) => window.__vdlGraph.selected === id", arg=conv[1])
+    assert _find_state(p)["count"] == f"2 / {len(conv)}"
+    # no matches yet (the box cleared), then a text and Enter at once
+    p.keyboard.press("Escape")
+    p.locator("#graph-find").focus()
+    p.keyboard.type("Relu")
+    p.keyboard.press("Enter")
+    p.wait_for_function("(id) => window.__vdlGraph.selected === id", arg=relu[0])
+    p.wait_for_timeout(500)
+    assert _find_state(p) == {"selected": relu[0], "count": f"1 / {len(relu)}"}
+    p.keyboard.press("Enter")
+    p.wait_for_function("(id) => window.__vdlGraph.selected === id", arg=relu[1])
+    assert _find_state(p)["count"] == f"2 / {len(relu)}"
+    p.keyboard.press("Shift+Enter")
+    p.wait_for_function("(id) => window.__vdlGraph.selected === id", arg=relu[0])
+    assert _find_state(p)["count"] == f"1 / {len(relu)}"
+    assert page.errors == []
+
+
+_KEY_STATE = """() => {
+  const a = document.activeElement;
+  const head = a.classList && a.classList.contains('frame-head');
+  return {
+    focus: head ? `head:${a.parentNode.dataset.id}` : (a.dataset && a.dataset.id) || a.tagName,
+    live: document.querySelector('.graph-stage [aria-live]').textContent,
+  };
+}"""
+
+
+def _reading_order(p) -> list[str]:
+    """The drawn nodes and expanded groups' headers by rows, then columns (TB)."""
+    data = p.evaluate("() => ({nodes: window.__vdlGraph.data.nodes.map((n) => [n.id, n.x, n.y]),"
+                      " frames: window.__vdlGraph.data.frames.map((f) => [f.id, f.x, f.y])})")
+    items = [(y, x, f"head:{i}") for i, x, y in data["frames"]] + \
+        [(y, x, i) for i, x, y in data["nodes"]]
+    return [key for _, _, key in sorted(items)]
+
+
+def test_svg_keyboard_reading_order_edges_and_focus_after_enter(page):
+    """The WebGL drawing's keyboard model in SVG (docs/graph_view.md): Tab in reading order,
+    each move said in the live region, Alt+Down / Alt+Up along the edges, and Enter on a
+    group keeps the focus on that group in the redrawn view."""
+    p = page.page
+    state = lambda: p.evaluate(_KEY_STATE)  # noqa: E731
+    order = _reading_order(p)
+    assert order[:4] == ["n0", "head:g:stem", "n1", "n2"]
+    nodes = page.nodes()
+    p.locator("svg.graph-svg").focus()
+    seen = []
+    for _ in order:
+        p.keyboard.press("Tab")
+        seen.append(state()["focus"])
+    assert seen == order  # every one, off-screen ones too (brought into view)
+    p.keyboard.press("Tab")  # past the last: the focus leaves the drawing
+    assert not p.evaluate("() => document.querySelector('svg.graph-svg')"
+                          ".contains(document.activeElement)")
+    p.locator("svg.graph-svg").focus()
+    p.keyboard.press("Tab")
+    assert state()["focus"] == "n0"
+    assert state()["live"].endswith(f", node 1 of {nodes}")
+    p.keyboard.press("Tab")
+    assert state() == {"focus": "head:g:stem", "live": "Group stem, 2 ops, expanded"}
+    p.keyboard.press("Tab")
+    assert state()["focus"] == "n1" and state()["live"].endswith(f"node 2 of {nodes}")
+    p.keyboard.press("Shift+Tab")
+    assert state()["focus"] == "head:g:stem"
+    p.keyboard.press("Tab")
+    p.keyboard.press("Alt+ArrowDown")  # the stem's Conv -> its Relu
+    assert state() == {"focus": "n2", "live": f"Next along an edge: Relu relu, node 3 of {nodes}"}
+    p.keyboard.press("Alt+ArrowUp")
+    assert state()["focus"] == "n1" and state()["live"].startswith("Previous along an edge: Conv")
+    # Enter on a header collapses its group: the focus is on the group's box after the redraw
+    p.keyboard.press("Shift+Tab")
+    assert state()["focus"] == "head:g:stem"
+    p.keyboard.press("Enter")
+    page.wait_nodes(nodes - 1)
+    p.wait_for_function("() => document.activeElement.dataset.id === 'g:stem'")
+    assert state()["live"].startswith("Group stem, 2 ops, collapsed, node 2 of")
+    p.keyboard.press("Enter")  # expands it again: on its header
+    page.wait_nodes(nodes)
+    p.wait_for_function("() => document.activeElement.classList.contains('frame-head')")
+    assert state() == {"focus": "head:g:stem", "live": "Group stem, 2 ops, expanded"}
+    p.keyboard.press("Tab")
+    assert state()["focus"] == "n1"
+    assert page.errors == []

@@ -136,3 +136,118 @@ def test_show_in_graph_from_the_operator_table(watched, served):
         "(bs) => bs.map((b) => b.dataset.id)")
     assert listed == [n["id"] for n in body["op_nodes"]]
     assert "graph_op=conv2d_grad" in page.url
+
+
+# ---- "Show in graph" keeps the profile step and span --------------------------------------
+_OPS = [("conv2d", "features/0"), ("relu", "features/1"), ("max_pool2d", "features/2"),
+        ("conv2d", "features/3"), ("relu", "features/4"), ("flatten", "flatten"),
+        ("linear", "classifier")]
+
+
+def _trace(first: int, convs) -> dict:
+    """A vf.profiler-style trace of the tiny CNN's forward ops: one ProfilerStep per pair in
+    ``convs`` (from step ``first``), its two conv2d calls taking those microseconds."""
+    events = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]
+    t, seq = 10.0, 0
+    for k, (a, b) in enumerate(convs):
+        start, ops = t, []
+        for name, scope in _OPS:
+            dur = {"features/0": a, "features/3": b}[scope] if name == "conv2d" else 5.0
+            seq += 1
+            ops.append({"ph": "X", "cat": "Operator", "name": name, "pid": 1, "tid": 1,
+                        "ts": t + 1, "dur": dur,
+                        "args": {"Sequence number": seq, "Layer Scope": scope}})
+            t += dur + 2
+        t += 5
+        events.append({"ph": "X", "cat": "ProfileStep", "name": f"ProfilerStep#{first + k}",
+                       "pid": 1, "tid": 1, "ts": start, "dur": t - start,
+                       "args": {"Step": first + k}})
+        events += ops
+        t += 10
+    return {"traceEvents": events}
+
+
+@pytest.fixture(scope="module")
+def two_profiles(tmp_path_factory):
+    """The tiny CNN's graph beside two profiles whose costliest conv2d node differs: logged
+    at step 2 (ProfilerStep 2: features/0, n1; step 3: features/3, n4; both: n1) and at step 6
+    (n4)."""
+    import numpy as np
+
+    from tests.kinds.graph.node_data import tiny_cnn
+    from visualdl import LogWriter
+
+    logdir = tmp_path_factory.mktemp("two_profiles")
+    with LogWriter(str(logdir / "two"), system_metrics=False) as writer:
+        writer.add_graph(tiny_cnn().to_onnx([np.zeros((1, 1, 8, 8), np.float32)]), step=0,
+                         tag="model")
+        writer.add_profile("worker0", _trace(2, [(600.0, 100.0), (100.0, 200.0)]), step=2,
+                           end_step=3)
+        writer.add_profile("worker0", _trace(6, [(100.0, 500.0), (100.0, 500.0)]), step=6,
+                           end_step=7)
+    with serving(str(logdir)) as handle:
+        client = Client(handle.url)
+        model = client.json("/api/graph/models")["models"][0]
+        yield handle, client, model
+        client.close()
+
+
+def _show_conv2d_in_graph(watched, handle, span: str):
+    """From the profiler's operator table of the profile logged at step 2 (not the newest)
+    over ``span``, "Show in graph" on conv2d; returns the page and the values requests."""
+    from urllib.parse import parse_qs, urlsplit
+
+    page = open_profiler(watched, handle, run="two", tag="worker0")
+    pane(page, "operators")
+    page.select_option("select[name=profile-step]", "2")
+    page.wait_for_function("() => [...document.querySelectorAll('select[name=profile-span] option')]"
+                           ".some((o) => o.value === '3')")
+    if span != "all":
+        page.select_option("select[name=profile-span]", span)
+        page.wait_for_function("(s) => { const c = document.querySelector('.prof-operators caption');"
+                               " return c && c.textContent.includes(`step ${s}`); }", arg=span)
+    asked = []
+    page.on("request", lambda r: "api/graph/values" in r.url and asked.append(
+        {k: v[0] for k, v in parse_qs(urlsplit(r.url).query).items()}))
+    page.locator(".prof-operators tbody tr[data-name='conv2d'] button.show-in-graph").click()
+    page.wait_for_selector("#tab-graph[aria-selected=true]")
+    _wait_values(page)
+    return page, asked
+
+
+@pytest.mark.parametrize(("span", "costliest"), [("all", "n1"), ("3", "n4")])
+def test_show_in_graph_keeps_the_profile_step_and_span(watched, two_profiles, span, costliest):
+    handle, client, model = two_profiles
+    wanted = {"profile_step": "2", **({} if span == "all" else {"span": span})}
+    body = _answer(client, model=model["id"], by="profile", op="conv2d", **wanted)
+    assert body["op_nodes"][0]["id"] == costliest  # (the newest profile's is n4, all steps n1)
+    page, asked = _show_conv2d_in_graph(watched, handle, span)
+    page.wait_for_function("(id) => window.__vdlGraph.selected === id", arg=costliest)
+    assert asked and all(a.get("profile_step") == "2" and a.get("span") == wanted.get("span")
+                         and a["op"] == "conv2d" for a in asked), asked
+    listed = page.locator(".graph-values-op li button").evaluate_all(
+        "(bs) => bs.map((b) => b.dataset.id)")
+    assert listed == [n["id"] for n in body["op_nodes"]]
+    label = page.inner_text(".graph-values-label")
+    assert "profile of step 2" in label and ("step 3 only" in label) == (span == "3")
+    assert "graph_pstep=2" in page.url and ("graph_pspan=3" in page.url) == (span == "3")
+    # the URL alone reproduces it (a copied link)
+    page.reload()
+    _wait_values(page)
+    page.wait_for_function("(id) => window.__vdlGraph.selected === id", arg=costliest)
+    assert asked[-1].get("profile_step") == "2" and asked[-1].get("span") == wanted.get("span")
+
+
+def test_values_api_span(two_profiles):
+    _, client, model = two_profiles
+    body = _answer(client, model=model["id"], by="profile", profile_step="2", span="2")
+    assert body["profile"]["span"] == "2" and body["steps"] == 1
+    assert body["nodes"]["n1"] == pytest.approx(600.0)
+    whole = _answer(client, model=model["id"], by="profile", profile_step="2")
+    assert whole["nodes"]["n1"] == pytest.approx(350.0) and whole["profile"]["span"] == "all"
+    r = client.get("/api/graph/values", params={"model": model["id"], "by": "profile",
+                                                "profile_step": "2", "span": "9"})
+    assert r.status_code == 404 and "no step 9" in r.json()["error"]
+    r = client.get("/api/graph/values", params={"model": model["id"], "by": "profile",
+                                                "span": "x"})
+    assert r.status_code == 400

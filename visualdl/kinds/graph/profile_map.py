@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from visualdl.kinds.graph.layer_paths import framework_ops, layer_paths
+from visualdl.kinds.graph.layer_paths import framework_alternates, framework_ops, layer_paths
 from visualdl.kinds.graph.node_values import NodeValues
 from visualdl.kinds.graph.parsed_model import GraphModel
 
@@ -74,15 +74,18 @@ class ProfileMapError(ValueError):
 
 
 def profile_values(graph: GraphModel, trace: Any, phase: str = "all",
-                   op: str | None = None) -> NodeValues:
+                   op: str | None = None,
+                   window: tuple[float | None, float | None] = (None, None)) -> NodeValues:
     """Per-node time of ``trace`` (a profile kind ``TraceModel``) on ``graph``. With ``op``
     (an operator's name as the profiler's operator table shows it), ``extra["op_nodes"]``
     ranks the nodes that operator's time went to (an op nested in another: its time counts
-    on the node of the op around it)."""
+    on the node of the op around it). ``window`` (one step's [start, end), as
+    ``span_window`` gives it): only the ops starting in it count, as that one step's time."""
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {', '.join(PHASES)}")
     ops = _op_events(trace)
-    steps = max(len(trace.steps), 1)
+    lo, hi = window
+    steps = max(len(trace.steps), 1) if lo is None else 1
     if any(LAYER_SCOPE in a for _, a in ops):
         mapper = _Ours(graph, trace)
         how = "layer scope"
@@ -97,7 +100,9 @@ def profile_values(graph: GraphModel, trace: Any, phase: str = "all",
     unmapped: Counter[str] = Counter()
     focus: dict[int, float] = defaultdict(float)
     for i, args in ops:
-        node, backward, label, t, nested = mapper.place(i, args)
+        node, backward, label, t, nested = mapper.place(i, args)  # every op: calls counted
+        if lo is not None and not lo <= trace.ts[i] < hi:
+            continue
         if backward and phase == "forward" or not backward and phase == "backward":
             continue
         if op is not None and node is not None and trace.names[trace.name[i]] == op:
@@ -115,7 +120,7 @@ def profile_values(graph: GraphModel, trace: Any, phase: str = "all",
     label = {"all": "Profiler time", "forward": "Profiler time (forward)",
              "backward": "Profiler time (backward)"}[phase]
     return NodeValues("profile", "us", label, values, extra={
-        "matched_by": how, "phase": phase, "steps": len(trace.steps),
+        "matched_by": how, "phase": phase, "steps": len(trace.steps) if lo is None else 1,
         "mapped_us": float(sum(values.values())),
         "unmapped_us": float(sum(unmapped.values())) / steps,
         "unmapped": [{"name": k, "us": v / steps}
@@ -152,14 +157,11 @@ class _Ours:
     def __init__(self, graph: GraphModel, trace: Any) -> None:
         self.trace = trace
         slots: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
-        alternates: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for node_id, fw in framework_ops(graph).items():
+        ops = framework_ops(graph)
+        for node_id, fw in ops.items():
             slots[(fw.scope, fw.op)].append((fw.index, node_id))
-            whole = _framework_base(graph.nodes[node_id].name, graph.nodes[node_id].op_type)
-            if whole != fw.scope:  # "flatten": layer "flatten"'s only op, or a top-level op
-                alternates[(whole, fw.op)].append(node_id)
         self.slots = {k: _main_nodes(graph, v) for k, v in slots.items()}
-        for key, nodes in alternates.items():
+        for key, nodes in framework_alternates(graph, ops).items():
             self.slots.setdefault(key, nodes)
         self.calls: Counter[tuple[int, str, str]] = Counter()
         self.by_seq: dict[Any, int] = {}
@@ -363,14 +365,6 @@ def _main_nodes(graph: GraphModel, calls: list[tuple[int, int]]) -> list[int]:
         nodes = by_index[index]
         out.append(next((n for n in nodes if graph.nodes[n].category == "layer"), nodes[0]))
     return out
-
-
-def _framework_base(name: str, op_type: str) -> str:
-    """The framework node's name (without the ``/<OnnxOp>`` of a multi-node op)."""
-    parts = [p for p in name.split("/") if p]
-    if len(parts) > 1 and (parts[-1] == op_type or parts[-1].rsplit("_", 1)[0] == op_type):
-        parts = parts[:-1]
-    return "/".join(parts)
 
 
 def _aten(name: str) -> str:

@@ -5,8 +5,9 @@
 that logged the graph), at the newest step at or before ``step`` (default: the newest).
 ``by=profile`` maps the profile ``profile_run``/``worker`` (the profile tag; default: the
 model's run and its only, or first, profile tag) at ``profile_step`` (default: the newest)
-onto the nodes. A model opened from a file or an upload has no run: those two need the run
-named. Pairing, as "Show in graph" does it: a profile goes with the graph logged in the same
+onto the nodes; ``span`` (a ProfilerStep number of that profile; default: all of them)
+counts only that step's ops. A model opened from a file or an upload has no run: those two
+need the run named. Pairing, as "Show in graph" does it: a profile goes with the graph logged in the same
 run (our framework's callback logs both there).
 """
 
@@ -126,6 +127,7 @@ def _activations(doc: GraphDocument, source: ModelSource | None) -> tuple[Any, d
 def _profile(doc: GraphDocument, source: ModelSource | None) -> tuple[Any, dict[str, Any]]:
     from visualdl.kinds.graph.profile_map import PHASES, ProfileMapError, profile_values
     from visualdl.kinds.profile.api import trace_model
+    from visualdl.kinds.profile.views import span_window
 
     run = _run_of(source, "profile_run")
     tags = sorted(provider().tags(run).get("profile", []))
@@ -138,9 +140,17 @@ def _profile(doc: GraphDocument, source: ModelSource | None) -> tuple[Any, dict[
     phase = arg_choice("phase", "all", PHASES)
     ref, trace = trace_model(run, worker, _opt_step("profile_step"))
     op = request.args.get("op") or None
+    span = request.args.get("span") or "all"
     try:
-        nv = profile_values(doc.model, trace, phase, op=op)
+        window = span_window(trace, span)
+    except ValueError as err:
+        raise ApiError(400, str(err)) from None
+    except LookupError as err:
+        raise ApiError(404, f"profile {run}/{worker} at step {ref.step}: {err}") from None
+    try:
+        nv = profile_values(doc.model, trace, phase, op=op, window=window)
     except ProfileMapError as err:
         raise ApiError(422, f"profile {run}/{worker} at step {ref.step}: {err}") from None
-    extra = {"profile": {"run": run, "worker": worker, "step": ref.step, "workers": tags}}
+    extra = {"profile": {"run": run, "worker": worker, "step": ref.step, "span": span,
+                         "workers": tags}}
     return nv, extra

@@ -16,6 +16,8 @@ export class GraphFind {
     Object.assign(this, { canvas, model, reveal, fail });
     this.matches = [];
     this.index = -1;
+    this.query = null; // the text `matches` are (or are being fetched) for
+    this.searching = null; // that search, while it runs
     this.input = el('input', {
       type: 'search', id: 'graph-find', placeholder: 'Find (Ctrl+F): name, op, tensor',
       'aria-label': 'Find nodes by name, op type or tensor name', autocomplete: 'off', spellcheck: 'false',
@@ -46,13 +48,30 @@ export class GraphFind {
   /** Forget the matches (another model is shown). */
   reset() {
     this.matches = [];
+    this.index = -1;
+    this.query = null;
+    this.searching = null;
     this.count.textContent = '';
   }
 
-  async find(text) {
-    const model = this.model();
-    if (!model) return;
+  /** Search for `text`, unless its search is made or under way already (the debounced input
+   *  after Enter ran it at once): the matches and the step through them are kept then. */
+  find(text) {
     const q = text.trim();
+    if (q === this.query) return this.searching || Promise.resolve();
+    this.query = q;
+    this.searching = this.#search(q).finally(() => {
+      if (this.query === q) this.searching = null;
+    });
+    return this.searching;
+  }
+
+  async #search(q) {
+    const model = this.model();
+    if (!model) {
+      this.query = null;
+      return;
+    }
     if (!q) {
       this.matches = [];
       this.index = -1;
@@ -62,22 +81,25 @@ export class GraphFind {
     }
     try {
       const res = await getJSON('api/graph/search', { model: model.id, q, limit: LIMIT });
-      if (this.input.value.trim() !== q) return;
+      if (this.query !== q) return; // a newer text's search answers for the box
       this.matches = res.matches;
       this.index = -1;
       this.count.textContent = res.total ? `${fmtInt(res.total)} found` : 'no match';
       this.mark();
     } catch (err) {
+      if (this.query === q) this.query = null; // asked again on the next Enter or input
       this.fail(err);
     }
   }
 
-  /** Reveal the next (step 1) or previous (-1) match. */
+  /** Reveal the next (step 1) or previous (-1) match of the text in the box: a text typed
+   *  since the last search (its debounce still waiting) is searched for first. */
   async next(step) {
-    if (this.input.value.trim() && !this.matches.length) await this.find(this.input.value);
-    if (!this.matches.length) return;
+    const q = this.input.value.trim();
+    await this.find(q);
+    if (this.query !== q || !this.matches.length) return; // the text changed meanwhile
     const n = this.matches.length;
-    this.index = (this.index + step + n) % n;
+    this.index = this.index < 0 ? (step > 0 ? 0 : n - 1) : (this.index + step + n) % n;
     const match = this.matches[this.index];
     this.count.textContent = `${this.index + 1} / ${fmtInt(n)}`;
     await this.reveal(match.id, match.ancestors);

@@ -1,6 +1,7 @@
 // Keyboard use of the WebGL drawing, which has no element per node: a cursor moves between
 // nodes in reading order (Tab, Shift+Tab) or along edges (Alt+Down, Alt+Up), Enter or space
-// activates it; other keys pan and zoom. `c` is the GLCanvas.
+// activates it; other keys pan and zoom. `c` is the GLCanvas. The SVG drawing (canvas.js)
+// uses the same order, edges and labels (readingCompare, neighbours, nodeLabel).
 
 /** What a node is called to a screen reader and in its tooltip. */
 export function nodeLabel(item) {
@@ -9,23 +10,27 @@ export function nodeLabel(item) {
     : `${item.title}${item.subtitle ? ` ${item.subtitle}` : ''}`;
 }
 
+/** The reading-order comparison of two boxes ({x, y}): rows, then columns; columns first
+ *  for LR (`lr`). Shared with the SVG drawing (canvas.js). */
+export function readingCompare(lr) {
+  return lr ? (p, q) => p.x - q.x || p.y - q.y : (p, q) => p.y - q.y || p.x - q.x;
+}
+
 /** Node indices in reading order (rows, then columns; columns first for LR). */
 export function readingOrder(c) {
   if (!c.order) {
     const nodes = c.data.nodes;
-    const lr = c.data.direction === 'LR';
-    c.order = Array.from(nodes.keys()).sort((a, b) => {
-      const p = nodes[a];
-      const q = nodes[b];
-      return lr ? p.x - q.x || p.y - q.y : p.y - q.y || p.x - q.x;
-    });
+    const compare = readingCompare(c.data.direction === 'LR');
+    c.order = Array.from(nodes.keys()).sort((a, b) => compare(nodes[a], nodes[b]));
     c.rank = new Int32Array(nodes.length);
     c.order.forEach((i, r) => { c.rank[i] = r; });
   }
   return c.order;
 }
 
-function neighbours(c, id, forward) {
+/** The ids of the nodes an edge leads to from node `id` (`forward`) or comes from; `c` is a
+ *  drawing with `data` (its adjacency is kept on it as `c.adjacency`, cleared on a draw). */
+export function neighbours(c, id, forward) {
   if (!c.adjacency) {
     const out = new Map();
     const inn = new Map();

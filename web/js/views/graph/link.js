@@ -14,12 +14,15 @@ export function pairedModel(models, run) {
   return files.length === 1 ? files[0] : null;
 }
 
-/** Open the Graph tab for profile `run`/`tag` and operator `op`; throws when no model pairs. */
-export async function showInGraph({ run, tag, op }) {
+/** Open the Graph tab for the profile of `run`/`tag` logged at `step` ('' = the newest),
+ *  over `span` (one ProfilerStep's number, or 'all'), and operator `op`; throws when no model
+ *  pairs. */
+export async function showInGraph({ run, tag, step = '', span = 'all', op }) {
   const { models } = await getJSON('api/graph/models');
   const model = pairedModel(models, run);
   if (!model) throw new Error(`no graph to show it on: log the model in run ${run} (add_graph) or start visualdl with --model`);
-  state.set({ graph_model: model.id, graph_color: 'profile', graph_prun: run, graph_worker: tag, graph_op: op || '' });
+  state.set({ graph_model: model.id, graph_color: 'profile', graph_prun: run, graph_worker: tag,
+    graph_pstep: String(step ?? ''), graph_pspan: String(span || 'all'), graph_op: op || '' });
   window.dispatchEvent(new CustomEvent('vdl:open-view', { detail: { id: 'graph' } }));
   return model;
 }

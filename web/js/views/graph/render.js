@@ -3,6 +3,7 @@
 import {
   colorsOf, TEXT_COLOR, EDGE_COLOR, FRAME_STROKE, FRAME_FILL, FRAME_TEXT, LABEL_COLOR, FONT,
 } from './colors.js';
+import { nodeLabel } from './glkeys.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 // The text layout inside a box, shared with the WebGL drawing (glcanvas.js)
@@ -46,8 +47,10 @@ function drawFrame(frame) {
     width: frame.w, height: frame.h, rx: 8, fill: FRAME_FILL, stroke: FRAME_STROKE,
     'stroke-dasharray': '5 3', 'stroke-width': 1,
   }));
+  // focusable, but out of the page's Tab order: Tab inside the drawing moves in reading
+  // order (canvas.js), so the drawing is one stop of the page's, as the WebGL one is
   const head = svgEl('g', {
-    class: 'frame-head', tabindex: 0, role: 'button',
+    class: 'frame-head', tabindex: -1, role: 'button',
     'aria-label': `Collapse group ${frame.label}`, 'aria-expanded': 'true',
   });
   head.append(svgEl('rect', { width: headWidth(frame), height: HEAD_H, fill: 'transparent' }));
@@ -61,12 +64,9 @@ function drawFrame(frame) {
 function drawNode(item) {
   const [fill, stroke] = colorsOf(item.category);
   const isGroup = item.type === 'group';
-  const label = isGroup
-    ? `Group ${item.title}, ${item.ops} ops, collapsed`
-    : `${item.title}${item.subtitle ? ` ${item.subtitle}` : ''}`;
   const g = svgEl('g', {
     class: `node cat-${item.category}${isGroup ? ' group' : ''}`, 'data-id': item.id,
-    transform: `translate(${item.x},${item.y})`, tabindex: 0, role: 'button', 'aria-label': label,
+    transform: `translate(${item.x},${item.y})`, tabindex: -1, role: 'button', 'aria-label': nodeLabel(item),
   });
   if (isGroup) g.setAttribute('aria-expanded', 'false');
   const rx = item.type === 'input' || item.type === 'output' ? item.h / 2 : 5;
@@ -160,7 +160,8 @@ function bounds(points) {
   return [x0, y0, x1, y1];
 }
 
-/** Build the SVG content for `view` into `root` (a <g>); returns lookups for the caller. */
+/** Build the SVG content for `view` into `root` (a <g>); returns lookups for the caller:
+ *  byId (node id -> its <g>), heads (frame id -> its header <g>), the tiles and the layers. */
 export function drawGraph(root, view) {
   const horizontal = view.direction === 'LR';
   const tiles = new Map();
@@ -174,7 +175,12 @@ export function drawGraph(root, view) {
   });
   const nodes = svgEl('g', { class: 'nodes' });
   const [tf, te, tl, tn] = [frames, edges, labels, nodes].map((layer) => new TiledLayer(layer, tiles));
-  view.frames.forEach((f) => tf.add(drawFrame(f), f.x, f.y, f.x + f.w, f.y + f.h));
+  const heads = new Map();
+  for (const f of view.frames) {
+    const g = drawFrame(f);
+    heads.set(f.id, g.querySelector('.frame-head'));
+    tf.add(g, f.x, f.y, f.x + f.w, f.y + f.h);
+  }
   const seen = new Set();
   for (const edge of view.edges) {
     if (!edge.points.length) continue;
@@ -195,7 +201,7 @@ export function drawGraph(root, view) {
     tn.add(g, item.x, item.y, item.x + item.w, item.y + item.h);
   }
   root.replaceChildren(frames, edges, labels, nodes);
-  return { byId, tiles, layers: [frames, edges, labels, nodes] };
+  return { byId, heads, tiles, layers: [frames, edges, labels, nodes] };
 }
 
 /**

@@ -81,7 +81,8 @@ export class GraphStage {
     this.onActivate = onActivate;
     this.onBackground = onBackground;
     this.onTransform = null; // e.g. the diff's other side follows
-    this.svgCanvas = new GraphCanvas({ onActivate: (t) => { const h = svgHit(t); if (h) onActivate(h); }, onBackground });
+    this.svgCanvas = new GraphCanvas({ onActivate: (t) => { const h = svgHit(t); if (h) onActivate(h); }, onBackground,
+      announce: (t) => this.#announce(t) });
     this.svgCanvas.onTransform = () => this.#transformed();
     this.gl = null; // made on the first big view
     this.active = this.svgCanvas;
@@ -193,7 +194,7 @@ export class GraphStage {
       } else {
         was.data = null;
       }
-      if (document.activeElement === was.element) next.element.focus({ preventScroll: true });
+      if (was.element.contains(document.activeElement)) next.element.focus({ preventScroll: true });
     }
     this.element.dataset.renderer = this.renderer;
     const started = performance.now();

@@ -1,6 +1,7 @@
 // "Colour by" in the graph view: nodes coloured and ranked by a value per node from
 // /api/graph/values (parameters, FLOPs, an activation statistic, profiler time). The toolbar
-// gets the choice (and, for profiler time, which profile); the sidebar a legend (the colour
+// gets the choice (and, for profiler time, which profile; the profile's step and span come
+// from the URL, as "Show in graph" sets them); the sidebar a legend (the colour
 // scale with its min, max and unit) and the ranked list, whose entries select and centre
 // their node. A collapsed group is coloured by its members' sum (an activation statistic:
 // its output's value); the few highest drawn values are also written above their boxes.
@@ -18,6 +19,13 @@ const CHOICES = [
 const SEP = '\u0000';
 const SHOWN = 20; // entries of the ranked list
 const BADGES = 5; // drawn boxes that show their value as text
+
+/** Which profile a profiler-time answer is of: run / worker, the step it was logged at and,
+ *  for one ProfilerStep of it, that step. */
+function profileLabel(p) {
+  const span = p.span && p.span !== 'all' ? `, step ${p.span} only` : '';
+  return `${p.run} / ${p.worker}, profile of step ${p.step}${span}`;
+}
 
 export class GraphValues {
   /** host: {canvas(), model(), reveal(id), profiles(): {run: [profile tags]}}. */
@@ -51,7 +59,7 @@ export class GraphValues {
 
   #chooseProfile() {
     const [run, worker] = this.profileSelect.value.split(SEP);
-    state.set({ graph_prun: run, graph_worker: worker, graph_op: '' });
+    state.set({ graph_prun: run, graph_worker: worker, graph_pstep: '', graph_pspan: 'all', graph_op: '' });
     this.load();
   }
 
@@ -86,6 +94,9 @@ export class GraphValues {
     if (by === 'profile') {
       const chosen = this.#fillProfiles();
       if (chosen) [params.profile_run, params.worker] = chosen;
+      // the profile logged at that step (else the newest) and one of its ProfilerSteps
+      if (state.get('graph_pstep') !== '') params.profile_step = state.get('graph_pstep');
+      if (state.get('graph_pspan') !== 'all') params.span = state.get('graph_pspan');
       if (state.get('graph_op')) params.op = state.get('graph_op');
     }
     this.panel.hidden = false;
@@ -138,7 +149,7 @@ export class GraphValues {
     const s = this.scale;
     const missing = b.missing.length;
     setChildren(this.legend,
-      el('p', { class: 'graph-values-label' }, b.label, b.profile ? ` — ${b.profile.run} / ${b.profile.worker}` : ''),
+      el('p', { class: 'graph-values-label' }, b.label, b.profile ? ` — ${profileLabel(b.profile)}` : ''),
       el('div', { class: 'graph-values-bar', role: 'img', 'aria-label': `Colour scale from ${fmtValue(s.lo, b.unit)} to ${fmtValue(s.hi, b.unit)}`, style: { background: s.gradient } }),
       el('div', { class: 'graph-values-range' },
         el('span', { class: 'min', dataset: { value: String(s.lo) } }, fmtValue(s.lo, b.unit)),

@@ -7,11 +7,13 @@ import { baseLayout, axis, plotlyText, loadPlotly } from '../../shared/plot.js';
 import { SortTable, fmtUs, fmtPct } from './tables.js';
 import { showInGraph } from '../graph/link.js';
 
-/** The "Show in graph" cell of an operator row (the profiled model's graph, see link.js). */
+/** The "Show in graph" cell of an operator row (the profiled model's graph, see link.js): the
+ *  profile and span shown here are the ones the graph is coloured by. */
 function graphCell(pane, row, status) {
-  const { run, tag } = pane.params();
+  const { run, tag, step } = pane.params();
+  const { span } = pane.sel;
   return el('button', { type: 'button', class: 'btn small show-in-graph', title: `Show the nodes ${row.name} ran on in the model graph`,
-    onclick: () => showInGraph({ run, tag, op: row.name }).catch((err) => { status.textContent = err.message; }) }, 'Show in graph');
+    onclick: () => showInGraph({ run, tag, step, span, op: row.name }).catch((err) => { status.textContent = err.message; }) }, 'Show in graph');
 }
 
 function columnsOf(which, data, pane, status) {
