@@ -123,14 +123,17 @@ class TraceModel:
 
     # -- building -------------------------------------------------------------------
     def _nest(self) -> None:
-        """Parent, depth and self time per complete event, one thread at a time."""
+        """Parent, depth and self time per complete event, one thread at a time; self
+        times exact at the trace's resolution (:attr:`scale`, see nesting.nest_exact)."""
         self._complete_idx = []
+        self.scale = _nesting.resolution(self.ts[self.complete], self.dur[self.complete])
         for lo, hi in self.track_slices:
             idx = lo + np.flatnonzero(self.complete[lo:hi])
             self._complete_idx.append(idx)
             if not len(idx):
                 continue
-            parent, depth, self_time, *_ = _nesting.nest(self.ts[idx], self.end[idx])
+            parent, depth, self_time = _nesting.nest_exact(self.ts[idx], self.dur[idx],
+                                                           self.scale)
             self.parent[idx] = np.where(parent >= 0, idx[np.maximum(parent, 0)], -1)
             self.depth[idx] = depth
             self.self_time[idx] = self_time
@@ -223,7 +226,7 @@ class TraceModel:
         info = {"n": self.n, "names": self.names, "cats": self.cats, "meta": self.meta,
                 "warnings": self.warnings, "source": self.source,
                 "track_slices": self.track_slices, "tracks": self.tracks,
-                "t0": self.t0, "t1": self.t1, "base": self.base,
+                "t0": self.t0, "t1": self.t1, "base": self.base, "scale": self.scale,
                 "steps": [[s.number, s.ts, s.dur, s.track, s.index] for s in self.steps]}
         return {k: getattr(self, k) for k in self.SAVED}, self.args_blob, info
 
@@ -239,6 +242,7 @@ class TraceModel:
         for key in ("n", "names", "cats", "meta", "warnings", "source", "t0", "t1"):
             setattr(self, key, info[key])
         self.base = int(info.get("base", 0))
+        self.scale = float(info.get("scale", 0.0))
         self.track_slices = [(int(lo), int(hi)) for lo, hi in info["track_slices"]]
         self.tracks = info["tracks"]
         self.steps = [Step(int(a), float(b), float(c), int(d), int(e))

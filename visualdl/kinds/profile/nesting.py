@@ -22,6 +22,12 @@ import numpy as np
 
 #: Rounds of the clipped-end fixed point before handing over to the stack walk.
 MAX_ROUNDS = 8
+#: Ticks per microsecond tried for a trace's resolution, coarsest first: Kineto and our
+#: recorder write nanoseconds (three decimals of a microsecond).
+SCALES = (1e3, 1e6)
+#: Tick counts below this are whole in a float64, and so are sums of a few of them: ticks
+#: far past it could not tell two neighbouring times apart.
+MAX_TICKS = float(2 ** 50)
 
 
 def _stack_nesting(ts, end, want_segments):  # the reference; compiled when used
@@ -127,6 +133,41 @@ def nest(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):
     self_time = np.bincount(ev, weights=e - s, minlength=len(ts))
     order = np.argsort(s, kind="stable")
     return parent, depth, self_time, s[order], e[order], ev[order]
+
+
+def resolution(ts: np.ndarray, dur: np.ndarray) -> float:
+    """Ticks per microsecond at which every ``ts`` and ``dur`` is a whole number of ticks
+    (0.0 when no scale of :data:`SCALES` fits): the trace's resolution, at which self times
+    are exact (see :func:`nest_exact`)."""
+    for scale in SCALES:
+        if _whole(ts, scale) and _whole(dur, scale):
+            return scale
+    return 0.0
+
+
+def _whole(x: np.ndarray, scale: float) -> bool:
+    """Whether each ``x`` is a whole number of ticks: its tick count, divided back, gives
+    the very same float (a float read from a decimal with at most that many places)."""
+    ticks = x * scale
+    return bool(np.all(np.abs(ticks) < MAX_TICKS)) and np.array_equal(np.rint(ticks) / scale, x)
+
+
+def nest_exact(ts: np.ndarray, dur: np.ndarray, scale: float):
+    """``(parent, depth, self_time)`` with self times that never exceed ``dur``.
+
+    Self time is an event's (clipped) span less its children's, and ``ts + dur - ts`` in
+    floats is not ``dur``: a leaf's self time came out a rounding above its total. So at a
+    trace's resolution ``scale`` (:func:`resolution`) the nesting runs on whole ticks, where
+    every difference and sum is exact: a leaf's self time is its ``dur`` to the bit and a
+    parent's is exact to the tick. Without one (0), in floats, kept within [0, dur] and a
+    leaf's (nothing inside it, not clipped) set to its ``dur``."""
+    if scale:
+        ticks = np.rint(ts * scale)
+        parent, depth, own, *_ = nest(ticks, ticks + np.rint(dur * scale))
+        return parent, depth, own / scale
+    end = ts + dur
+    parent, depth, own, *_ = nest(ts, end)
+    return parent, depth, np.where(own >= end - ts, dur, np.clip(own, 0.0, dur))
 
 
 def nest_by_stack(ts: np.ndarray, end: np.ndarray, want_segments: bool = False):

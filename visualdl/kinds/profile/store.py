@@ -36,7 +36,8 @@ __all__ = ["identity", "folder_for", "read", "read_folder", "write", "write_fold
            "MIN_EVENTS", "FORMAT", "STALE_SECONDS"]
 
 #: Bumped whenever what a saved model holds, or how it is built, changes.
-FORMAT = 2  # 2: times far from zero kept after a base (TraceModel.base)
+FORMAT = 3  # 2: times far from zero kept after a base (TraceModel.base); 3: self times
+#              exact at the trace's resolution (TraceModel.scale)
 #: Traces with fewer events than this are parsed again instead (cheaper than the files).
 MIN_EVENTS = 100_000
 #: A folder being written (``.tmp-*``) older than this was left by a process that died.

@@ -160,6 +160,16 @@ def _step_time(model: TraceModel, start: float | None, end: float | None) -> flo
     return max(hi - lo, 0.0)
 
 
+def _sums(model: TraceModel, inv: np.ndarray, times: np.ndarray, n: int) -> np.ndarray:
+    """Per group, the sum of ``times``: in whole ticks at the trace's resolution where it
+    has one (exact, so a row's self time is never a rounding above its total), else in
+    floats in event order (each self time is at most its dur, and the sums keep that)."""
+    scale = model.scale
+    if not scale:
+        return np.bincount(inv, weights=times, minlength=n)
+    return np.bincount(inv, weights=np.rint(times * scale), minlength=n) / scale
+
+
 def _table(model: TraceModel, mask: np.ndarray, by_shapes: bool, start, end) -> dict[str, Any]:
     idx = np.flatnonzero(mask)
     names = model.name[idx]
@@ -170,8 +180,8 @@ def _table(model: TraceModel, mask: np.ndarray, by_shapes: bool, start, end) -> 
         keys = names.astype(np.int64)
     uniq, inv = np.unique(keys, return_inverse=True)
     calls = np.bincount(inv, minlength=len(uniq))
-    total = np.bincount(inv, weights=model.dur[idx], minlength=len(uniq))
-    self_t = np.bincount(inv, weights=model.self_time[idx], minlength=len(uniq))
+    total = _sums(model, inv, model.dur[idx], len(uniq))
+    self_t = np.minimum(_sums(model, inv, model.self_time[idx], len(uniq)), total)
     mx = np.zeros(len(uniq))
     np.maximum.at(mx, inv, model.dur[idx])
     mn = np.full(len(uniq), np.inf)
