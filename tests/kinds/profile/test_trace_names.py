@@ -45,6 +45,11 @@ def api(tmp_path_factory):
     big = {"images": [{"id": i, "file": f"{i:08d}.jpg"} for i in range(40_000)],
            "traceEvents": []}
     (root / "other" / "annotations.json").write_text(json.dumps(big))
+    # traceEvents only as a nested object's key, or as words in a string (audit item 5)
+    (root / "other" / "nested.json").write_text(json.dumps({"meta": {"traceEvents": []},
+                                                            "x": 1}))
+    (root / "other" / "mentions.json").write_text(json.dumps(
+        {"note": 'a "traceEvents": [] key', "x": 1}))
     # a gzip bomb under a trace's name: peeked at, never inflated past the peek
     (root / "other" / "rank-1.json.gz").write_bytes(gzip.compress(b" " * (256 << 20)))
     with client_of(root) as client:
@@ -111,3 +116,20 @@ def test_a_json_file_named_as_the_logdir_must_be_a_trace(tmp_path):
         with pytest.raises(SystemExit) as exc:
             check_logdirs(argparse.ArgumentParser(), [str(tmp_path / name)])
         assert exc.value.code == 2
+
+
+def test_only_a_top_level_traceEvents_key_makes_a_trace():
+    from visualdl.sources.torchtrace.sniff import looks_like_trace
+    no = "a JSON object without traceEvents"
+    for text in (b'{"meta": {"traceEvents": []}, "x": 1}',
+                 b'{"runs": [{"traceEvents": []}], "x": 1}',
+                 b'{"note": "a \\"traceEvents\\": [] key", "x": 1}',
+                 b'{"a": {"b": "}"}, "c": {"traceEvents": 1}}'):
+        assert looks_like_trace(text) == no, text
+        assert looks_like_trace(gzip.compress(text)) == no, text
+    for text in (b'{"traceEvents":[{"ph":"X"}]}',
+                 b' \n\t{"traceEvents": []}',
+                 b'{"meta": {"traceEvents": 1}, "s": "}", "traceEvents": []}',
+                 b'{"schemaVersion": 1, "metadata": "' + b"x" * 10_000 + b'", "traceEvents": ['):
+        assert looks_like_trace(text) is True, text[:60]
+        assert looks_like_trace(gzip.compress(text)) is True, text[:60]
