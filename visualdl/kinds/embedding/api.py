@@ -86,8 +86,13 @@ def _start(run, tag, step, ref, method, dims, limit) -> tuple[dict, Callable | N
 
 
 def _refined(sample: np.ndarray, method: str, dims: int) -> Iterator[tuple[dict, float]]:
-    for coords, progress in frames(sample, method, dims):
-        yield {"coords": _lists(coords), "frame": method}, progress
+    """The refinement's frames; a library that fails to import here (the request only
+    looked it up) is the next poll's 501, as a missing one is the first request's."""
+    try:
+        for coords, progress in frames(sample, method, dims):
+            yield {"coords": _lists(coords), "frame": method}, progress
+    except MissingLibrary as err:
+        raise ApiError(501, str(err)) from None
 
 
 def _lists(coords: np.ndarray) -> list[list]:

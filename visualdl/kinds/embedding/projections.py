@@ -14,7 +14,7 @@ from typing import Iterator
 import numpy as np
 
 from visualdl.kinds.embedding.tsne import available as tsne_available
-from visualdl.kinds.embedding.tsne import tsne_frames
+from visualdl.kinds.embedding.tsne import installed, tsne_frames
 
 __all__ = ["METHODS", "MissingLibrary", "frames", "normalised", "pca", "require",
            "sample_rows"]
@@ -58,21 +58,28 @@ def normalised(coords: np.ndarray) -> np.ndarray:
 
 
 def require(method: str) -> None:
-    """Raise MissingLibrary when ``method``'s library is not installed."""
+    """Raise MissingLibrary when ``method``'s library is not installed. Looked up, not
+    imported (seconds): the request answers PCA first, the refinement imports."""
     if method == "tsne" and not tsne_available():
         raise MissingLibrary(_HINTS["tsne"])
-    if method == "umap":
-        try:
-            import umap  # noqa: F401
-        except ImportError:
-            raise MissingLibrary(_HINTS["umap"]) from None
+    if method == "umap" and not installed("umap"):
+        raise MissingLibrary(_HINTS["umap"])
 
 
 def frames(matrix: np.ndarray, method: str, dims: int) -> Iterator[tuple[np.ndarray, float]]:
     """t-SNE's or UMAP's ``(normalised coords, progress)``, the last with progress 1.0.
 
-    umap-learn does not expose its epochs, so UMAP has a single frame, the final one."""
+    umap-learn does not expose its epochs, so UMAP has a single frame, the final one. A
+    library that is there but fails to import is missing too (:func:`require` only looked
+    it up)."""
     require(method)
+    try:
+        yield from _frames(matrix, method, dims)
+    except ImportError as err:
+        raise MissingLibrary(f"{_HINTS[method]} ({err})") from err
+
+
+def _frames(matrix: np.ndarray, method: str, dims: int) -> Iterator[tuple[np.ndarray, float]]:
     n = matrix.shape[0]
     data = matrix.astype(np.float32)
     if n < 4:  # too few points for a neighbourhood: PCA says all there is
