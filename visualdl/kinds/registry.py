@@ -18,11 +18,13 @@ import importlib
 import pkgutil
 import threading
 import warnings
+from collections.abc import Iterable
+from typing import Any
 
 from visualdl import plugins
 from visualdl.kinds.spec import Kind
 
-__all__ = ["ENTRY_POINT_GROUP", "all_kinds", "blob_names", "by_message", "get", "names",
+__all__ = ["ENTRY_POINT_GROUP", "all_kinds", "blob_names", "by_message", "get", "listed_runs", "names",
            "position", "reset", "scalar_kind_of",
            "split_scalar_tags"]
 
@@ -131,6 +133,15 @@ def split_scalar_tags(tags: list[str]) -> dict[str, list[str]]:
                 found[kind.name] = rest[start:end]
                 rest = rest[:start] + rest[end:]
     return {"scalar": rest, **found} if rest else found
+
+
+def listed_runs(data: Any, runs: Iterable[str]) -> list[str]:
+    """``runs`` less those some kind says are no runs of their own: a kind's ``api`` part
+    may define ``hides_run(data, run)`` (hparams: a folder that holds only an experiment,
+    whose trials below take its metrics). The server asks here, never a kind by name."""
+    hooks = [hook for kind in all_kinds() if kind.has("api")
+             if (hook := getattr(kind.part("api"), "hides_run", None)) is not None]
+    return [run for run in runs if not any(hook(data, run) for hook in hooks)]
 
 
 def reset() -> None:

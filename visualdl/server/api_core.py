@@ -13,7 +13,6 @@ from flask import Blueprint, Response, request
 
 from visualdl.format.version import __version__
 from visualdl.kinds import registry
-from visualdl.kinds.hparams.table import experiment_only
 from visualdl.api.common import etag_for, etag_json, provider
 from visualdl.api.errors import ApiError
 from visualdl.api.jsonio import json_response
@@ -65,7 +64,7 @@ def runs() -> Response:
     stays the same."""
     data = provider()
     _note_activity(data)
-    names = [run for run in data.runs() if not experiment_only(data, run)]
+    names = registry.listed_runs(data, data.runs())
     body = {"runs": names, "states": run_states(data, names)}
     return etag_json(etag_for("runs", data.version, data.loaded, body["states"]), lambda: body)
 

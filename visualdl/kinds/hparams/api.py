@@ -11,11 +11,14 @@ from flask import Blueprint, Response, request
 from visualdl.api.common import etag_for, etag_json, provider
 from visualdl.api.jsonio import json_number
 from visualdl.api.run_states import run_states
-from visualdl.kinds.hparams.table import domains, hparam_names, metric_names, run_table
+from visualdl.kinds.hparams.table import (domains, experiment_only, hparam_names, metric_names,
+                                         run_table)
 
-__all__ = ["blueprint", "hparams_table"]
+__all__ = ["blueprint", "hides_run", "hparams_table"]
 
 blueprint = Blueprint("hparams", __name__)
+#: /api/runs lists no folder that holds only an experiment (kinds.registry.listed_runs)
+hides_run = experiment_only
 
 
 def hparams_table() -> dict:
