@@ -3,8 +3,8 @@
 Holistic Trace Analysis and kineto's own samples name traces ``rank-N.json.gz`` or
 ``trace.json``, names that settings, metrics and datasets share. Such a file is a trace
 when it is a JSON object with a top-level ``traceEvents`` key within its first
-:data:`PEEK` bytes (Kineto writes its header, then the events), or within what the first :data:`PEEK` bytes of a
-gzip'd one inflate to (never more than :data:`INFLATED`): one read of the file's first
+:data:`PEEK` bytes (Kineto writes its header, then the events), or within what the first
+:data:`PEEK` bytes of a gzip'd one inflate to (never more than :data:`INFLATED`): one read of the file's first
 bytes, whatever its size.
 """
 
