@@ -147,20 +147,40 @@ class LogReader:
             return new
 
     def _discover(self) -> list[FileState]:
-        states: list[FileState] = []
+        listed: list[tuple[str, str, discovery.Root]] = []
+        complete = True
         for root in self._roots:
             try:
                 found = discovery.find_files(root)
             except OSError as exc:
                 self._error(f"{root.path}: cannot list directory: {exc}")
+                complete = False
                 continue
             except Exception as exc:  # noqa: BLE001 - any storage error (botocore's, ...)
                 self._error(f"{root.path}: cannot list: {type(exc).__name__}: {exc}")
+                complete = False
                 continue
             for run_dir, paths in found.items():
                 run = discovery.run_name(root, run_dir)
-                states.extend(self._file_state(path, run, root) for path in paths)
-        return states
+                listed.extend((path, run, root) for path in paths)
+        if complete:
+            self._forget_vanished({path for path, _, _ in listed})
+        return [self._file_state(path, run, root) for path, run, root in listed]
+
+    def _forget_vanished(self, listed: set[str]) -> None:
+        """Forget each run with a file that a complete listing no longer shows, whole: its
+        remaining files are read again from their start. Writers never delete files, so a
+        file gone was removed by a user, most often with its run folder to run the job
+        again while the dashboard is open; its points must not stay beside the new run's."""
+        with self._lock:
+            gone = {state.run for path, state in self._files.items() if path not in listed}
+            for run in gone:
+                for state in self._run_files.pop(run, ()):
+                    self._files.pop(state.path, None)
+                self._runs.pop(run, None)
+                self._health.forget(run)
+            if gone:
+                self.version += 1
 
     def _file_state(self, path: str, run: str, root: discovery.Root) -> FileState:
         with self._lock:

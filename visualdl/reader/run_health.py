@@ -120,6 +120,12 @@ class NonFiniteScan:
         self._lock = threading.Lock()
         self._seen: dict[tuple[str, str], tuple[int, tuple[int, str, str] | None]] = {}
 
+    def forget(self, run: str) -> None:
+        """Drop what was remembered of ``run`` (its files were removed: read again)."""
+        with self._lock:
+            for key in [k for k in self._seen if k[0] == run]:
+                del self._seen[key]
+
     def first_nonfinite(self, run: str, tags: list[str], series: Callable[[str], Any],
                         sizes: dict[str, int]) -> dict[str, Any] | None:
         """``{"tag", "step", "value"}`` of the earliest (by step, then tag) non-finite
