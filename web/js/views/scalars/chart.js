@@ -80,6 +80,41 @@ function quantile(sorted, q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
+// A series whose values span less than this, relative to their magnitude, is flat: what
+// varies is rounding (of the smoothing, of float32 storage), not the data.
+const FLAT = 1e-9;
+// A flat series' axis: its value +-10% (+-1 around 0); plotly's autorange would zoom into
+// the rounding noise (a square wave), or put the value on a -1..1 axis.
+const FLAT_PAD = 0.1;
+
+/** Whether linear values from `lo` to `hi` are one value up to rounding. */
+function isFlat(lo, hi) {
+  return hi - lo <= FLAT * Math.max(Math.abs(lo), Math.abs(hi));
+}
+
+/** The y range of a flat series between `lo` and `hi` (linear values; log10 on a log axis). */
+function flatRange(lo, hi, logScale) {
+  const c = lo + (hi - lo) / 2;
+  const pad = Math.abs(c) * FLAT_PAD || 1;
+  const range = [c - pad, c + pad];
+  return logScale ? range.map(Math.log10) : range;
+}
+
+/** The y range of the finite values (positive ones on a log axis) when they are flat, else
+ *  null (plotly's autorange then). */
+export function flatYRange(valueArrays, logScale) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const values of valueArrays) {
+    for (const v of values) {
+      if (v === null || !Number.isFinite(v) || (logScale && !(v > 0))) continue;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+  }
+  return lo <= hi && isFlat(lo, hi) ? flatRange(lo, hi, logScale) : null;
+}
+
 /** y range that ignores the outer 5% on each side (TensorBoard's "ignore outliers"). */
 export function robustRange(valueArrays, logScale) {
   const all = [];
@@ -92,7 +127,10 @@ export function robustRange(valueArrays, logScale) {
   all.sort((a, b) => a - b);
   const lo = quantile(all, 0.05);
   const hi = quantile(all, 0.95);
-  const pad = (hi - lo) * 0.1 || Math.abs(hi) * 0.1 || 1;
+  if (logScale ? isFlat(10 ** lo, 10 ** hi) : isFlat(lo, hi)) {
+    return logScale ? flatRange(10 ** lo, 10 ** hi, true) : flatRange(lo, hi, false);
+  }
+  const pad = (hi - lo) * 0.1;
   return [lo - pad, hi + pad];
 }
 
@@ -236,7 +274,9 @@ export function buildChart(lines, opts) {
   const yaxis = axis({ type: opts.logY ? 'log' : 'linear', exponentformat: 'power' });
   const valueArrays = lines.map((r) => r.series.values);
   for (const band of bands) valueArrays.push(band.lower.values, band.upper.values);
-  const range = opts.ignoreOutliers ? robustRange(valueArrays, opts.logY) : null;
+  // (a flat series' range is of what is drawn: its smoothed line, bands and envelope too)
+  const range = opts.ignoreOutliers ? robustRange(valueArrays, opts.logY)
+    : flatYRange(traces.map((t) => t.y), opts.logY);
   if (range) {
     yaxis.range = range;
     yaxis.autorange = false;
@@ -280,8 +320,32 @@ export function smoothedOf(series, query) {
   const key = series.smoothKey !== undefined ? smoothingKey(q) : null;
   const matches = key !== null ? series.smoothKey === key
     : !q.smoothing_mode && series.smoothing === q.smoothing; // (a series without a key: EMA)
-  if (series.smoothed && matches && series.smoothed.length === series.values.length) {
-    return series.smoothed;
+  const held = series.smoothed && matches && series.smoothed.length === series.values.length;
+  return withinSeen(series.values, held ? series.smoothed : smoothHeld(series, q, smooth));
+}
+
+/**
+ * `smoothed` with each value that rounding put just outside the range of the raw values up
+ * to its point moved back into it: every smoothing here is a weighted mean of the values
+ * seen, so a constant smooths to exactly the constant (TensorBoard's never leaves the data's
+ * range either). Only rounding is undone: a value further out than FLAT (relative) is kept,
+ * as a zoomed window or a downsampled series does not hold every point its smoothing saw.
+ */
+function withinSeen(values, smoothed) {
+  const out = Float64Array.from(smoothed);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < out.length; i += 1) {
+    const v = values[i];
+    if (Number.isFinite(v)) {
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    const s = out[i];
+    if (!(lo <= hi) || !Number.isFinite(s)) continue;
+    const tol = FLAT * Math.max(Math.abs(lo), Math.abs(hi));
+    if (s < lo && s >= lo - tol) out[i] = lo;
+    else if (s > hi && s <= hi + tol) out[i] = hi;
   }
-  return smoothHeld(series, q, smooth);
+  return out;
 }

@@ -5,6 +5,7 @@
 import { plotlyText, baseLayout, axis } from '../../shared/plot.js';
 import * as state from '../../shared/state.js';
 import { withAlpha } from '../../shared/tint.js';
+import { flatYRange } from './chart.js';
 
 state.declare('group', ''); // "re:<regex>" | "hp:<name>,<name>" | "" (no grouping)
 state.declare('gstat', 'mean');
@@ -113,6 +114,8 @@ export function buildGroupChart(groups, opts) {
   }
   // the x axis (steps) keeps a zoom through a log-y switch and across grouping on and off
   const yaxis = axis({ type: opts.logY ? 'log' : 'linear', exponentformat: 'power', autorange: true, uirevision: String(opts.logY) });
+  const flat = flatYRange(traces.map((t) => t.y), opts.logY); // not a square wave of rounding
+  if (flat) Object.assign(yaxis, { range: flat, autorange: false });
   const layout = baseLayout({
     xaxis: axis({ type: 'linear', title: { text: `step · ${opts.stat} with ${bandName} band`, standoff: 4 }, uirevision: 'step' }),
     yaxis,
