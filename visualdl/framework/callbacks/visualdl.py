@@ -216,7 +216,9 @@ class VisualDL(Callback):
         writer.add_config({
             "fit": {"batch_size": hparams["batch_size"], "epochs": hparams["epochs"]},
             "optimizer": {"name": hparams["optimizer"], "lr": hparams["lr"]},
-            "model": {"name": type(net).__name__, "params": hparams["model_params"]}})
+            # the network's own name, also under DataParallel (which keeps it as _layers)
+            "model": {"name": type(net.__dict__.get("_layers", net)).__name__,
+                      "params": hparams["model_params"]}})
         if self.config is not None:
             writer.add_config(self.config)  # merged over the one above
 

@@ -5,9 +5,10 @@
     # in train(): model.fit(data, ..., distributed=True)
 
 ``init_parallel_env``/``get_rank``/``get_world_size``: the group; ``DataParallel``: a
-replica whose gradients are averaged by all-reduce; ``fleet.distributed_optimizer``: the
-optimizer that does it before each step; ``DistributedBatchSampler``: each rank's share of
-every global batch; ``spawn``: processes on one machine. Collectives come from an existing
+replica whose gradients any optimizer's ``step`` averages by all-reduce first (PaddlePaddle's
+plain loop works); ``fleet``: Paddle's collective calls (``init``, ``distributed_optimizer``,
+``DistributedStrategy``, ``worker_index``...); ``DistributedBatchSampler``: each rank's share
+of every global batch; ``spawn``: processes on one machine. Collectives come from an existing
 library (PyTorch's gloo, ``visualdl[distributed]``) behind one small ``Communicator``
 interface; docs/distributed.md explains the choice and the elastic runs on Ray Train.
 """

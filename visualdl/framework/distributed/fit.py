@@ -3,9 +3,11 @@
 The model's network becomes a ``DataParallel`` replica and its optimizer a
 ``fleet.distributed_optimizer`` (so each step averages gradients); the training data is
 sharded by rank with a ``DistributedBatchSampler`` whose shuffle seed is rank 0's. Before the
-first step every rank's dataset size and batch size are compared: a rank given other data
-would otherwise run a different number of steps and leave its peers waiting in an
-all-reduce, so it fails at once with its rank named.
+first step every rank's dataset size and batch size are compared, then (by ``SameSettings``
+at the start of training, where ``epochs`` is known) its steps per epoch, epochs,
+drop_last and shuffle: a rank that differs would otherwise run a different number of steps
+and leave its peers waiting in an all-reduce, or train on shards that do not add up to the
+global batches, so it fails at once with its rank and the setting named.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dataloader as _data
+from ..callbacks import Callback
 from .env import init_parallel_env
 from .fleet import distributed_model, distributed_optimizer
 from .parallel import check_same_everywhere
@@ -54,9 +57,36 @@ def shard(comm: Any, data: Any, batch_size: int, shuffle: bool, drop_last: bool,
     return _data.DataLoader(data, batch_size, device=device, batch_sampler=sampler)
 
 
-def callbacks() -> list:
-    """Callbacks a distributed fit adds in front of the user's: under Ray Train (inside
-    ``ray_train.fit_on_ray``), resuming from and reporting checkpoints through Ray."""
-    from . import ray_train
+def _settings_difference(mine: dict, theirs: dict) -> str | None:
+    """The settings in which ``theirs`` differs from ``mine`` (rank 0's), in words."""
+    diff = [f"{k}={theirs[k]!r} where rank 0 has {k}={mine[k]!r}" for k in mine
+            if theirs.get(k) != mine[k]]
+    return "; ".join(diff) or None
 
-    return [ray_train.ElasticCheckpoint()] if ray_train.options() is not None else []
+
+class SameSettings(Callback):
+    """At the start of training, every rank's steps per epoch, epochs, drop_last and
+    shuffle compared with rank 0's (``check_same_everywhere``): a DistributedError naming
+    the rank and the setting, on every rank, instead of a hang or inconsistent shards."""
+
+    def __init__(self, comm: Any) -> None:
+        self.comm = comm
+
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        sampler = self.model.train_loader.batch_sampler
+        check_same_everywhere(self.comm, "the training setup", {
+            "steps per epoch": len(sampler), "epochs": int(self.params["epochs"]),
+            "drop_last": sampler.drop_last, "shuffle": sampler.shuffle},
+            _settings_difference)
+
+
+def callbacks(comm: Any = None) -> list:
+    """Callbacks a distributed fit adds in front of the user's: first ``SameSettings``;
+    under Ray Train (inside ``ray_train.fit_on_ray``), resuming from and reporting
+    checkpoints through Ray."""
+    from . import env, ray_train
+
+    cbks: list = [SameSettings(comm if comm is not None else env.communicator())]
+    if ray_train.options() is not None:
+        cbks.append(ray_train.ElasticCheckpoint())
+    return cbks

@@ -1,14 +1,15 @@
-"""``fleet.distributed_optimizer``: PaddlePaddle's name for "this optimizer, data-parallel".
+"""``paddle.distributed.fleet``'s collective (data-parallel) calls, with Paddle's signatures.
 
-The returned optimizer averages the gradients of every ``DataParallel`` replica holding its
-parameters (``DataParallel.sync_gradients``) and then steps as the wrapped one would; every
-other attribute (learning rate, scheduler, state dicts) is the wrapped optimizer's, so
-callbacks and checkpoints see no difference. ``init`` is ``init_parallel_env``. ::
+``distributed_optimizer`` returns the optimizer wrapped so that existing code keeps its
+type checks; the averaging itself runs at the start of any optimizer's ``step`` over a
+``DataParallel`` model's parameters (see parallel.py), so wrapping or not never averages
+twice. Every other attribute (learning rate, scheduler, state dicts) is the wrapped
+optimizer's, so callbacks and checkpoints see no difference. ::
 
     from visualdl.framework.distributed import fleet
-    fleet.init()
+    fleet.init(is_collective=True)
     net = fleet.distributed_model(net)                  # DataParallel(net)
-    opt = fleet.distributed_optimizer(vf.optim.Adam(net.parameters()))
+    opt = fleet.distributed_optimizer(vf.optim.Adam(parameters=net.parameters()))
     loss.backward(); opt.step(); opt.clear_grad()
 """
 
@@ -17,23 +18,45 @@ from __future__ import annotations
 from typing import Any
 
 from ..nn.layer import Layer
-from .env import init_parallel_env
-from .parallel import DataParallel, sync_all
+from .env import get_rank, get_world_size, init_parallel_env
+from .parallel import DataParallel
+
+#: DistributedStrategy switches of features other than plain data parallelism: set True,
+#: distributed_optimizer refuses them rather than silently training without them.
+UNSUPPORTED = ("amp", "recompute", "sharding", "pipeline", "tensor_parallel",
+               "gradient_merge", "lars", "lamb", "dgc", "localsgd", "adaptive_localsgd",
+               "a_sync", "asp", "qat")
+
+
+class DistributedStrategy:
+    """Paddle's strategy object: attributes are free to set (configs included); plain data
+    parallelism needs none, and the features in ``UNSUPPORTED`` are off by default."""
+
+    def __init__(self) -> None:
+        for name in UNSUPPORTED:
+            setattr(self, name, False)
+
+    def enabled_unsupported(self) -> list[str]:
+        return [name for name in UNSUPPORTED if getattr(self, name, False) is True]
 
 
 class DistributedOptimizer:
-    """Wraps an optimizer: ``step`` first averages the gradients over the ranks."""
+    """Wraps an optimizer; ``step`` is the wrapped one's (which averages, see above)."""
 
-    def __init__(self, optimizer: Any) -> None:
+    def __init__(self, optimizer: Any, strategy: DistributedStrategy | None = None) -> None:
         if isinstance(optimizer, DistributedOptimizer):
             raise TypeError("distributed_optimizer: the optimizer is already distributed")
         if not hasattr(optimizer, "step") or not hasattr(optimizer, "parameters"):
             raise TypeError(f"distributed_optimizer needs a vf.optim optimizer, got "
                             f"{type(optimizer).__name__}")
+        unsupported = strategy.enabled_unsupported() if strategy is not None else []
+        if unsupported:
+            raise NotImplementedError(f"DistributedStrategy: {', '.join(unsupported)} not "
+                                      f"supported (visualdl trains data-parallel only)")
         object.__setattr__(self, "inner", optimizer)
+        object.__setattr__(self, "user_defined_strategy", strategy or DistributedStrategy())
 
     def step(self) -> None:
-        sync_all(self.inner.parameters)
         self.inner.step()
 
     def __getattr__(self, name: str) -> Any:
@@ -43,14 +66,28 @@ class DistributedOptimizer:
         setattr(self.inner, name, value)
 
 
-def init(timeout_s: float | None = None) -> Any:
-    """Join the group (``init_parallel_env``); returns its communicator."""
+def init(role_maker: Any = None, is_collective: bool = False, strategy: Any = None,
+         log_level: Any = None, timeout_s: float | None = None) -> Any:
+    """Join the group (``init_parallel_env``); returns its communicator. Paddle's arguments
+    are accepted: collective or not, the group is the launcher's."""
+    del role_maker, is_collective, strategy, log_level
     return init_parallel_env(timeout_s)
+
+
+def worker_index() -> int:
+    return get_rank()
+
+
+def worker_num() -> int:
+    return get_world_size()
 
 
 def distributed_model(layer: Layer) -> DataParallel:
     return layer if isinstance(layer, DataParallel) else DataParallel(layer)
 
 
-def distributed_optimizer(optimizer: Any) -> DistributedOptimizer:
-    return optimizer if isinstance(optimizer, DistributedOptimizer) else DistributedOptimizer(optimizer)
+def distributed_optimizer(optimizer: Any, strategy: DistributedStrategy | None = None
+                          ) -> DistributedOptimizer:
+    if isinstance(optimizer, DistributedOptimizer):
+        return optimizer
+    return DistributedOptimizer(optimizer, strategy)

@@ -1,19 +1,23 @@
 """``DataParallel``: a replica of the model on each rank, gradients averaged by all-reduce.
 
-At wrapping, every rank's model signature (each state entry's name, shape and dtype) is
-gathered and compared, so ranks built with different models fail at once with the rank
-named, before any collective could pair mismatched buffers; then rank 0's parameters and
-buffers are broadcast, so all replicas start equal.
+At wrapping, every rank's model signature (each state entry's name, shape and dtype, and
+whether each parameter is trained) is gathered and compared, so ranks built with different
+models -- or freezing different layers, which would give them buckets of different sizes --
+fail at once with the rank named, before any collective could pair mismatched buffers; then
+rank 0's parameters and buffers are broadcast, so all replicas start equal.
 
-After backward, ``sync_gradients`` packs the gradients, divided by the world size, into flat
+Before the step, ``sync_gradients`` packs the gradients, divided by the world size, into flat
 buckets (last layers first, up to ``bucket_size_mb`` each) and starts each bucket's
 all-reduce as soon as it is packed (so the reduction of one bucket overlaps the packing of
 the next); on the CPU the reduced buffers then are the gradients, with no copy back. Then
 rank 0's buffers (BatchNorm's running statistics, which each rank's forward updated from its
 own shard) are broadcast, so the replicas stay equal.
-It is called by the optimizer of ``fleet.distributed_optimizer`` before each step (and by
-``Model.fit(distributed=True)``, which uses that optimizer). Our backward engine accumulates
-leaf gradients at its very end, so the reduction cannot start inside backward;
+It runs at the start of every optimizer's ``step`` (``optim.optimizer.before_step``) that
+holds the replica's parameters and finds gradients a backward pass produced since the last
+sync: so a plain optimizer (PaddlePaddle's documented loop), ``fleet.distributed_optimizer``
+and ``Model.fit(distributed=True)`` all average exactly once per step, and inside
+``no_sync()`` not at all (gradient accumulation). Our backward engine accumulates leaf
+gradients at its very end, so the reduction cannot start inside backward;
 docs/distributed.md gives the measured share of the all-reduce that this leaves on the table.
 """
 
@@ -21,12 +25,15 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from .. import device as _device
 from ..nn.layer import Layer
+from ..optim import optimizer as _optimizer
 from ..profiler import recorder as _recorder
 from ..profiler.categories import COMMUNICATION
 from ..sparse import RowSparseGrad
@@ -38,16 +45,20 @@ from .errors import DistributedError
 _live: weakref.WeakSet[DataParallel] = weakref.WeakSet()
 
 
-def model_signature(layer: Layer) -> list[tuple[str, tuple[int, ...], str]]:
-    """(name, shape, dtype) of every state entry: what must agree across ranks."""
-    return [(name, tuple(t.shape), str(t.dtype)) for name, t in layer.state_dict().items()]
+def model_signature(layer: Layer) -> list[tuple[str, tuple[int, ...], str, bool | None]]:
+    """(name, shape, dtype, trained) of every state entry: what must agree across ranks.
+    ``trained`` is the parameter's ``requires_grad`` (None for a buffer): the trained
+    parameters are the ones bucketed and reduced, so they must be the same everywhere."""
+    trained = {name: p.requires_grad for name, p in layer.named_parameters()}
+    return [(name, tuple(t.shape), str(t.dtype), trained.get(name))
+            for name, t in layer.state_dict().items()]
 
 
 def _signature_difference(mine: list, theirs: list) -> str | None:
     """How ``theirs`` differs from ``mine`` (rank 0's), in words; None when equal."""
     if mine == theirs:
         return None
-    a, b = {n: (s, d) for n, s, d in mine}, {n: (s, d) for n, s, d in theirs}
+    a, b = {n: (s, d) for n, s, d, _ in mine}, {n: (s, d) for n, s, d, _ in theirs}
     missing, extra = [n for n in a if n not in b], [n for n in b if n not in a]
     if missing or extra:
         return (f"{len(theirs)} state entries against rank 0's {len(mine)} (missing "
@@ -56,7 +67,22 @@ def _signature_difference(mine: list, theirs: list) -> str | None:
         if a[name] != b[name]:
             return (f"{name!r} is {b[name][0]} {b[name][1]} where rank 0 has "
                     f"{a[name][0]} {a[name][1]}")
-    return "the same entries in another order"
+    return _trained_difference(mine, theirs) or "the same entries in another order"
+
+
+def _trained_difference(mine: list, theirs: list) -> str | None:
+    """Which parameters one side trains and the other freezes, in words; None if none."""
+    a, b = {e[0]: e[3] for e in mine}, {e[0]: e[3] for e in theirs}
+    frozen = [n for n in a if a[n] and b[n] is False]
+    trained = [n for n in a if a[n] is False and b[n]]
+    if not (frozen or trained):
+        return None
+    words = []
+    if frozen:
+        words.append(f"it freezes {frozen} (requires_grad=False) which rank 0 trains")
+    if trained:
+        words.append(f"it trains {trained} which rank 0 freezes")
+    return "its trainable parameters differ: " + "; ".join(words)
 
 
 def check_same_everywhere(comm: Communicator, what: str, value: Any,
@@ -122,10 +148,13 @@ class DataParallel(Layer):
 
     The wrapper shares the layer's parameters, buffers and sub-layers under the same names,
     so checkpoints, histogram tags and ``state_dict`` are those of the plain layer.
-    ``bucket_size_mb`` bounds each all-reduce's buffer (smaller: more, earlier reductions)."""
+    ``bucket_size_mb`` bounds each all-reduce's buffer (smaller: more, earlier reductions);
+    ``comm_buffer_size`` is PaddlePaddle's name for it."""
 
     def __init__(self, layer: Layer, comm: Communicator | None = None,
-                 bucket_size_mb: float = 4.0) -> None:
+                 bucket_size_mb: float = 4.0, *, comm_buffer_size: float | None = None) -> None:
+        if comm_buffer_size is not None:
+            bucket_size_mb = comm_buffer_size
         if not isinstance(layer, Layer):
             raise TypeError(f"DataParallel wraps a vf.nn.Layer, got {type(layer).__name__}")
         if isinstance(layer, DataParallel):
@@ -139,6 +168,13 @@ class DataParallel(Layer):
                               _signature_difference)
         self._broadcast_state()
         object.__setattr__(self, "_buckets", self._make_buckets(bucket_size_mb))
+        # the bucketed parameters, and the gradient each held at the last sync: a backward
+        # pass since then gives a parameter a new grad object (``grads_pending``)
+        params = [p for b in self._buckets for p, _ in b.slots]
+        object.__setattr__(self, "_params", params)
+        object.__setattr__(self, "_param_ids", frozenset(id(p) for p in params))
+        object.__setattr__(self, "_synced_grads", [None] * len(params))
+        object.__setattr__(self, "_sync_enabled", True)
         # found once, as the buckets' parameters are: the running statistics are updated in
         # place, and walking the sub-layers each step cost 8-16 us (bench/distributed.py)
         object.__setattr__(self, "_synced_buffers", layer.buffers())
@@ -188,6 +224,24 @@ class DataParallel(Layer):
     def num_buckets(self) -> int:
         return len(self._buckets)
 
+    @contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Steps inside the block do not average (PaddlePaddle's and PyTorch's ``no_sync``):
+        for gradient accumulation, ``backward`` several batches inside it; the first step
+        after it averages everything accumulated, once."""
+        before = self._sync_enabled
+        object.__setattr__(self, "_sync_enabled", False)
+        try:
+            yield
+        finally:
+            object.__setattr__(self, "_sync_enabled", before)
+
+    def grads_pending(self) -> bool:
+        """Whether a backward pass left gradients here since the last ``sync_gradients``:
+        what makes a step average, so no path averages the same gradients twice."""
+        return any(p._grad is not None and p._grad is not g
+                   for p, g in zip(self._params, self._synced_grads))
+
     def sync_gradients(self) -> None:
         """Average every parameter's gradient over the ranks (in place), and give every
         rank rank 0's buffers (a BatchNorm's running statistics, updated by this step's
@@ -199,6 +253,10 @@ class DataParallel(Layer):
         world = self.comm.world_size
         if world == 1:
             return
+        self._sync(world)
+        object.__setattr__(self, "_synced_grads", [p._grad for p in self._params])
+
+    def _sync(self, world: int) -> None:
         start = time.perf_counter()
         rec = _recorder.active
         pending = []
@@ -225,9 +283,16 @@ class DataParallel(Layer):
         return self
 
 
-def sync_all(params: list[Tensor]) -> None:
-    """``sync_gradients`` of each live DataParallel that holds any of ``params``."""
-    ids = {id(p) for p in params}
+def sync_before_step(optimizer: Any) -> None:
+    """``sync_gradients`` of each live DataParallel that holds any of ``optimizer``'s
+    parameters and has gradients pending, unless inside its ``no_sync()``: run by every
+    optimizer's ``step`` (``before_step``), so each path averages once per step."""
+    if not _live:
+        return
+    ids = {id(p) for p in optimizer.parameters}
     for dp in list(_live):
-        if any(id(p) in ids for p in dp._layers.parameters()):
+        if dp._sync_enabled and not ids.isdisjoint(dp._param_ids) and dp.grads_pending():
             dp.sync_gradients()
+
+
+_optimizer.before_step.append(sync_before_step)

@@ -12,15 +12,27 @@ every rank gets a piece of each step (none waits in an all-reduce the others nev
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
+from . import env
+
 
 class DistributedBatchSampler:
-    """Index batches of ``num_samples`` samples for rank ``rank`` of ``num_replicas``."""
+    """Index batches of ``dataset`` (a dataset, or its number of samples) for rank ``rank``
+    of ``num_replicas`` -- by default this process's in the current group, as
+    ``paddle.io.DistributedBatchSampler(dataset, batch_size, num_replicas=None, rank=None,
+    shuffle=False, drop_last=False)``."""
 
-    def __init__(self, num_samples: int, batch_size: int, num_replicas: int, rank: int,
-                 shuffle: bool = False, drop_last: bool = False, seed: int = 0) -> None:
+    def __init__(self, dataset: Any, batch_size: int, num_replicas: int | None = None,
+                 rank: int | None = None, shuffle: bool = False, drop_last: bool = False,
+                 seed: int = 0) -> None:
+        num_samples = dataset if isinstance(dataset, (int, np.integer)) else len(dataset)
+        if num_replicas is None:
+            num_replicas = env.get_world_size()
+        if rank is None:
+            rank = env.get_rank()
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if not 0 <= rank < num_replicas:

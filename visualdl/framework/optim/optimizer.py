@@ -21,6 +21,12 @@ from ..sparse import RowSparseGrad
 from ..tensor import Tensor
 from .lr import LRScheduler
 
+#: Called as ``hook(optimizer)`` before each ``step`` (before clipping). Why: data-parallel
+#: training (``vf.distributed.DataParallel``) averages the gradients of its replica here, so
+#: a plain optimizer over a wrapped model's parameters steps on the averaged gradients
+#: (PaddlePaddle's documented loop) without this module knowing about distribution.
+before_step: list[Callable[[Optimizer], None]] = []
+
 
 class Optimizer:
     def __init__(self, parameters: Iterable[Tensor], learning_rate: float | LRScheduler,
@@ -112,6 +118,8 @@ class Optimizer:
     @no_grad()
     def step(self) -> None:
         """Apply one update to every parameter that has a gradient."""
+        for hook in before_step:
+            hook(self)
         rec = _profiling.active
         if rec is not None:  # vf.profiler records: time the whole update as one span
             gpu = rec.gpu_begin(self._params[0].device)
