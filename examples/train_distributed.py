@@ -59,7 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     run_dir = None
     if args.logdir:
-        run_dir = os.path.join(args.logdir, "ray" if args.ray else f"spawn{args.nprocs}")
+        # absolute: Ray's workers run in a folder of Ray's, not in this one
+        run_dir = os.path.join(os.path.abspath(args.logdir),
+                               "ray" if args.ray else f"spawn{args.nprocs}")
         shutil.rmtree(run_dir, ignore_errors=True)  # a re-run replaces this demo's own run
     config = {"epochs": args.epochs, "logdir": run_dir}
     if not args.ray:

@@ -157,3 +157,48 @@ def _check_logs(logdir: str, regrown_at: int, last_step: int) -> None:
     assert checkpoints[checkpoints.index(regrown_at) + 1:][-1] > regrown_at
     loss = reader.scalars("elastic", "train/loss", rank=1)
     assert loss.steps[-1] == last_step  # rank 1's steps go on after it rejoined
+
+
+def test_relative_paths_in_the_workers_resolve_where_the_driver_runs(ray_nodes, tmp_path,
+                                                                     monkeypatch):
+    """Ray starts its workers in a folder of its own: a relative logdir (or any path in
+    train_fn) must still land in the driver's working directory."""
+    from visualdl import LogReader
+    from visualdl.framework.distributed.ray_train import fit_on_ray
+
+    monkeypatch.chdir(tmp_path)
+    fit_on_ray(workers.ray_digits, {"dir": "out", "logdir": "logs/rel", "epochs": 1},
+               num_workers=1, max_failures=0, storage_path="ray", name="relative",
+               checkpoint_every=1000, timeout_s=30)
+    assert json.loads((tmp_path / "out" / "result.json").read_text())["acc"] > 0.5
+    assert LogReader(str(tmp_path / "logs")).scalars("rel", "train/loss").steps[-1] > 0
+    assert (tmp_path / "ray" / "relative").is_dir()
+
+
+def test_a_group_restarted_with_no_checkpoint_yet_is_marked_as_a_restart(tmp_path,
+                                                                         monkeypatch):
+    """The group before died before Ray registered any checkpoint: the new one starts at
+    step 0, and still records restart 1 (the curve's redone steps are marked), and its
+    checkpoints do not take the dead group's folder names."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip(RAY_MISSING)
+    import ray.train
+
+    import visualdl.framework as vf
+    from visualdl import LogReader
+    from visualdl.framework.distributed.ray_train import ElasticCheckpoint
+
+    reported = []
+    monkeypatch.setattr(ray.train, "get_checkpoint", lambda: None)
+    monkeypatch.setattr(ray.train, "report", lambda metrics, checkpoint=None,
+                        checkpoint_dir_name=None: reported.append(checkpoint_dir_name))
+    monkeypatch.setattr(ElasticCheckpoint, "_groups_before", lambda self: 1)  # one before
+    model = workers.make_model()
+    model.fit(workers.toy_data(), batch_size=8, epochs=1, verbose=0, callbacks=[
+        ElasticCheckpoint(), vf.callbacks.VisualDL(str(tmp_path / "run"), log_graph=False)])
+    assert model.resumed == {"step": 0, "restart": 1, "world_size": 1}
+    reader = LogReader(str(tmp_path))
+    resizes = [(e.world_size, e.step, e.restart) for e in reader.events("run", "workers",
+                                                                        "workers")]
+    assert resizes == [(1, 0, 1)]
+    assert reported == ["checkpoint_00000012_restart1"]

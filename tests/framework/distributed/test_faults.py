@@ -124,3 +124,26 @@ def test_a_script_that_calls_spawn_unguarded_is_told_why(tmp_path, backend):
     [error] = [line for line in done.stderr.splitlines() if "DistributedError: rank " in line]
     assert 'if __name__ == "__main__":' in error  # what the job's error itself says
     assert "spawn() was called again inside a worker it started" in done.stderr
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_a_rank_that_exits_without_a_result_is_named_not_the_peer_left_waiting(backend,
+                                                                               status):
+    with pytest.raises(DistributedError) as err:
+        spawn(workers.exit_early, args=(1, status), nprocs=2, env=SHORT, timeout_s=120,
+              backend=backend)
+    assert err.value.rank == 1
+    message = str(err.value)
+    assert message.startswith("rank 1: worker exited"), message
+    assert "without a result" in message or "before reporting a result" in message, message
+    if status:
+        assert f"status {status}" in message, message
+
+
+def test_a_result_that_cannot_be_pickled_is_named_with_the_reason(backend):
+    with pytest.raises(DistributedError) as err:
+        spawn(workers.unpicklable_result, args=(1,), nprocs=2, env=SHORT, timeout_s=120,
+              backend=backend)
+    assert err.value.rank == 1
+    assert str(err.value).startswith("rank 1: its result could not be pickled to send back: "
+                                     "TypeError: cannot pickle '_thread.lock' object")

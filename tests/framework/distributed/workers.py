@@ -199,3 +199,25 @@ def profiled_fit(logdir: str) -> int:
                                profile_steps=(3, 5))
     model.fit((x, y), batch_size=32, epochs=1, verbose=0, callbacks=[cb], distributed=True)
     return sum(p.numel() for p in net.parameters())
+
+
+def exit_early(victim: int, status: int) -> str:
+    """Rank ``victim`` exits with ``status`` (no result, no error) while the others wait in
+    a barrier: the rank to blame is the one that left, not those ended after it."""
+    from visualdl.framework import distributed as dist
+
+    comm = dist.init_parallel_env(timeout_s=10)
+    if comm.rank == victim:
+        os._exit(status)
+    comm.barrier()
+    return "ok"
+
+
+def unpicklable_result(victim: int) -> object:
+    """Rank ``victim`` returns what cannot be pickled back to the parent (a lock)."""
+    import threading
+
+    from visualdl.framework import distributed as dist
+
+    dist.init_parallel_env(timeout_s=10)
+    return threading.Lock() if dist.get_rank() == victim else "ok"

@@ -45,7 +45,17 @@ def _child(fn: Callable[..., Any], args: tuple, rank: int, results: Any) -> None
             results.put((rank, False, (rank, f"failed: {type(exc).__name__}: {exc}\n"
                                              f"{traceback.format_exc()}")))
         raise SystemExit(1) from None
-    results.put((rank, True, value))
+    try:
+        results.put((rank, True, value))
+    except Exception as exc:  # noqa: BLE001 - put pickles first: nothing was sent
+        results.put((rank, False, (rank, unpicklable(exc))))
+        raise SystemExit(1) from None
+
+
+def unpicklable(exc: BaseException) -> str:
+    """Why a rank that returned sent nothing back: its result could not be pickled (the
+    parent would otherwise only see a worker that exited without a result)."""
+    return f"its result could not be pickled to send back: {type(exc).__name__}: {exc}"
 
 
 def _why(code: int | None) -> str:

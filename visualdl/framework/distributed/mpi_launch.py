@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import LOST_PEER, DistributedError
-from .launch import root_cause
+from .launch import root_cause, unpicklable
 
 LAUNCHER = "mpiexec.gforker"
 #: MPICH on one host: shared memory only (its default netmods would listen on every interface)
@@ -106,6 +106,8 @@ def _relay(stream: Any, reports: dict[int, tuple[int, str | None]]) -> None:
 
 def _results(folder: str, nprocs: int, reports: dict[int, tuple[int, str | None]],
              timed_out: bool, timeout_s: float | None) -> list[Any]:
+    """Results in rank order, or the root cause: a rank's own error (its file), else a rank
+    that exited or was killed on its own, never the peers the launcher ended after it."""
     values: dict[int, Any] = {}
     failed: dict[int, tuple[int, str]] = {}
     for rank in range(nprocs):
@@ -114,24 +116,34 @@ def _results(folder: str, nprocs: int, reports: dict[int, tuple[int, str | None]
             with open(path, "rb") as f:
                 ok, value = pickle.load(f)
             (values if ok else failed)[rank] = value
+    # a rank that wrote its error aborted the job (MPI_Abort): the launcher then reports no
+    # rank; one that exited on its own is reported with its status (if not 0)
+    aborted = bool(failed)
+    errors = any(LOST_PEER not in why for _, why in failed.values())  # not a peer's loss
     for rank in range(nprocs):
-        if rank in values or rank in failed:
-            continue
-        code, signalled = reports.get(rank, (None, None))
-        if timed_out:
-            failed[rank] = (rank, f"still running after the job's timeout_s={timeout_s:g} s")
-        elif signalled in _LAUNCHER_ENDS:
-            failed[rank] = (rank, f"ended by the launcher after a peer {LOST_PEER}")
-        elif signalled is not None:
-            sig = _SIGNALS.get(signalled)
-            failed[rank] = (rank, f"worker was killed by {sig.name if sig else signalled}")
-        elif failed:  # aborted by MPI_Abort after a peer's error
-            failed[rank] = (rank, f"ended after a peer {LOST_PEER}")
-        else:
-            failed[rank] = (rank, f"worker exited with status {code} and no result")
+        if rank not in values and rank not in failed:
+            code, signalled = reports.get(rank, (None, None))
+            why = _no_result(code, signalled, errors or (aborted and code is None))
+            failed[rank] = (rank, f"still running after the job's timeout_s={timeout_s:g} s"
+                            if timed_out else why)
     if failed:
         raise root_cause(failed)
     return [values[r] for r in range(nprocs)]
+
+
+def _no_result(code: int | None, signalled: str | None, after_peer: bool) -> str:
+    """Why a rank left no file, from the launcher's report: ended by the launcher or by a
+    peer's MPI_Abort (``after_peer``: it only lost its peers), else killed, else it exited
+    on its own -- the root cause, as ``spawn`` over gloo names it."""
+    if signalled in _LAUNCHER_ENDS:
+        return f"ended by the launcher after a peer {LOST_PEER}"
+    if signalled is not None:
+        sig = _SIGNALS.get(signalled)
+        return f"worker was killed by {sig.name if sig else signalled}"
+    if after_peer:
+        return f"ended after a peer {LOST_PEER}"
+    status = "" if code is None else f" with status {code}"  # 0 is not reported
+    return f"worker exited{status} without a result"
 
 
 def _child(folder: str) -> None:
@@ -167,7 +179,11 @@ def _child(folder: str) -> None:
         else:
             outcome = (False, (rank, f"failed: {type(exc).__name__}: {exc}\n"
                                      f"{traceback.format_exc()}"))
-    _write(folder, rank, outcome)
+    try:
+        _write(folder, rank, outcome)
+    except Exception as exc:  # noqa: BLE001 - an unpicklable result: say so, not "no result"
+        outcome = (False, (rank, unpicklable(exc)))
+        _write(folder, rank, outcome)
     if not outcome[0]:
         _give_up(world)
 
@@ -181,9 +197,12 @@ def _give_up(world: Any) -> None:
 
 
 def _write(folder: str, rank: int, outcome: tuple) -> None:
+    """Pickled whole before anything is written: a result that cannot be pickled leaves no
+    torn file behind."""
+    data = pickle.dumps(outcome)
     path = os.path.join(folder, f"rank-{rank}.pkl")
     with open(path + ".tmp", "wb") as f:
-        pickle.dump(outcome, f)
+        f.write(data)
     os.replace(path + ".tmp", path)
 
 

@@ -45,9 +45,16 @@ def options() -> dict | None:
 
 
 def _entry(config: dict) -> None:
-    """What each Ray Train worker runs: our settings, one thread, then the user's function."""
+    """What each Ray Train worker runs: our settings, one thread, the driver's working
+    directory, then the user's function.
+
+    Ray starts its workers in a folder of its own (the session's artifacts): a relative
+    ``VisualDL(logdir)`` or ``save_dir`` would land there, not where the driver was run.
+    On a machine without the driver's folder (another node) the worker stays in Ray's."""
     global _options
     _options = dict(config["visualdl"])
+    if os.path.isdir(_options.get("cwd") or ""):
+        os.chdir(_options["cwd"])
     from .. import threads
 
     threads.set_num_threads(_options["threads_per_worker"])
@@ -141,7 +148,8 @@ def fit_on_ray(train_fn: Callable[[dict], Any], config: dict | None = None, *,
         raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
     settings = {"checkpoint_every": int(checkpoint_every), "timeout_s": float(timeout_s),
                 "threads_per_worker": int(threads_per_worker),
-                "storage": os.path.join(os.path.abspath(storage_path), name)}
+                "storage": os.path.join(os.path.abspath(storage_path), name),
+                "cwd": os.getcwd()}  # where the workers resolve relative paths (_entry)
     trainer = TorchTrainer(
         _entry,
         train_loop_config={"fn": train_fn, "config": dict(config or {}), "visualdl": settings},
@@ -173,6 +181,7 @@ class ElasticCheckpoint(Callback):
         self.restart = self._groups_before()
         checkpoint = ray.train.get_checkpoint()
         if checkpoint is None:
+            self._started_over()
             return
         with checkpoint.as_directory() as directory:
             state = load_training_state(self.model, directory)
@@ -184,6 +193,14 @@ class ElasticCheckpoint(Callback):
         self.model.start_epoch = self.epoch
         self.model.resumed = {"step": self.step, "restart": self.restart,
                               "world_size": get_world_size()}
+
+    def _started_over(self) -> None:
+        """A restarted group with no checkpoint to resume from (its predecessor died before
+        Ray registered one) starts at step 0: still a restart, so ``VisualDL`` marks it
+        (``add_resize`` at step 0) and a reader keeps the steps it redoes apart."""
+        if self.restart > 0:
+            self.model.resumed = {"step": 0, "restart": self.restart,
+                                  "world_size": get_world_size()}
 
     def _groups_before(self) -> int:
         """How many groups of workers this run started before this one (0: the first).
@@ -221,13 +238,21 @@ class ElasticCheckpoint(Callback):
         self.epoch, self.samples = epoch + 1, 0
         self._report(logs or {})
 
+    def _name(self) -> str:
+        """The checkpoint's folder: its step, and the group's restart count after the first
+        group. A restarted group redoes the steps since the checkpoint it resumed from (all of
+        them when Ray had registered none): without the count it would write over the folder
+        a dead group saved at the same step, and the run would list that path twice."""
+        tail = f"_restart{self.restart}" if self.restart else ""
+        return f"checkpoint_{self.step:08d}{tail}"
+
     def _report(self, logs: dict) -> None:
         import ray.train
 
         metrics = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float))}
         metrics.update(step=self.step, epoch=self.epoch, world_size=get_world_size(),
                        restart=self.restart, time=time.time())
-        name = f"checkpoint_{self.step:08d}"
+        name = self._name()
         if get_rank() != 0:
             ray.train.report(metrics, checkpoint=None, checkpoint_dir_name=name)
             return
