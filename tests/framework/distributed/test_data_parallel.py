@@ -33,12 +33,7 @@ def test_two_ranks_equal_one_process_on_the_global_batch(backend):
     ranks = spawn(workers.train, args=(8, 3, True), nprocs=2, timeout_s=300, backend=backend)
     for result in ranks:
         assert result["grads"].keys() == alone["grads"].keys()
-        for name, g in alone["grads"].items():
-            np.testing.assert_allclose(result["grads"][name], g, rtol=1e-5, atol=1e-6,
-                                       err_msg=f"first step's gradient of {name}")
-        for name, w in alone["weights"].items():
-            np.testing.assert_allclose(result["weights"][name], w, rtol=1e-4, atol=1e-5,
-                                       err_msg=f"final weight {name}")
+        workers.assert_like_alone(result, alone)
     assert not np.allclose(alone["weights"]["0.weight"], workers.make_model().network.parameters()[0].numpy())
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
 
 from tests.framework.distributed import workers
@@ -97,21 +96,12 @@ def _alone() -> dict:
     return {"grads": grads, "weights": {n: p.numpy().copy() for n, p in net.named_parameters()}}
 
 
-def _assert_like_alone(result: dict, alone: dict) -> None:
-    for name, g in alone["grads"].items():
-        np.testing.assert_allclose(result["grads"][name], g, rtol=1e-5, atol=1e-6,
-                                   err_msg=f"first step's gradient of {name}")
-    for name, w in alone["weights"].items():
-        np.testing.assert_allclose(result["weights"][name], w, rtol=1e-4, atol=1e-5,
-                                   err_msg=f"final weight {name}")
-
-
 @pytest.mark.parametrize("mode", ["plain", "fleet", "explicit", "no_sync"])
 def test_the_plain_loop_averages_once_per_step(backend, mode):
     ranks = spawn(plain_loop, args=(mode,), nprocs=2, timeout_s=300, backend=backend)
     alone = _alone()
     for result in ranks:
-        _assert_like_alone(result, alone)
+        workers.assert_like_alone(result, alone)
         assert result["syncs"] == STEPS
 
 

@@ -221,3 +221,16 @@ def unpicklable_result(victim: int) -> object:
 
     dist.init_parallel_env(timeout_s=10)
     return threading.Lock() if dist.get_rank() == victim else "ok"
+
+
+def assert_like_alone(result: dict, alone: dict) -> None:
+    """A rank's first-step gradients and final weights equal one process's on the global
+    batch (float tolerance: the all-reduce sums in another order)."""
+    import numpy as np
+
+    for name, g in alone["grads"].items():
+        np.testing.assert_allclose(result["grads"][name], g, rtol=1e-5, atol=1e-6,
+                                   err_msg=f"first step's gradient of {name}")
+    for name, w in alone["weights"].items():
+        np.testing.assert_allclose(result["weights"][name], w, rtol=1e-4, atol=1e-5,
+                                   err_msg=f"final weight {name}")
