@@ -213,6 +213,20 @@ def exit_early(victim: int, status: int) -> str:
     return "ok"
 
 
+def note_pid_then_exit(folder: str, victim: int) -> str:
+    """Each rank notes its PID in ``folder``; then rank ``victim`` exits without MPI_Finalize
+    (its shared memory is left behind) and the others lose it."""
+    from visualdl.framework import distributed as dist
+
+    comm = dist.init_parallel_env(timeout_s=10)
+    open(os.path.join(folder, str(os.getpid())), "w").close()
+    comm.barrier()
+    if comm.rank == victim:
+        os._exit(3)
+    comm.barrier()
+    return "ok"
+
+
 def unpicklable_result(victim: int) -> object:
     """Rank ``victim`` returns what cannot be pickled back to the parent (a lock)."""
     import threading

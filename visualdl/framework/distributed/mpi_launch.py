@@ -8,6 +8,11 @@ job (``MPI_Abort``: no peer is left waiting); a rank killed by a signal leaves n
 the launcher's own report (``[0]1:Return code = 0, signaled with Killed``) names the signal.
 gforker forks the ranks on this machine and opens no socket; MPICH is told to use shared
 memory only (libfabric's ``shm`` provider), so nothing listens beyond this host.
+
+Ranks that end without ``MPI_Finalize`` leave shared memory named after their PIDs, which
+breaks a later job given the same PIDs (``mpi_shm``): the launcher is held until what its
+PID left is cleared, each rank clears its own PID's before MPI starts, and the parent clears
+the job's after it.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 from .errors import LOST_PEER, DistributedError
 from .launch import root_cause, unpicklable
+from .mpi_shm import clear_endpoints, clear_world
 
 LAUNCHER = "mpiexec.gforker"
 #: MPICH on one host: shared memory only (its default netmods would listen on every interface)
@@ -37,6 +43,9 @@ _REPORT = re.compile(r"^\[\d+\](\d+):Return code = (-?\d+)(?:, signaled with (.+
 _SIGNALS = {signal.strsignal(s) or s.name: s for s in signal.Signals}
 #: how gforker ends the other ranks once one died (SIGINT), or on the way out
 _LAUNCHER_ENDS = {signal.strsignal(s) for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)}
+#: the launcher waits for a line on stdin (the parent clears its PID's leftovers first);
+#: the ranks then read an empty stdin, as multiprocessing's children do
+_HELD = 'read go && exec "$@"'
 
 
 def launcher() -> str | None:
@@ -59,6 +68,7 @@ def spawn_mpi(fn: Callable[..., Any], args: tuple, nprocs: int, env: dict[str, s
                                   f"{LAUNCHER}: pip install 'visualdl[distributed]'",
                                   name="mpi4py")
     folder = tempfile.mkdtemp(prefix="visualdl-mpi-")
+    proc = None
     try:
         with open(os.path.join(folder, "job.pkl"), "wb") as f:
             prep = mp_spawn.get_preparation_data("visualdl-rank")
@@ -68,7 +78,7 @@ def spawn_mpi(fn: Callable[..., Any], args: tuple, nprocs: int, env: dict[str, s
         child_env = {**os.environ, **{k: v for k, v in LOCAL_ONLY.items()
                                       if k not in os.environ}, **env}
         cmd = [exe, "-n", str(nprocs), sys.executable, "-m", __name__, folder]
-        proc = subprocess.Popen(cmd, env=child_env, stderr=subprocess.PIPE, text=True)
+        proc = start_launcher(cmd, child_env)
         reports: dict[int, tuple[int, str | None]] = {}
         reader = threading.Thread(target=_relay, args=(proc.stderr, reports), daemon=True)
         reader.start()
@@ -76,7 +86,32 @@ def spawn_mpi(fn: Callable[..., Any], args: tuple, nprocs: int, env: dict[str, s
         reader.join(5)
         return _results(folder, nprocs, reports, timed_out, timeout_s)
     finally:
+        if proc is not None and proc.poll() is not None:  # ended: nothing of it is in use
+            clear_world(proc.pid)
+        for pid in _rank_pids(folder):
+            clear_endpoints(pid)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def start_launcher(cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """Start ``cmd`` (the launcher) once the segments a dead job of its PID left are gone:
+    a shell holds that PID on a pipe until they are, then becomes the launcher."""
+    proc = subprocess.Popen(["/bin/sh", "-c", _HELD, "sh", *cmd], env=env,
+                            stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        clear_world(proc.pid)
+    finally:
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+    return proc
+
+
+def _rank_pids(folder: str) -> list[int]:
+    """The PIDs the ranks noted on starting (``pid-<pid>`` files)."""
+    try:
+        return [int(n[4:]) for n in os.listdir(folder) if n.startswith("pid-")]
+    except OSError:
+        return []
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float | None) -> bool:
@@ -152,6 +187,8 @@ def _child(folder: str) -> None:
     SIGINT ends the rank at once, as the signal's default: that is how the launcher stops
     the others when one died, and how Ctrl-C reaches every rank."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    clear_endpoints(os.getpid())  # a dead rank's region under this PID (before the main
+    open(os.path.join(folder, f"pid-{os.getpid()}"), "wb").close()  # script may start MPI)
     try:  # the main script is imported again here, as a multiprocessing child does
         with open(os.path.join(folder, "job.pkl"), "rb") as f:
             mp_spawn.prepare(pickle.load(f))
