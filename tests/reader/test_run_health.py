@@ -187,3 +187,60 @@ def test_file_state_rules():
     assert run_health.file_state(facts("a", False, False, False, now - DAY), 5, now) == \
         "finished"
     assert run_health.file_state(facts("a", True, False, False, None), 5, now) == "stalled"
+
+
+def _killed(run: Path, rank: int | None, quiet_for: float) -> Path:
+    """A writer's file left as a SIGKILLed worker leaves it: complete records, no close,
+    last written ``quiet_for`` seconds ago."""
+    start = int(time.time() - quiet_for - 60)
+    w = LogWriter(logdir=str(run), rank=rank, world_size=None if rank is None else 2,
+                  file_name=f"vdlrecords.{start}.host.0{'' if rank is None else f'.rank{rank}'}"
+                            ".log")
+    for i in range(3):
+        w.add_scalar("loss", float(i), i)
+    w.flush()
+    path = Path(w.file_name)
+    data = path.read_bytes()
+    w.close()
+    path.write_bytes(data)  # as it was before the close marker
+    age(path, quiet_for)
+    return path
+
+
+def _restarted_name(path: Path, rank: int | None, seconds_later: float) -> str:
+    """The name a writer of ``rank`` started ``seconds_later`` than ``path``'s last change
+    gets (names carry the start in whole seconds)."""
+    start = int(os.path.getmtime(path) + seconds_later)
+    return f"vdlrecords.{start}.host.1{'' if rank is None else f'.rank{rank}'}.log"
+
+
+@pytest.mark.parametrize("rank", [None, 1])
+def test_a_worker_started_again_speaks_for_its_rank(tmp_path, rank):
+    """An elastic restart (or a run resumed into its folder): the killed worker's file is
+    history once a new file of its rank started; the run is what its current files say."""
+    run = tmp_path / "run"
+    quiet = _killed(run, rank, quiet_for=600)
+    assert health(tmp_path, "run").state == "stalled"
+    age(quiet, 10)  # killed moments ago: a file this recent would be taken as running
+    assert health(tmp_path, "run").state == "running"
+    again = LogWriter(logdir=str(run), rank=rank, world_size=None if rank is None else 2,
+                      file_name=_restarted_name(quiet, rank, 5))
+    try:
+        again.add_scalar("loss", 0.5, 3)
+        again.flush()
+        assert health(tmp_path, "run").state == "running"
+    finally:
+        again.close()
+    assert health(tmp_path, "run").state == "finished"
+    assert health(tmp_path, "run", later=30 * DAY).state == "finished"
+
+
+def test_a_worker_that_stopped_while_another_rank_went_on_still_counts(tmp_path):
+    """Rank 1 went quiet while rank 0 (started with it) kept writing and finished: no restart
+    of rank 1, so the run stays stalled; a file of rank 0 started later changes nothing."""
+    run = tmp_path / "run"
+    quiet = _killed(run, 1, quiet_for=600)
+    with LogWriter(logdir=str(run), rank=0, world_size=2,
+                   file_name=_restarted_name(quiet, 0, 5)) as w:
+        w.add_scalar("loss", 0.5, 3)
+    assert health(tmp_path, "run").state == "stalled"

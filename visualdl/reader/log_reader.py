@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from visualdl.format.names import segment_key
+from visualdl.format.names import file_rank, file_start, segment_key
 from visualdl.format.scalar_codec import CompactSeries
 from visualdl.kinds import registry as kinds
 from visualdl.reader import discovery, first_load, run_health, scalar_cache, scalar_persist
@@ -635,7 +635,8 @@ def _file_facts(state: FileState, store: RunStore) -> FileFacts:
         marked=marked,
         closed=close is not None and close >= state.last_offset,
         torn=stat is not None and not state.reader.source.whole and state.offset < stat.size,
-        mtime=stat.mtime if stat is not None else None)
+        mtime=stat.mtime if stat is not None else None,
+        started=file_start(state.path), rank=file_rank(state.path))
 
 
 def _may_defer(state: FileState, before_pick: bool = False) -> bool:

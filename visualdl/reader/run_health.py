@@ -16,8 +16,11 @@ file of a run is judged, then the run:
   1.7) are judged by age alone: running when recent, finished once older than
   ``OLD_SECONDS``, stalled in between.
 
-The run is crashed when any of its files is (a process of it died), else running when any
-is, else stalled when any is, else finished: several writers (processes) of one run are
+A file left unclosed that stopped changing before a later file of the same rank started is
+history, not the run's state, however recent: that worker was started again (an elastic
+restart, a run resumed into its folder) and its new file speaks for it. The run is crashed when any
+of its other files is (a process of it died), else running when any is, else stalled when
+any is, else finished: several writers (processes) of one run are
 finished only when every one closed its file. The run's usual interval is the mean gap
 between the points of its most often logged scalar tag, and never less than
 ``FLUSH_SECONDS`` (the writer's default ``flush_secs``: points reach the disk that often).
@@ -53,13 +56,16 @@ OLD_SECONDS = 3600.0
 class FileFacts:
     """What a reader knows of one file: whether its format has close markers (``marked``),
     whether it ends with one (``closed``), whether it ends in a torn record (``torn``) and
-    when it last changed (``mtime``, None when unknown)."""
+    when it last changed (``mtime``, None when unknown); when its writer started and its rank,
+where its name says."""
 
     path: str
     marked: bool
     closed: bool
     torn: bool
     mtime: float | None
+    started: float | None = None  # when its writer started (from its name), None if unknown
+    rank: int | None = None  # the rank its name gives, None for a single-process writer
 
 
 @dataclass(frozen=True)
@@ -105,10 +111,21 @@ def assess(files: list[FileFacts], ends: list[tuple[int, float, float, float]],
     """The run's health from its files and its scalars' ends (``scalar_ends`` per tag)."""
     now = time.time() if now is None else now
     interval = usual_interval(ends)
-    states = {file_state(f, interval, now) for f in files}
+    judged = [(f, file_state(f, interval, now)) for f in files]
+    states = {s for f, s in judged if s == "finished" or not _restarted(f, files)}
     state = next((s for s in ("crashed", "running", "stalled") if s in states), "finished")
     changes = [f.mtime for f in files if f.mtime is not None]
     return RunHealth(state, nan, max(changes) if changes else None, interval)
+
+
+def _restarted(quiet: FileFacts, files: list[FileFacts]) -> bool:
+    """Whether another file of the same rank started after ``quiet`` did, once it had
+    stopped changing (in whole seconds: names give the start in seconds)."""
+    if quiet.mtime is None:
+        return False
+    return any(f is not quiet and f.rank == quiet.rank and f.started is not None and
+               f.started >= math.floor(quiet.mtime) and
+               (quiet.started is None or f.started > quiet.started) for f in files)
 
 
 class NonFiniteScan:

@@ -157,6 +157,8 @@ def _check_logs(logdir: str, regrown_at: int, last_step: int) -> None:
     assert checkpoints[checkpoints.index(regrown_at) + 1:][-1] > regrown_at
     loss = reader.scalars("elastic", "train/loss", rank=1)
     assert loss.steps[-1] == last_step  # rank 1's steps go on after it rejoined
+    # the killed workers' files went quiet unclosed, but their ranks started again and closed
+    assert reader.run_health("elastic").state == "finished"
 
 
 def test_relative_paths_in_the_workers_resolve_where_the_driver_runs(ray_nodes, tmp_path,
