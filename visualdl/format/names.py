@@ -16,14 +16,13 @@ import time
 import uuid
 
 __all__ = ["RECORD_MARK", "SEGMENT_RE", "rank_suffix", "segment_key", "segment_name",
-           "record_file_name", "stream_name", "file_start", "file_rank"]
+           "record_file_name", "stream_name", "file_start"]
 
 #: The part of a file name that marks one of our record files (VisualDL 2.x uses it too).
 RECORD_MARK = "vdlrecords"
 #: A segment's name: the stream (one writer) and the segment number.
 SEGMENT_RE = re.compile(r"^(?P<stream>.*vdlrecords\..*)\.seg(?P<n>\d+)$")
 _START_RE = re.compile(rf"^{RECORD_MARK}\.(\d+)\.")
-_RANK_RE = re.compile(r"\.rank(\d+)(?=\.|$)")
 
 
 def segment_key(name: str) -> tuple[str, int] | None:
@@ -40,12 +39,6 @@ def file_start(name: str) -> float | None:
         return None
     start = int(match.group(1))
     return start / 1e9 if start > 10**12 else float(start)
-
-
-def file_rank(name: str) -> int | None:
-    """The rank a ranked writer's file or stream names; None for a single-process one."""
-    match = _RANK_RE.search(_base(name))
-    return int(match.group(1)) if match else None
 
 
 def _base(name: str) -> str:

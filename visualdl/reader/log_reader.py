@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from visualdl.format.names import file_rank, file_start, segment_key
+from visualdl.format.names import file_start, segment_key
 from visualdl.format.scalar_codec import CompactSeries
 from visualdl.kinds import registry as kinds
 from visualdl.reader import discovery, first_load, run_health, scalar_cache, scalar_persist
@@ -636,7 +636,7 @@ def _file_facts(state: FileState, store: RunStore) -> FileFacts:
         closed=close is not None and close >= state.last_offset,
         torn=stat is not None and not state.reader.source.whole and state.offset < stat.size,
         mtime=stat.mtime if stat is not None else None,
-        started=file_start(state.path), rank=file_rank(state.path))
+        started=file_start(state.path), rank=store.file_ranks.get(state.file_id))
 
 
 def _may_defer(state: FileState, before_pick: bool = False) -> bool:

@@ -18,10 +18,10 @@ file of a run is judged, then the run:
 
 A file left unclosed that stopped changing before a later file of the same rank started is
 history, not the run's state, however recent: that worker was started again (an elastic
-restart, a run resumed into its folder) and its new file speaks for it. The run is crashed when any
-of its other files is (a process of it died), else running when any is, else stalled when
-any is, else finished: several writers (processes) of one run are
-finished only when every one closed its file. The run's usual interval is the mean gap
+restart, a run resumed into its folder) and its new file speaks for it. The run is crashed
+when any of its other files is (a process of it died), else running when any is, else
+stalled when any is, else finished: several writers (processes) of one run are finished
+only when every one closed its file. The run's usual interval is the mean gap
 between the points of its most often logged scalar tag, and never less than
 ``FLUSH_SECONDS`` (the writer's default ``flush_secs``: points reach the disk that often).
 """
@@ -56,16 +56,16 @@ OLD_SECONDS = 3600.0
 class FileFacts:
     """What a reader knows of one file: whether its format has close markers (``marked``),
     whether it ends with one (``closed``), whether it ends in a torn record (``torn``) and
-    when it last changed (``mtime``, None when unknown); when its writer started and its rank,
-where its name says."""
+    when it last changed (``mtime``, None when unknown); when its writer started (from its
+    name) and its rank (from its ``Worker`` record), where known."""
 
     path: str
     marked: bool
     closed: bool
     torn: bool
     mtime: float | None
-    started: float | None = None  # when its writer started (from its name), None if unknown
-    rank: int | None = None  # the rank its name gives, None for a single-process writer
+    started: float | None = None
+    rank: int | None = None  # None: a single-process writer
 
 
 @dataclass(frozen=True)
