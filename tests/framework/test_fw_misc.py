@@ -58,3 +58,16 @@ def test_mlp_learns_digits():
     data = train_digits.load_digits_split(0)
     acc = train_digits.train("mlp", train_digits.make_mlp(), data, epochs=12, lr=3e-3)
     assert acc >= 0.95
+
+
+def test_set_value_overwrites_in_place_casting_and_checks_the_shape():
+    lin = vf.nn.Linear(3, 2)
+    w = lin.weight
+    view = w.numpy()  # the same memory on the CPU
+    w.set_value(np.arange(6, dtype=np.float64).reshape(2, 3))
+    assert w.dtype == np.float32 and view.reshape(-1).tolist() == [0, 1, 2, 3, 4, 5]
+    w.set_value(vf.to_tensor(np.full(w.shape, 2.5, np.float32)))
+    assert (view == 2.5).all()
+    with pytest.raises(ValueError, match=r"set_value: value of shape \(4,\) for a tensor of shape"):
+        w.set_value(np.zeros(4))
+    assert (view == 2.5).all()  # nothing changed

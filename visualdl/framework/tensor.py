@@ -183,6 +183,17 @@ class Tensor:
         """The data as a numpy array (a copy from the GPU; the same memory on the CPU)."""
         return _device.backend(self._device).to_numpy(self._data)
 
+    def set_value(self, value: Any) -> None:
+        """Overwrite the data in place with ``value`` (an array or tensor of this shape,
+        cast to this dtype), as PaddlePaddle's ``Tensor.set_value``; not recorded by
+        autograd. Views of the data (a parameter's, an optimizer's) see the new values."""
+        host = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+        if tuple(host.shape) != self.shape:
+            raise ValueError(f"set_value: value of shape {tuple(host.shape)} for a tensor of "
+                             f"shape {self.shape}")
+        be = _device.backend(self._device)
+        be.assign_(self._data, be.asarray(np.ascontiguousarray(host, dtype=self.dtype)))
+
     def item(self) -> Any:
         if self.numel() != 1:
             raise ValueError(f"item() needs a 1-element tensor, got shape {self.shape}")

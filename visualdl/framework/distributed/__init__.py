@@ -7,15 +7,21 @@
 ``init_parallel_env``/``get_rank``/``get_world_size``: the group; ``DataParallel``: a
 replica whose gradients any optimizer's ``step`` averages by all-reduce first (PaddlePaddle's
 plain loop works); ``fleet``: Paddle's collective calls (``init``, ``distributed_optimizer``,
-``DistributedStrategy``, ``worker_index``...); ``DistributedBatchSampler``: each rank's share
+``DistributedStrategy``, ``worker_index``...); Paddle's tensor collectives (``all_reduce``,
+``broadcast``, ``all_gather``, ``barrier``, ``ParallelEnv``...); ``DistributedBatchSampler``: each rank's share
 of every global batch; ``spawn``: processes on one machine. Collectives come from an existing
 library (PyTorch's gloo, ``visualdl[distributed]``) behind one small ``Communicator``
 interface; docs/distributed.md explains the choice and the elastic runs on Ray Train.
 """
 
 from . import fleet
+from .collective import (
+    ParallelEnv, ReduceOp, all_gather, all_gather_object, all_reduce, barrier, broadcast,
+)
 from .communicator import Communicator, SingleProcess
-from .env import communicator, get_rank, get_world_size, init_parallel_env, shutdown
+from .env import (
+    communicator, get_rank, get_world_size, init_parallel_env, is_initialized, shutdown,
+)
 from .errors import DistributedError
 from .launch import spawn
 from .parallel import DataParallel
@@ -23,4 +29,5 @@ from .sampler import DistributedBatchSampler
 
 __all__ = ["init_parallel_env", "get_rank", "get_world_size", "communicator", "shutdown",
            "DataParallel", "DistributedBatchSampler", "spawn", "fleet", "Communicator",
-           "SingleProcess", "DistributedError"]
+           "SingleProcess", "DistributedError", "ParallelEnv", "ReduceOp", "barrier",
+           "all_reduce", "broadcast", "all_gather", "all_gather_object", "is_initialized"]

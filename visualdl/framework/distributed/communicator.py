@@ -1,6 +1,6 @@
 """The communicator: the few collectives data-parallel training needs, over numpy buffers.
 
-One small interface (``allreduce``, ``broadcast``, ``barrier``, ``all_gather_object``,
+One small interface (``allreduce``, ``all_gather``, ``broadcast``, ``barrier``, ``all_gather_object``,
 ``rank``, ``world_size``) so that the training code never names the collective library.
 ``SingleProcess`` is the trivial one (a world of one: every call returns at once), used when
 no distributed environment is set up; ``visualdl.framework.distributed.gloo`` implements it
@@ -32,6 +32,11 @@ class Communicator(Protocol):
         """Sum ``buffer`` over all ranks, in place; with ``async_op`` return a handle."""
         ...
 
+    def all_gather(self, buffer: np.ndarray) -> None:
+        """In place: ``buffer`` (1-d, its size a multiple of ``world_size``) cut into
+        ``world_size`` equal parts, part r taken from rank r on every rank."""
+        ...
+
     def broadcast(self, buffer: np.ndarray, src: int = 0) -> None:
         """Overwrite ``buffer`` on every rank with rank ``src``'s."""
         ...
@@ -59,6 +64,9 @@ class SingleProcess:
 
     def allreduce(self, buffer: np.ndarray, async_op: bool = False) -> Work | None:
         return _Done() if async_op else None
+
+    def all_gather(self, buffer: np.ndarray) -> None:
+        return None
 
     def broadcast(self, buffer: np.ndarray, src: int = 0) -> None:
         return None

@@ -88,6 +88,12 @@ def init_parallel_env(timeout_s: float | None = None, backend: str = "gloo") -> 
     return _current
 
 
+def is_initialized() -> bool:
+    """Whether this process has joined its group (``init_parallel_env``; a world of one
+    counts), as Paddle's ``paddle.distributed.is_initialized``."""
+    return _current is not None
+
+
 def communicator() -> Communicator:
     """The communicator of ``init_parallel_env`` (which it calls if nobody did)."""
     return _current if _current is not None else init_parallel_env()

@@ -78,6 +78,13 @@ class TorchCommunicator:
             raise self.failure("all-reduce", exc) from exc
         return _Pending(self, work) if async_op else None
 
+    def all_gather(self, buffer: np.ndarray) -> None:
+        parts = [self._tensor(part) for part in np.split(buffer, self.world_size)]
+        try:  # this rank's part is sent from a copy: gloo writes it into the same place
+            self.dist.all_gather(parts, parts[self.rank].clone())
+        except RuntimeError as exc:
+            raise self.failure("all-gather", exc) from exc
+
     def broadcast(self, buffer: np.ndarray, src: int = 0) -> None:
         try:
             self.dist.broadcast(self._tensor(buffer), src=src)

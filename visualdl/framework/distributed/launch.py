@@ -95,9 +95,12 @@ def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 2,
     (``spawn`` start method, safe with threads and Numba). ``timeout_s`` bounds the whole
     job (default: none; each collective has its own timeout, see ``init_parallel_env``).
     ``backend``: ``"mpi"`` (shared memory), ``"gloo"`` (TCP on 127.0.0.1, PyTorch's) or
-    ``"auto"``, MPI where installed."""
+    ``"auto"``, MPI where installed. ``nprocs=-1`` (Paddle's default): one rank per CPU
+    core of this machine."""
+    if nprocs == -1:
+        nprocs = os.cpu_count() or 1
     if nprocs < 1:
-        raise ValueError(f"nprocs must be >= 1, got {nprocs}")
+        raise ValueError(f"nprocs must be >= 1 (or -1: one per CPU core), got {nprocs}")
     if os.environ.get(WORKER_VARIABLE) == "1":
         raise RuntimeError(NESTED)
     if backend not in BACKENDS:

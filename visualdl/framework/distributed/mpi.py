@@ -92,6 +92,10 @@ class MPICommunicator:
         request.wait()
         return None
 
+    def all_gather(self, buffer: np.ndarray) -> None:
+        _Request(self, self.comm.Iallgather(self.MPI.IN_PLACE, self._check(buffer)),
+                 "all-gather").wait()
+
     def broadcast(self, buffer: np.ndarray, src: int = 0) -> None:
         _Request(self, self.comm.Ibcast(self._check(buffer), root=src), "broadcast").wait()
 

@@ -1,0 +1,115 @@
+"""PaddlePaddle's tensor collectives on 2 ranks (gloo and MPI), as Paddle's docs call them:
+``all_reduce`` with each ``ReduceOp``, ``broadcast``, ``all_gather``, ``all_gather_object``,
+``barrier``, ``ParallelEnv``, ``is_initialized``; a rank passing another shape fails naming
+it; ``spawn(nprocs=-1)`` starts one rank per core.
+
+The functions the ranks run are module-level here: ``spawn`` imports them by name."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from visualdl.framework.distributed import DistributedError, spawn
+
+SHORT = {"VISUALDL_DIST_TIMEOUT": "10"}
+
+
+def paddle_collectives() -> dict:
+    import visualdl.framework as vf
+    from visualdl.framework import distributed as dist
+
+    before = dist.is_initialized()
+    dist.init_parallel_env()
+    env = dist.ParallelEnv()
+    r = dist.get_rank()
+    out: dict = {"before": before, "after": dist.is_initialized(), "rank": env.rank,
+                 "world": env.world_size, "nranks": env.nranks, "local": env.local_rank}
+    for op in ("SUM", "AVG", "MAX", "MIN", "PROD"):
+        t = vf.to_tensor(np.array([r + 1.0, -3.0 * (r + 1), 0.5], np.float32))
+        assert dist.all_reduce(t, op=getattr(dist.ReduceOp, op)) is None
+        out[op] = t.numpy().tolist()
+        out[op + "_dtype"] = str(t.dtype)
+    ints = vf.to_tensor(np.array([[r, 10 * r]], np.int64))
+    task = dist.all_reduce(ints, sync_op=False)
+    out["task"] = task.wait()
+    out["ints"] = (ints.numpy().tolist(), str(ints.dtype))
+    b = vf.to_tensor(np.full(3, 7.0 * r, np.float32))
+    dist.broadcast(b, src=1)
+    out["broadcast"] = b.numpy().tolist()
+    gathered: list = []
+    dist.all_gather(gathered, vf.to_tensor(np.array([r, r * r + 1], np.int64)))
+    out["all_gather"] = [g.numpy().tolist() for g in gathered]
+    objects: list = []
+    dist.all_gather_object(objects, {"rank": r, "name": f"w{r}"})
+    out["objects"] = objects
+    dist.barrier()
+    for bad, call in (("avg_int", lambda: dist.all_reduce(ints, op=dist.ReduceOp.AVG)),
+                      ("group", lambda: dist.all_reduce(b, group=object())),
+                      ("src", lambda: dist.broadcast(b, src=5))):
+        try:
+            call()
+            out[bad] = None
+        except (ValueError, NotImplementedError) as e:
+            out[bad] = f"{type(e).__name__}: {e}"
+    return out
+
+
+def test_paddle_collectives_on_two_ranks(backend):
+    ranks = spawn(paddle_collectives, nprocs=2, env=SHORT, timeout_s=300, backend=backend)
+    for r, got in enumerate(ranks):
+        assert (got["before"], got["after"]) == (False, True)
+        assert (got["rank"], got["world"], got["nranks"], got["local"]) == (r, 2, 2, r)
+        assert got["SUM"] == [3.0, -9.0, 1.0]
+        assert got["AVG"] == [1.5, -4.5, 0.5]
+        assert got["MAX"] == [2.0, -3.0, 0.5]
+        assert got["MIN"] == [1.0, -6.0, 0.5]
+        assert got["PROD"] == [2.0, 18.0, 0.25]
+        assert {got[op + "_dtype"] for op in ("SUM", "AVG", "MAX", "MIN", "PROD")} == {"float32"}
+        assert got["task"] is True
+        assert got["ints"] == ([[1, 10]], "int64")
+        assert got["broadcast"] == [7.0, 7.0, 7.0]  # rank 1's
+        assert got["all_gather"] == [[0, 1], [1, 2]]
+        assert got["objects"] == [{"rank": 0, "name": "w0"}, {"rank": 1, "name": "w1"}]
+        assert got["avg_int"] == "ValueError: all_reduce: ReduceOp.AVG needs a floating tensor, got int64"
+        assert got["group"].startswith("NotImplementedError: collectives over a sub-group")
+        assert got["src"] == "ValueError: broadcast: src=5 is not a rank of this group of 2"
+
+
+def other_shape_on_rank_1() -> None:
+    import visualdl.framework as vf
+    from visualdl.framework import distributed as dist
+
+    n = 3 if dist.get_rank() == 1 else 2
+    dist.all_reduce(vf.to_tensor(np.ones(n, np.float32)))
+
+
+def test_a_rank_reducing_another_shape_fails_naming_it(backend):
+    with pytest.raises(DistributedError) as err:
+        spawn(other_shape_on_rank_1, nprocs=2, env=SHORT, timeout_s=120, backend=backend)
+    assert err.value.rank == 1
+    assert str(err.value).splitlines()[0] == (
+        "rank 1: all_reduce's tensor (shape, dtype) differs from rank 0's: ((3,), 'float32') "
+        "where rank 0 has ((2,), 'float32')")
+
+
+def rank_and_size() -> tuple[int, int]:
+    from visualdl.framework import distributed as dist
+
+    dist.init_parallel_env()
+    return dist.get_rank(), dist.get_world_size()
+
+
+def test_spawn_minus_one_starts_a_rank_per_core(backend):
+    cores = os.cpu_count() or 1
+    if cores > 8:
+        pytest.skip(f"{cores} cores: too many ranks for a test")
+    ranks = spawn(rank_and_size, nprocs=-1, env=SHORT, timeout_s=300, backend=backend)
+    assert ranks == [(r, cores) for r in range(cores)]
+
+
+def test_spawn_refuses_a_count_below_minus_one():
+    with pytest.raises(ValueError, match=r"nprocs must be >= 1 \(or -1: one per CPU core\), got -2"):
+        spawn(rank_and_size, nprocs=-2)
