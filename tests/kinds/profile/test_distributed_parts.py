@@ -68,3 +68,19 @@ def test_the_straggler_is_the_rank_that_computes_most():
     body = distributed([("a", model(fast, 0)), ("b", model(slow, 1))])
     assert body["slowest"] == 1
     assert [r["totals"]["wait"] for r in body["ranks"]] == pytest.approx([50, 0])
+
+
+def test_no_part_is_below_zero_when_times_do_not_add_up_exactly_in_floats():
+    """Epoch-microsecond times with fractions: computation exactly inside communication,
+    so overlap == computation; inclusion-exclusion in floats left -1e-12 (shown "-0.000")."""
+    t0 = 1_733_300_000_000_000.1
+    events = [X("ProfilerStep#1", "user_annotation", t0, 100.3),
+              X("record_param_comms", "cpu_op", t0 + 0.7, 99.1, **COMMS_ARGS),
+              X("aten::mm", "cpu_op", t0 + 10.3, 20.7, tid=2),
+              X("aten::add", "cpu_op", t0 + 40.1, 0.3, tid=2)]
+    [rank] = distributed([("w", model(events))])["ranks"]
+    parts = rank["steps"][0]["parts"]
+    assert min(parts.values()) >= 0.0, parts
+    assert parts["computation"] == 0.0  # every computing microsecond is overlapped
+    assert parts == pytest.approx({"computation": 0.0, "overlap": 21.0, "communication": 78.1,
+                                   "other": 1.2}, abs=1e-3)

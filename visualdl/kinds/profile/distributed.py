@@ -108,9 +108,11 @@ def _split_steps(model: TraceModel, numbers: Sequence[int], comm: np.ndarray
         step = by_number[number]
         edges = np.array([step.ts, step.ts + step.dur])
         a, b, u = (float(np.diff(c(edges))[0]) for c in (cover_a, cover_b, cover_u))
-        both = a + b - u
+        # inclusion-exclusion in floats: a part that is empty comes out as -1e-12 or so
+        # (shown as "-0.000"), so each part is held within what it can be
+        both = min(max(a + b - u, 0.0), a, b)
         parts = {"computation": a - both, "overlap": both, "communication": b - both,
-                 "other": step.dur - u}
+                 "other": max(step.dur - u, 0.0)}
         out.append({"step": number, "ts": step.ts, "dur": step.dur, "parts": parts})
     return out
 
