@@ -110,6 +110,18 @@ class TorchCommunicator:
             self.dist.destroy_process_group()
 
 
+def _reach(host: str, port: int, deadline: float) -> None:
+    """Return once ``host:port`` accepts a connection; OSError when the deadline passes."""
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=0.5).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def connect(rank: int, world_size: int, host: str, port: int, timeout_s: float,
             backend: str = "gloo") -> TorchCommunicator:
     """Rendezvous at ``host:port`` (rank 0 serves it) and set up the process group.
@@ -119,7 +131,10 @@ def connect(rank: int, world_size: int, host: str, port: int, timeout_s: float,
     and every rank gives up after ``timeout_s``: none is left waiting."""
     _, dist = _torch()
     timeout = timedelta(seconds=timeout_s)
+    deadline = time.monotonic() + timeout_s  # one for reaching rank 0 and the others joining
     try:
+        if rank != 0:  # torch's own retries overrun the timeout (5 s for 2): reach it first
+            _reach(host, port, deadline)
         store = dist.TCPStore(host, port, world_size, is_master=rank == 0, timeout=timeout,
                               wait_for_workers=False)
     except (RuntimeError, OSError) as exc:
@@ -129,7 +144,6 @@ def connect(rank: int, world_size: int, host: str, port: int, timeout_s: float,
                                      f"within {timeout_s:g} s: {exc}") from exc
     try:
         store.set(f"{_JOINED}{rank}", socket.gethostname())
-        deadline = time.monotonic() + timeout_s
         missing = list(range(world_size))
         while True:
             missing = [r for r in missing if not store.check([f"{_JOINED}{r}"])]
