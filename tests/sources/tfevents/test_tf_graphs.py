@@ -212,3 +212,16 @@ def test_a_bad_keras_config_is_a_422_and_the_rest_is_served(tmp_path):
                 assert "Keras" in answer.json()["error"], name
         assert client.get("/api/graph/summary", model=models["bad0"]).status_code == 422
         assert client.json("/api/graph/summary", model=models["good"])["counts"]["nodes"] == 10
+
+
+@pytest.mark.parametrize("run", ["keras3", "tfkeras"])
+def test_keras_outputs_have_an_unknown_shape_not_a_scalar_one(run):
+    """A Keras config holds no output shapes: the model's outputs say "unknown", where an
+    empty shape ([]) read as a scalar on the output node."""
+    import onnx
+
+    from visualdl.sources.tfevents.keras_model import to_onnx
+
+    config = _summary(run, "graph_keras_model").tensor.string_val[0]
+    outputs = onnx.load_from_string(to_onnx(config)).graph.output
+    assert outputs and all(not o.type.tensor_type.HasField("shape") for o in outputs)

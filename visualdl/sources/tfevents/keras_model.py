@@ -46,7 +46,8 @@ def to_onnx(config: bytes | str) -> bytes:
                                 domain=DOMAIN)
         node.attribute.extend(helper.make_attribute(k, v) for k, v in attrs)
         nodes.append(node)
-    graph_outputs = [helper.make_tensor_value_info(t, TensorProto.UNDEFINED, [])
+    # a config holds no output shapes: unknown (None), not [] (which reads as a scalar)
+    graph_outputs = [helper.make_tensor_value_info(t, TensorProto.UNDEFINED, None)
                      for t in outputs if t in known]
     onnx_graph = helper.make_graph(nodes, str(_config(model).get("name") or "keras"), [],
                                    graph_outputs)
