@@ -104,3 +104,27 @@ def test_onnx_and_paddle_each_open_under_any_name(tmp_path):
         assert client.get("/api/graph/summary", params={"model": "file:0"}).status_code == 200
         r = client.get("/api/graph/summary", params={"model": "file:1"})
         assert r.status_code == 200 and r.json()["op_types"] == dict(Counter(_ops("jit26")))
+
+
+@pytest.mark.parametrize("folder", sorted(PROGRAMS))
+def test_a_program_without_feed_ops_still_has_its_inputs(folder):
+    """A program saved without ``feed``/``fetch`` ops (a hand-built or pruned program): its
+    inputs are the data variables read before anything writes them, the ones its ``feed``
+    ops named, where the graph had 0 inputs."""
+    from visualdl.sources.paddle import to_onnx
+    from visualdl.sources.paddle.paddle_program_pb2 import ProgramDesc
+
+    with open(os.path.join(DATA, folder, PROGRAMS[folder]), "rb") as f:
+        raw = f.read()
+    program = ProgramDesc.FromString(raw)
+    block = program.blocks[0]
+    fed = [a for op in block.ops if op.type == "feed" for o in op.outputs for a in o.arguments]
+    kept = [op for op in block.ops if op.type not in ("feed", "fetch")]
+    del block.ops[:]
+    block.ops.extend(kept)
+    with_feed = onnx.load_from_string(to_onnx(raw)).graph
+    without = onnx.load_from_string(to_onnx(program.SerializeToString())).graph
+    assert fed and [i.name for i in with_feed.input] == fed
+    assert [i.name for i in without.input] == fed
+    assert [i.type for i in without.input] == [i.type for i in with_feed.input]
+    assert {o.name for o in without.output} == {o.name for o in with_feed.output}

@@ -252,6 +252,13 @@ def doc_to_onnx(doc: dict[str, Any], producer: str = "VisualDL 2.x add_graph") -
 
     produced = {t for n in nodes for t in n.output}
     consumed = {t for n in nodes for t in n.input}
+    if not graph_inputs and not any(n.get("type") == "feed" for n in doc["nodes"]
+                                    if _is_op(n)):
+        # no feed op (a program saved without them): the data read before anything writes
+        # it enters the graph, in the order first read; weights (persistable) do not
+        graph_inputs = list(dict.fromkeys(
+            t for n in nodes for t in n.input if t not in produced and t in variables
+            and not variables[t].get("persistable")))
     if not graph_outputs:  # no fetch op: what nothing reads leaves the graph
         graph_outputs = [t for n in nodes for t in n.output[:1] if t not in consumed]
     outputs = set(graph_outputs)
