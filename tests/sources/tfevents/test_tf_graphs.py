@@ -225,3 +225,19 @@ def test_keras_outputs_have_an_unknown_shape_not_a_scalar_one(run):
     config = _summary(run, "graph_keras_model").tensor.string_val[0]
     outputs = onnx.load_from_string(to_onnx(config)).graph.output
     assert outputs and all(not o.type.tensor_type.HasField("shape") for o in outputs)
+
+
+def test_type_attributes_read_as_tensorflow_names(server):
+    """A type attribute and a list of types (the loop's ``T``) read as TensorBoard shows
+    them (``DT_FLOAT``; TensorFlow's own enum names, from its types.proto), not as numbers."""
+    types_pb2 = pytest.importorskip("tensorboard.compat.proto.types_pb2")
+    graph = _graph_def("lstm")
+    model = _model(server, "lstm", "graph_def")
+    (loop,) = [n for n in graph.node if n.op == "While"]
+    attrs = {a["name"]: a["value"] for a in _node(server, model, loop.name)["attributes"]}
+    expected = [types_pb2.DataType.Name(t) for t in loop.attr["T"].list.type]
+    # a long list is shown shortened: its first items as names
+    assert len(expected) > 6 and attrs["T"].startswith("[" + ", ".join(expected[:6]) + ", ")
+    typed = next(n for n in graph.node if n.attr["dtype"].WhichOneof("value") == "type")
+    attrs = {a["name"]: a["value"] for a in _node(server, model, typed.name)["attributes"]}
+    assert attrs["dtype"] == types_pb2.DataType.Name(typed.attr["dtype"].type)

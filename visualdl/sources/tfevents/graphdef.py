@@ -27,6 +27,25 @@ DOMAIN = "tensorboard.graph"
 #: The group of the library's functions (TensorBoard's name for it).
 LIBRARY = "__function_library__"
 _DTYPE_TO_ONNX = {1: 1, 2: 11, 3: 6, 4: 2, 5: 5, 6: 3, 7: 8, 9: 7, 10: 9, 19: 10}
+#: TensorFlow's ``DataType`` names by value (types.proto): a type attribute reads as
+#: TensorBoard shows it (``DT_FLOAT``), not as the enum's number.
+_DTYPE_NAMES = (
+    "DT_INVALID", "DT_FLOAT", "DT_DOUBLE", "DT_INT32", "DT_UINT8", "DT_INT16", "DT_INT8",
+    "DT_STRING", "DT_COMPLEX64", "DT_INT64", "DT_BOOL", "DT_QINT8", "DT_QUINT8", "DT_QINT32",
+    "DT_BFLOAT16", "DT_QINT16", "DT_QUINT16", "DT_UINT16", "DT_COMPLEX128", "DT_HALF",
+    "DT_RESOURCE", "DT_VARIANT", "DT_UINT32", "DT_UINT64", "DT_FLOAT8_E5M2",
+    "DT_FLOAT8_E4M3FN", "DT_FLOAT8_E4M3FNUZ", "DT_FLOAT8_E4M3B11FNUZ", "DT_FLOAT8_E5M2FNUZ",
+    "DT_INT4", "DT_UINT4", "DT_INT2", "DT_UINT2", "DT_FLOAT4_E2M1FN")
+
+
+def dtype_name(value: int) -> str:
+    """``DT_FLOAT`` for 1; a reference type (value + 100) is ``DT_FLOAT_REF``; an unknown
+    value stays its number."""
+    ref = value > 100
+    base = value - 100 if ref else value
+    if 0 <= base < len(_DTYPE_NAMES):
+        return _DTYPE_NAMES[base] + ("_REF" if ref else "")
+    return str(value)
 
 
 def _tensor_name(ref: str) -> tuple[str, str, int]:
@@ -42,8 +61,10 @@ def _attribute(helper: Any, key: str, value: Any) -> Any:
     which = value.WhichOneof("value")
     if which == "s":
         return helper.make_attribute(key, value.s.decode("utf-8", "replace"))
-    if which in ("i", "type"):
-        return helper.make_attribute(key, int(getattr(value, which)))
+    if which == "i":
+        return helper.make_attribute(key, int(value.i))
+    if which == "type":
+        return helper.make_attribute(key, dtype_name(int(value.type)))
     if which == "b":
         return helper.make_attribute(key, int(value.b))
     if which == "f":
@@ -57,13 +78,16 @@ def _attribute(helper: Any, key: str, value: Any) -> Any:
     if which == "tensor":
         t = value.tensor
         return helper.make_attribute(
-            key, f"tensor dtype {t.dtype} shape {[d.size for d in t.tensor_shape.dim]}")
+            key, f"tensor {dtype_name(int(t.dtype))} shape "
+                 f"{[d.size for d in t.tensor_shape.dim]}")
     if which == "list":
         lv = value.list
         if len(lv.s):
             return helper.make_attribute(key, [s.decode("utf-8", "replace") for s in lv.s])
-        if len(lv.i) or len(lv.type) or len(lv.b):
-            return helper.make_attribute(key, [int(x) for x in (lv.i or lv.type or lv.b)])
+        if len(lv.type):
+            return helper.make_attribute(key, [dtype_name(int(x)) for x in lv.type])
+        if len(lv.i) or len(lv.b):
+            return helper.make_attribute(key, [int(x) for x in (lv.i or lv.b)])
         if len(lv.f):
             return helper.make_attribute(key, [float(x) for x in lv.f])
         if len(lv.shape):
