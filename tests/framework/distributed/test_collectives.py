@@ -73,7 +73,8 @@ def test_paddle_collectives_on_two_ranks(backend):
         assert got["broadcast"] == [7.0, 7.0, 7.0]  # rank 1's
         assert got["all_gather"] == [[0, 1], [1, 2]]
         assert got["objects"] == [{"rank": 0, "name": "w0"}, {"rank": 1, "name": "w1"}]
-        assert got["avg_int"] == "ValueError: all_reduce: ReduceOp.AVG needs a floating tensor, got int64"
+        assert got["avg_int"] == ("ValueError: all_reduce: ReduceOp.AVG needs a floating "
+                                  "tensor, got int64")
         assert got["group"].startswith("NotImplementedError: collectives over a sub-group")
         assert got["src"] == "ValueError: broadcast: src=5 is not a rank of this group of 2"
 
@@ -111,5 +112,6 @@ def test_spawn_minus_one_starts_a_rank_per_core(backend):
 
 
 def test_spawn_refuses_a_count_below_minus_one():
-    with pytest.raises(ValueError, match=r"nprocs must be >= 1 \(or -1: one per CPU core\), got -2"):
+    with pytest.raises(ValueError,
+                       match=r"nprocs must be >= 1 \(or -1: one per CPU core\), got -2"):
         spawn(rank_and_size, nprocs=-2)

@@ -8,10 +8,11 @@
 replica whose gradients any optimizer's ``step`` averages by all-reduce first (PaddlePaddle's
 plain loop works); ``fleet``: Paddle's collective calls (``init``, ``distributed_optimizer``,
 ``DistributedStrategy``, ``worker_index``...); Paddle's tensor collectives (``all_reduce``,
-``broadcast``, ``all_gather``, ``barrier``, ``ParallelEnv``...); ``DistributedBatchSampler``: each rank's share
-of every global batch; ``spawn``: processes on one machine. Collectives come from an existing
-library (PyTorch's gloo, ``visualdl[distributed]``) behind one small ``Communicator``
-interface; docs/distributed.md explains the choice and the elastic runs on Ray Train.
+``broadcast``, ``all_gather``, ``barrier``, ``ParallelEnv``...); ``DistributedBatchSampler``:
+each rank's share of every global batch; ``spawn``: processes on one machine. Collectives
+come from existing libraries (MPI, PyTorch's gloo; ``visualdl[distributed]``) behind one
+small ``Communicator`` interface; docs/distributed.md explains the choice and the elastic
+runs on Ray Train.
 """
 
 from . import fleet

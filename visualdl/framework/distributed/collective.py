@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from .communicator import Communicator
-from .env import communicator, get_rank, get_world_size, is_initialized
+from .communicator import Communicator, Done
+from .env import communicator, get_rank, get_world_size
 from .parallel import check_same_everywhere
 
 
 __all__ = ["ReduceOp", "ParallelEnv", "barrier", "all_reduce", "broadcast", "all_gather",
-           "all_gather_object", "is_initialized"]
+           "all_gather_object"]
 
 
 class ReduceOp:
@@ -41,23 +41,13 @@ class ReduceOp:
 _LOCAL = {ReduceOp.MAX: np.max, ReduceOp.MIN: np.min, ReduceOp.PROD: np.prod}
 
 
-class _Done:
-    """What an ``sync_op=False`` call returns: the work is already done (``wait()``)."""
-
-    def wait(self) -> bool:
-        return True
-
-    def is_completed(self) -> bool:
-        return True
-
-
 def barrier(group: Any = None) -> None:
     """Wait until every rank got here."""
     _comm(group).barrier()
 
 
 def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: Any = None,
-               sync_op: bool = True) -> _Done | None:
+               sync_op: bool = True) -> Done | None:
     """``tensor`` combined over the ranks by ``op``, in place on every rank."""
     comm = _comm(group)
     host = _host(comm, "all_reduce", tensor)
@@ -74,11 +64,11 @@ def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: Any = None,
         raise ValueError(f"all_reduce: op must be one of ReduceOp.SUM, AVG, MAX, MIN, PROD, "
                          f"got {op!r}")
     tensor.set_value(host)
-    return None if sync_op else _Done()
+    return None if sync_op else Done()
 
 
 def broadcast(tensor: Tensor, src: int = 0, group: Any = None,
-              sync_op: bool = True) -> _Done | None:
+              sync_op: bool = True) -> Done | None:
     """Rank ``src``'s ``tensor`` on every rank, in place."""
     comm = _comm(group)
     if not 0 <= int(src) < comm.world_size:
@@ -87,18 +77,18 @@ def broadcast(tensor: Tensor, src: int = 0, group: Any = None,
     host = _host(comm, "broadcast", tensor)
     comm.broadcast(host, src=int(src))
     tensor.set_value(host)
-    return None if sync_op else _Done()
+    return None if sync_op else Done()
 
 
 def all_gather(tensor_list: list, tensor: Tensor, group: Any = None,
-               sync_op: bool = True) -> _Done | None:
+               sync_op: bool = True) -> Done | None:
     """Every rank's ``tensor``, in rank order, appended to ``tensor_list`` (as Paddle:
     the list is filled in place)."""
     comm = _comm(group)
     host = _host(comm, "all_gather", tensor)
     tensor_list.extend(Tensor(part.copy(), device=tensor.device)
                        for part in _gathered(comm, host))
-    return None if sync_op else _Done()
+    return None if sync_op else Done()
 
 
 def all_gather_object(object_list: list, obj: Any, group: Any = None) -> None:

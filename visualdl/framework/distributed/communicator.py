@@ -1,7 +1,8 @@
 """The communicator: the few collectives data-parallel training needs, over numpy buffers.
 
-One small interface (``allreduce``, ``all_gather``, ``broadcast``, ``barrier``, ``all_gather_object``,
-``rank``, ``world_size``) so that the training code never names the collective library.
+One small interface (``allreduce``, ``all_gather``, ``broadcast``, ``barrier``,
+``all_gather_object``, ``rank``, ``world_size``) so that the training code never names the
+collective library.
 ``SingleProcess`` is the trivial one (a world of one: every call returns at once), used when
 no distributed environment is set up; ``visualdl.framework.distributed.gloo`` implements it
 on PyTorch's ``torch.distributed`` (gloo on CPU, NCCL on GPU). docs/distributed.md says why.
@@ -50,9 +51,14 @@ class Communicator(Protocol):
     def close(self) -> None: ...
 
 
-class _Done:
-    def wait(self) -> None:
-        return None
+class Done:
+    """Work already done (a world of one; Paddle's ``sync_op=False`` on a blocking call)."""
+
+    def wait(self) -> bool:
+        return True
+
+    def is_completed(self) -> bool:
+        return True
 
 
 class SingleProcess:
@@ -63,7 +69,7 @@ class SingleProcess:
     backend = "none"
 
     def allreduce(self, buffer: np.ndarray, async_op: bool = False) -> Work | None:
-        return _Done() if async_op else None
+        return Done() if async_op else None
 
     def all_gather(self, buffer: np.ndarray) -> None:
         return None

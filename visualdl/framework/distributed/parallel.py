@@ -139,8 +139,7 @@ class _Bucket:
             elif p.grad is None:
                 p.grad = Tensor(view.copy(), device=p.device)
             else:
-                be = _device.backend(p.device)
-                be.assign_(p.grad._data, be.asarray(view))
+                p.grad.set_value(view)
 
 
 class DataParallel(Layer):
@@ -199,8 +198,7 @@ class DataParallel(Layer):
             start = 0
             for t in group:
                 n = t.numel()
-                be = _device.backend(t.device)
-                be.assign_(t._data, be.asarray(flat[start:start + n].reshape(t.shape)))
+                t.set_value(flat[start:start + n].reshape(t.shape))
                 start += n
 
     def _make_buckets(self, bucket_size_mb: float) -> list[_Bucket]:

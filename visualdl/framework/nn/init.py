@@ -7,14 +7,12 @@ import math
 
 import numpy as np
 
-from .. import device as _device
 from .. import random as _random
 from ..tensor import Tensor
 
 
 def _assign(t: Tensor, host: np.ndarray) -> Tensor:
-    be = _device.backend(t.device)
-    be.assign_(t._data, be.asarray(host.astype(t.dtype)))
+    t.set_value(host)
     return t
 
 

@@ -213,9 +213,7 @@ class Layer:
             raise ValueError(f"{len(wrong)} of {len(hosts)} entries have another shape (nothing "
                              f"was loaded): {'; '.join(wrong[:10])}")
         for name, host in hosts.items():
-            t = own[name]
-            be = _device.backend(t.device)
-            be.assign_(t._data, be.asarray(np.asarray(host, dtype=t.dtype)))
+            own[name].set_value(host)
         return missing, unexpected
 
     set_state_dict = load_state_dict

@@ -252,8 +252,7 @@ def doc_to_onnx(doc: dict[str, Any], producer: str = "VisualDL 2.x add_graph") -
 
     produced = {t for n in nodes for t in n.output}
     consumed = {t for n in nodes for t in n.input}
-    if not graph_inputs and not any(n.get("type") == "feed" for n in doc["nodes"]
-                                    if _is_op(n)):
+    if not graph_inputs:
         # no feed op (a program saved without them): the data read before anything writes
         # it enters the graph, in the order first read; weights (persistable) do not
         graph_inputs = list(dict.fromkeys(
