@@ -186,6 +186,9 @@ class VisualDL(Callback):
             self.step = int(resumed["step"])
             if self.heavy:
                 writer.add_resize(int(resumed["world_size"]), self.step, int(resumed["restart"]))
+                # at once, as checkpoints are: the next resize may end this group within
+                # flush_secs, and the run's step axis must still mark this one
+                writer.flush()
         if self.profile_steps is not None:
             self._start_profiler(writer)
         if not self.heavy:
