@@ -187,3 +187,27 @@ def test_a_graph_that_cannot_be_exported_warns_and_training_goes_on(tmp_path):
                   callbacks=[VisualDL(str(tmp_path / "nograph"))])
     tags = LogReader(str(tmp_path)).tags("nograph")
     assert "graph" not in tags and sorted(tags["scalar"]) == ["train/loss", "train/lr"]
+
+
+def test_an_elastic_resize_marker_is_on_disk_before_the_first_step(tmp_path):
+    """Ray can end a resized group within the writer's flush interval: the marker of the
+    resize (world size, step resumed at, restart count) is flushed when written, so a
+    reader sees it while the group's writer is still open."""
+    x, y = blobs(64)
+    seen = []
+
+    class ResumedByRay(Callback):  # what ray_train.ElasticCheckpoint sets on start
+        def on_train_begin(self, logs=None):
+            self.model.resumed = {"step": 22, "world_size": 1, "restart": 1}
+
+    class ReadFromDisk(Callback):
+        def on_train_batch_end(self, step, logs=None):
+            if not seen:
+                events = LogReader(str(tmp_path)).events("run", "workers", "workers")
+                seen.append([(e.world_size, e.step, e.restart) for e in events])
+
+    model = vf.Model(mlp())
+    model.prepare(vf.optim.SGD(model.parameters(), 0.1), vf.nn.CrossEntropyLoss())
+    model.fit((x, y), batch_size=16, epochs=1, verbose=0, callbacks=[
+        ResumedByRay(), VisualDL(str(tmp_path / "run")), ReadFromDisk()])
+    assert seen == [[(1, 22, 1)]]
