@@ -11,7 +11,7 @@ import pytest
 
 from tests.framework.distributed import workers
 from visualdl.framework.distributed import DistributedError, spawn
-from visualdl.framework.distributed.launch import free_port
+from visualdl.framework.distributed.spawning import free_port
 from visualdl.framework.distributed.resume import load_training_state, save_training_state
 
 SHORT = {"VISUALDL_DIST_TIMEOUT": "10"}

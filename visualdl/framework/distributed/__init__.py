@@ -24,7 +24,7 @@ from .env import (
     communicator, get_rank, get_world_size, init_parallel_env, is_initialized, shutdown,
 )
 from .errors import DistributedError
-from .launch import spawn
+from .spawning import spawn
 from .parallel import DataParallel
 from .sampler import DistributedBatchSampler
 

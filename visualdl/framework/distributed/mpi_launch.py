@@ -33,16 +33,16 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import LOST_PEER, DistributedError
-from .launch import root_cause, unpicklable
+from .spawning import root_cause, unpicklable
 from .mpi_shm import clear_endpoints, clear_world
 
 LAUNCHER = "mpiexec.gforker"
 #: MPICH on one host: shared memory only (its default netmods would listen on every interface)
 LOCAL_ONLY = {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "shm"}
 _REPORT = re.compile(r"^\[\d+\](\d+):Return code = (-?\d+)(?:, signaled with (.+?))?\s*$")
-_SIGNALS = {signal.strsignal(s) or s.name: s for s in signal.Signals}
+SIGNALS = {signal.strsignal(s) or s.name: s for s in signal.Signals}
 #: how gforker ends the other ranks once one died (SIGINT), or on the way out
-_LAUNCHER_ENDS = {signal.strsignal(s) for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)}
+LAUNCHER_ENDS = {signal.strsignal(s) for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)}
 #: the launcher waits for a line on stdin (the parent clears its PID's leftovers first);
 #: the ranks then read an empty stdin, as multiprocessing's children do
 _HELD = 'read go && exec "$@"'
@@ -80,7 +80,7 @@ def spawn_mpi(fn: Callable[..., Any], args: tuple, nprocs: int, env: dict[str, s
         cmd = [exe, "-n", str(nprocs), sys.executable, "-m", __name__, folder]
         proc = start_launcher(cmd, child_env)
         reports: dict[int, tuple[int, str | None]] = {}
-        reader = threading.Thread(target=_relay, args=(proc.stderr, reports), daemon=True)
+        reader = threading.Thread(target=relay, args=(proc.stderr, reports), daemon=True)
         reader.start()
         timed_out = _wait(proc, timeout_s)
         reader.join(5)
@@ -88,7 +88,7 @@ def spawn_mpi(fn: Callable[..., Any], args: tuple, nprocs: int, env: dict[str, s
     finally:
         if proc is not None and proc.poll() is not None:  # ended: nothing of it is in use
             clear_world(proc.pid)
-        for pid in _rank_pids(folder):
+        for pid in rank_pids(folder):
             clear_endpoints(pid)
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -106,7 +106,7 @@ def start_launcher(cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
     return proc
 
 
-def _rank_pids(folder: str) -> list[int]:
+def rank_pids(folder: str) -> list[int]:
     """The PIDs the ranks noted on starting (``pid-<pid>`` files)."""
     try:
         return [int(n[4:]) for n in os.listdir(folder) if n.startswith("pid-")]
@@ -129,7 +129,7 @@ def _wait(proc: subprocess.Popen, timeout_s: float | None) -> bool:
         return True
 
 
-def _relay(stream: Any, reports: dict[int, tuple[int, str | None]]) -> None:
+def relay(stream: Any, reports: dict[int, tuple[int, str | None]]) -> None:
     """Pass the ranks' stderr through; keep the launcher's per-rank exit reports."""
     for line in stream:
         match = _REPORT.match(line)
@@ -170,10 +170,10 @@ def _no_result(code: int | None, signalled: str | None, after_peer: bool) -> str
     """Why a rank left no file, from the launcher's report: ended by the launcher or by a
     peer's MPI_Abort (``after_peer``: it only lost its peers), else killed, else it exited
     on its own -- the root cause, as ``spawn`` over gloo names it."""
-    if signalled in _LAUNCHER_ENDS:
+    if signalled in LAUNCHER_ENDS:
         return f"ended by the launcher after a peer {LOST_PEER}"
     if signalled is not None:
-        sig = _SIGNALS.get(signalled)
+        sig = SIGNALS.get(signalled)
         return f"worker was killed by {sig.name if sig else signalled}"
     if after_peer:
         return f"ended after a peer {LOST_PEER}"

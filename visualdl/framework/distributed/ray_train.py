@@ -33,7 +33,7 @@ from typing import Any
 
 from ..callbacks.base import Callback
 from .env import get_rank, get_world_size
-from .launch import THREAD_VARIABLES as _THREAD_VARIABLES
+from .spawning import THREAD_VARIABLES as _THREAD_VARIABLES
 from .resume import load_training_state, save_training_state
 
 _options: dict | None = None  # set in each worker by _entry: fit_on_ray's settings

@@ -1,0 +1,118 @@
+"""``python -m visualdl.framework.distributed.launch``: a training script run as N ranks, as
+PaddlePaddle's ``python -m paddle.distributed.launch`` runs one, started here as a user
+starts it (a subprocess from the script's folder) on each collective library."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+LAUNCH = [sys.executable, "-m", "visualdl.framework.distributed.launch"]
+
+# A script as a Paddle user writes it: its own arguments, the group from the launcher's
+# environment, a collective, one LogWriter per rank in the same run (rank-tagged files).
+SCRIPT = """
+import argparse, os, signal, sys
+import numpy as np
+import visualdl.framework as vf
+import visualdl.framework.distributed as dist
+from visualdl import LogWriter
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--logdir")
+parser.add_argument("--fail-rank", type=int, default=-1)
+parser.add_argument("--kill-rank", type=int, default=-1)
+args = parser.parse_args()
+
+dist.init_parallel_env()
+rank, world = dist.get_rank(), dist.get_world_size()
+print(f"rank {rank} of {world} argv0 {os.path.basename(sys.argv[0])} "
+      f"paddle_id {os.environ.get('PADDLE_TRAINER_ID', '-')}", flush=True)
+if rank == args.fail_rank:
+    raise ValueError(f"bad data on rank {rank}")
+if rank == args.kill_rank:
+    os.kill(os.getpid(), signal.SIGKILL)
+t = vf.to_tensor(np.array([float(rank + 1)], dtype=np.float32))
+dist.all_reduce(t)
+print(f"rank {rank} sum {t.numpy().tolist()}", flush=True)
+with LogWriter(logdir=args.logdir) as writer:
+    writer.add_scalar("sum", float(t.numpy()[0]), step=0)
+"""
+
+
+def _launch(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    env = {**os.environ, "VISUALDL_DIST_TIMEOUT": "10"}
+    return subprocess.run([*LAUNCH, *args], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_two_ranks_run_the_script_with_its_arguments_and_reduce_together(tmp_path, backend):
+    logs = tmp_path / "log"
+    done = _launch(tmp_path, "--nproc_per_node", "2", "--backend", backend, "--log_dir",
+                   str(logs), "train.py", "--logdir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    for rank in (0, 1):  # Paddle's layout: each rank's output in log/workerlog.N
+        out = (logs / f"workerlog.{rank}").read_text()
+        assert f"rank {rank} of 2 argv0 train.py" in out
+        assert f"rank {rank} sum [3.0]" in out  # 1 + 2: both ranks took part
+        if backend == "gloo":  # told its place the way Paddle's launcher tells it
+            assert f"paddle_id {rank}" in out
+    from visualdl import LogReader
+
+    reader = LogReader(str(tmp_path / "run"))  # one run, a file per rank, tagged with it
+    assert len(reader.runs()) == 1
+    assert reader.ranks(reader.runs()[0]) == [0, 1]
+
+
+def test_a_rank_that_raises_is_named_with_its_error_and_status(tmp_path, backend):
+    logs = tmp_path / "log"
+    done = _launch(tmp_path, "--nproc_per_node", "2", "--backend", backend, "--log_dir",
+                   str(logs), "train.py", "--fail-rank", "1")
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == ("visualdl.framework.distributed.launch: rank 1 of 2 raised ValueError: "
+                    f"bad data on rank 1 (its output: {logs}/workerlog.1); the other ranks "
+                    "were ended")
+    trace = (logs / "workerlog.1").read_text()
+    # the traceback as `python train.py` shows it: from the script on, not the launcher
+    assert trace.index("Traceback") < trace.index('train.py", line 19, in <module>')
+    assert "runpy" not in trace and "script_launch" not in trace
+    assert "\nValueError: bad data on rank 1\n" in trace
+
+
+def test_a_rank_killed_by_a_signal_ends_the_job_naming_it(tmp_path, backend):
+    done = _launch(tmp_path, "--nproc_per_node", "2", "--backend", backend, "train.py",
+                   "--kill-rank", "1")
+    assert done.returncode == 128 + 9
+    assert done.stderr.strip().splitlines()[-1] == (
+        "visualdl.framework.distributed.launch: rank 1 of 2 was killed by SIGKILL; "
+        "the other ranks were ended")
+    assert "rank 0 sum" not in done.stdout  # rank 0 did not go on alone
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.py"], "error: script not found: missing.py"),
+    (["--nproc_per_node", "0", "train.py"],
+     "error: argument --nproc_per_node: must be >= 1 (or -1), got 0"),
+    (["--backend", "nccl", "train.py"], "argument --backend: invalid choice: 'nccl'"),
+])
+def test_bad_arguments_are_refused_before_any_rank_starts(tmp_path, args, message):
+    done = _launch(tmp_path, *args, "--logdir", str(tmp_path / "run"))
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_launch_inside_a_rank_is_refused(tmp_path):
+    (tmp_path / "train.py").write_text(textwrap.dedent(SCRIPT))
+    done = subprocess.run([*LAUNCH, "train.py"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "VISUALDL_SPAWN_WORKER": "1"}, timeout=60)
+    assert done.returncode == 2
+    assert "already inside a rank of a launch or spawn" in done.stderr

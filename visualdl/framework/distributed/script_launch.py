@@ -1,0 +1,307 @@
+"""``python -m visualdl.framework.distributed.launch --nproc_per_node 2 train.py ARGS``.
+
+PaddlePaddle's ``python -m paddle.distributed.launch`` (and torchrun) for a training script:
+the script runs as ``nprocs`` ranks of this machine, each finding its group with
+``init_parallel_env`` as it would under Paddle's launcher. The same two ways as ``spawn``
+(``--backend``): MPI where mpi4py and MPICH are installed (the ranks started by MPICH's
+``mpiexec.gforker``, shared memory only), else gloo over 127.0.0.1, each rank told its place
+by ``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` and Paddle's
+``PADDLE_TRAINER_ID``/``PADDLE_TRAINERS_NUM``/``PADDLE_MASTER``.
+
+Each rank runs the script through :func:`rank_main` (this module run with ``-m``): as
+``python train.py ARGS`` would, with its output in ``--log_dir``'s ``workerlog.N`` when one
+is given (Paddle's layout). When a rank fails, the others are ended and the launcher exits
+with that rank's status, naming it and why; no rank is left waiting for a dead peer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+
+from .errors import LOST_PEER
+from .spawning import BACKENDS, THREAD_VARIABLES, WORKER_VARIABLE, exit_reason, free_port
+
+__all__ = ["main", "rank_main", "build_parser"]
+
+#: Set for each rank: where its output goes (a folder), and the job's folder, where it notes
+#: its PID (MPI) and why it failed (``failed-<rank>``, read by the launcher).
+LOG_DIR_VARIABLE = "VISUALDL_LAUNCH_LOG_DIR"
+JOB_DIR_VARIABLE = "VISUALDL_LAUNCH_JOB_DIR"
+PROG = "python -m visualdl.framework.distributed.launch"
+SETTLE_S = 1.0  # the peers of a failed rank fail too, soon after: the first one is named
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Run a training script as several data-parallel ranks of "
+                               "this machine (PaddlePaddle's paddle.distributed.launch).")
+    parser.add_argument("--nproc_per_node", "--nproc-per-node", "--nprocs", dest="nprocs",
+                        type=int, default=1, metavar="N",
+                        help="ranks to start (default 1; -1: one per CPU core)")
+    parser.add_argument("--backend", choices=BACKENDS, default="auto",
+                        help="collectives: mpi (shared memory), gloo (TCP on 127.0.0.1, "
+                             "needs torch) or auto, MPI where installed (default)")
+    parser.add_argument("--log_dir", "--log-dir", dest="log_dir", default=None,
+                        help="write each rank's output to LOG_DIR/workerlog.N instead of "
+                             "the console")
+    parser.add_argument("--threads_per_worker", "--threads-per-worker", type=int, default=1,
+                        metavar="T", help="threads per rank for numba/OpenMP (default 1)")
+    parser.add_argument("script", help="the training script")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER,
+                        help="the script's own arguments")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the script's ranks; the exit status is 0, or that of the rank that failed first."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    nprocs, use_mpi = _checked(parser, args)
+    env = {**os.environ, WORKER_VARIABLE: "1",
+           **{v: str(args.threads_per_worker) for v in THREAD_VARIABLES}}
+    if args.log_dir is not None:
+        env[LOG_DIR_VARIABLE] = os.path.abspath(args.log_dir)
+    rank_cmd = [sys.executable, "-m", __name__, os.path.abspath(args.script),
+                *args.script_args]
+    folder = env[JOB_DIR_VARIABLE] = tempfile.mkdtemp(prefix="visualdl-launch-")
+    try:
+        failed = _run_mpi(rank_cmd, nprocs, env) if use_mpi else _run_gloo(rank_cmd, nprocs, env)
+        if failed is None:
+            return 0
+        rank, code, why = _own_account(folder, failed)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    where = f" (its output: {os.path.join(args.log_dir, f'workerlog.{rank}')})" \
+        if args.log_dir is not None else ""
+    print(f"{PROG.split()[-1]}: rank {rank} of {nprocs} {why}{where}; the other ranks were "
+          f"ended", file=sys.stderr)
+    return code if 0 < code < 256 else 1
+
+
+def _checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[int, bool]:
+    """(ranks, whether over MPI), or a usage error before any rank starts."""
+    nprocs = (os.cpu_count() or 1) if args.nprocs == -1 else args.nprocs
+    if nprocs < 1:
+        parser.error(f"argument --nproc_per_node: must be >= 1 (or -1), got {args.nprocs}")
+    if args.threads_per_worker < 1:
+        parser.error("argument --threads_per_worker: must be >= 1")
+    if not os.path.isfile(args.script):
+        parser.error(f"script not found: {args.script}")
+    if os.environ.get(WORKER_VARIABLE) == "1":
+        parser.error("already inside a rank of a launch or spawn: each rank would start "
+                     "its own ranks")
+    from . import mpi_launch
+
+    found = mpi_launch.launcher() is not None
+    if args.backend == "mpi" and not found:
+        parser.error(f"--backend mpi needs mpi4py and MPICH's {mpi_launch.LAUNCHER}: "
+                     "pip install 'visualdl[distributed]'")
+    if args.log_dir is not None:
+        try:
+            os.makedirs(args.log_dir, exist_ok=True)
+        except OSError as err:
+            parser.error(f"argument --log_dir: cannot create {args.log_dir}: {err}")
+    return nprocs, args.backend == "mpi" or (args.backend == "auto" and found)
+
+
+def _own_account(folder: str, failed: tuple[int, int, str]) -> tuple[int, int, str]:
+    """The failure to name: a rank's own account of an error (``failed-<rank>``), the first
+    that is not the loss of a peer, else what the process watch saw."""
+    accounts = {}
+    for name in os.listdir(folder):
+        if name.startswith("failed-"):
+            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                accounts[int(name[7:])] = f.read().strip()
+    own = sorted(r for r, why in accounts.items() if LOST_PEER not in why)
+    if not own:  # every account is of a lost peer: the watch saw who was lost
+        return failed
+    rank = own[0]
+    code = failed[1] if failed[0] == rank else 1
+    return rank, code, accounts[rank]
+
+
+def _run_gloo(cmd: list[str], nprocs: int, env: dict[str, str]) -> tuple[int, int, str] | None:
+    """The ranks as plain processes meeting at 127.0.0.1; the first failure, or None."""
+    port = str(free_port())
+    procs: list[subprocess.Popen] = []
+    try:
+        for rank in range(nprocs):
+            rank_env = {**env, "RANK": str(rank), "LOCAL_RANK": str(rank),
+                        "WORLD_SIZE": str(nprocs), "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": port, "PADDLE_TRAINER_ID": str(rank),
+                        "PADDLE_TRAINERS_NUM": str(nprocs),
+                        "PADDLE_MASTER": f"127.0.0.1:{port}"}
+            procs.append(subprocess.Popen(cmd, env=rank_env))
+        return _watch(procs)
+    finally:
+        _end(procs)
+
+
+def _watch(procs: list[subprocess.Popen]) -> tuple[int, int, str] | None:
+    """Wait for every rank; at the first failure let its peers settle, then return it."""
+    while True:
+        codes = [p.poll() for p in procs]
+        bad = [(rank, code) for rank, code in enumerate(codes) if code not in (None, 0)]
+        if bad:  # a rank killed by a signal before one that exited (most often its peer)
+            rank, code = min(bad, key=lambda b: (b[1] > 0, b[0]))
+            return rank, (code if code > 0 else 128 - code), exit_reason(code)
+        if all(code == 0 for code in codes):
+            return None
+        time.sleep(0.05)
+
+
+def _end(procs: list[subprocess.Popen]) -> None:
+    """End the ranks still running (SIGTERM, then SIGKILL after a grace period)."""
+    running = [p for p in procs if p.poll() is None]
+    if running:
+        deadline = time.monotonic() + SETTLE_S  # a peer that lost its rank may say so first
+        while time.monotonic() < deadline and any(p.poll() is None for p in running):
+            time.sleep(0.02)
+    for p in running:
+        if p.poll() is None:
+            p.terminate()
+    for p in running:
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _run_mpi(cmd: list[str], nprocs: int, env: dict[str, str]) -> tuple[int, int, str] | None:
+    """The ranks under MPICH's forking launcher, shared memory only; the first failure as
+    the launcher reports it, or None."""
+    from . import mpi_launch
+    from .mpi_shm import clear_endpoints, clear_world
+
+    folder = env[JOB_DIR_VARIABLE]
+    env = {**{k: v for k, v in mpi_launch.LOCAL_ONLY.items() if k not in env}, **env}
+    proc = None
+    try:
+        proc = mpi_launch.start_launcher([mpi_launch.launcher(), "-n", str(nprocs), *cmd], env)
+        reports: dict[int, tuple[int, str | None]] = {}
+        relay = threading.Thread(target=mpi_launch.relay, args=(proc.stderr, reports),
+                                 daemon=True)
+        relay.start()
+        try:
+            code = proc.wait()
+        except KeyboardInterrupt:
+            proc.terminate()
+            proc.wait()
+            raise
+        relay.join(5)
+        if code == 0 and not any(c or sig for c, sig in reports.values()):
+            return None
+        return _first_mpi_failure(reports, code)
+    finally:
+        if proc is not None and proc.poll() is not None:
+            clear_world(proc.pid)
+        for pid in mpi_launch.rank_pids(folder):
+            clear_endpoints(pid)
+
+
+def _first_mpi_failure(reports: dict[int, tuple[int, str | None]],
+                       code: int) -> tuple[int, int, str]:
+    """The rank that failed on its own (not one the launcher ended after it)."""
+    from .mpi_launch import LAUNCHER_ENDS, SIGNALS
+
+    own = [(rank, c, sig) for rank, (c, sig) in sorted(reports.items())
+           if (c or sig) and sig not in LAUNCHER_ENDS]
+    if not own:
+        return 0, code or 1, f"failed (the launcher exited with status {code})"
+    rank, c, sig = own[0]
+    if sig is not None:
+        found = SIGNALS.get(sig)
+        return rank, 128 + (found.value if found else 0) or 1, \
+            f"was killed by {found.name if found else sig}"
+    return rank, c, f"exited with status {c}"
+
+
+def rank_main(argv: Sequence[str] | None = None) -> int:
+    """One rank: note its PID (MPI), send its output to its log file if asked, then run the
+    script as ``python SCRIPT ARGS`` would (``__main__``, its folder first on sys.path)."""
+    script, *script_args = list(sys.argv[1:] if argv is None else argv)
+    rank = os.environ.get("RANK") or os.environ.get("PMI_RANK") or "0"
+    job_dir = os.environ.pop(JOB_DIR_VARIABLE, "")
+    if job_dir and "PMI_RANK" in os.environ:  # clear what a dead rank of this PID left
+        from .mpi_shm import clear_endpoints  # under MPI, before MPI starts
+
+        clear_endpoints(os.getpid())
+        open(os.path.join(job_dir, f"pid-{os.getpid()}"), "wb").close()
+    log_dir = os.environ.pop(LOG_DIR_VARIABLE, None)
+    if log_dir:
+        log = os.open(os.path.join(log_dir, f"workerlog.{rank}"),
+                      os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+            os.dup2(log, stream.fileno())
+        os.close(log)
+    sys.argv = [script, *script_args]
+    sys.path[0] = os.path.dirname(script)
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as stop:
+        return _exit_status(stop.code)
+    except KeyboardInterrupt:  # Ctrl-C, or the launcher ending this rank after a peer's
+        return 130  # failure: not this rank's own (the script's with-blocks have closed)
+    except BaseException as exc:  # noqa: BLE001 - shown as Python shows it, then the rank fails
+        _print_from(script, exc)
+        if job_dir:
+            _note(job_dir, rank, f"raised {type(exc).__name__}: {exc}".splitlines()[0])
+        _abort_mpi()
+        return 1
+    return 0
+
+
+def _print_from(script: str, exc: BaseException) -> None:
+    """The traceback as ``python SCRIPT`` shows it: from the script's frames on."""
+    tb = exc.__traceback__
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb or exc.__traceback__)
+    sys.stderr.flush()
+
+
+def _note(job_dir: str, rank: str, why: str) -> None:
+    try:
+        with open(os.path.join(job_dir, f"failed-{rank}"), "w", encoding="utf-8") as f:
+            f.write(why)
+    except OSError:
+        pass  # the launcher then names the failure by the exit status
+
+
+def _abort_mpi() -> None:
+    """A failed rank of an MPI job ends the job (its peers may wait in a collective)."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher ends the job with it
+        mpi.COMM_WORLD.Abort(1)
+        os._exit(1)  # MPI_Abort may return once the launcher is told: never run on here
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(rank_main())
