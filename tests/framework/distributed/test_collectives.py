@@ -1,7 +1,8 @@
 """PaddlePaddle's tensor collectives on 2 ranks (gloo and MPI), as Paddle's docs call them:
-``all_reduce`` with each ``ReduceOp``, ``broadcast``, ``all_gather``, ``all_gather_object``,
-``barrier``, ``ParallelEnv``, ``is_initialized``; a rank passing another shape fails naming
-it; ``spawn(nprocs=-1)`` starts one rank per core.
+``all_reduce`` with each ``ReduceOp``, ``reduce``, ``broadcast``, ``scatter``,
+``all_gather``, ``all_gather_object``, ``barrier``, ``new_group``/``get_group``,
+``ParallelEnv``, ``is_initialized``; a rank passing another shape fails naming it;
+``spawn(nprocs=-1)`` starts one rank per core.
 
 The functions the ranks run are module-level here: ``spawn`` imports them by name."""
 
@@ -75,8 +76,76 @@ def test_paddle_collectives_on_two_ranks(backend):
         assert got["objects"] == [{"rank": 0, "name": "w0"}, {"rank": 1, "name": "w1"}]
         assert got["avg_int"] == ("ValueError: all_reduce: ReduceOp.AVG needs a floating "
                                   "tensor, got int64")
-        assert got["group"].startswith("NotImplementedError: collectives over a sub-group")
+        assert got["group"] == ("NotImplementedError: collectives over a sub-group are not "
+                                "supported: pass group=None or new_group(), every rank")
         assert got["src"] == "ValueError: broadcast: src=5 is not a rank of this group of 2"
+
+
+def paddle_groups_reduce_scatter() -> dict:
+    import visualdl.framework as vf
+    from visualdl.framework import distributed as dist
+
+    dist.init_parallel_env()
+    r = dist.get_rank()
+    group = dist.new_group([0, 1])  # every rank: what Paddle scripts often pass
+    out: dict = {"group": (group.rank, group.nranks, group.ranks, group.id),
+                 "same": repr(dist.get_group(0)) == repr(group)}
+    t = vf.to_tensor(np.array([r + 1.0, 10.0 * (r + 1)], np.float32))
+    assert dist.reduce(t, dst=1, group=group) is None
+    out["reduce"] = t.numpy().tolist()  # rank 1: the sum; rank 0: its own, untouched
+    m = vf.to_tensor(np.array([r + 2], np.int64))
+    dist.reduce(m, dst=0, op=dist.ReduceOp.PROD)
+    out["reduce_prod"] = (m.numpy().tolist(), str(m.dtype))
+    parts = [vf.to_tensor(np.full(2, 100.0 * k + r, np.float32)) for k in range(2)]
+    got = vf.to_tensor(np.zeros(2, np.float32))
+    dist.scatter(got, parts if r == 1 else None, src=1, group=group)
+    out["scatter"] = got.numpy().tolist()  # rank 1's parts[r]
+    dist.all_reduce(got, group=group)
+    out["all_reduce_group"] = got.numpy().tolist()
+    for bad, call in (("sub", lambda: dist.new_group([1])),
+                      ("unknown", lambda: dist.new_group([0, 3])),
+                      ("short_list", lambda: dist.scatter(got, [parts[0]] if r == 0 else None,
+                                                          src=0)),
+                      ("dst", lambda: dist.reduce(t, dst=2))):
+        try:
+            call()
+            out[bad] = None
+        except (ValueError, NotImplementedError) as e:
+            out[bad] = f"{type(e).__name__}: {e}"
+    dist.barrier(group)
+    return out
+
+
+def test_paddle_groups_reduce_and_scatter_on_two_ranks(backend):
+    ranks = spawn(paddle_groups_reduce_scatter, nprocs=2, env=SHORT, timeout_s=300,
+                  backend=backend)
+    for r, got in enumerate(ranks):
+        assert got["group"] == (r, 2, [0, 1], 0) and got["same"]
+        assert got["reduce"] == ([3.0, 30.0] if r == 1 else [1.0, 10.0])
+        assert got["reduce_prod"] == ([6] if r == 0 else [3], "int64")  # 2 x 3 on rank 0
+        assert got["scatter"] == [100.0 * r + 1, 100.0 * r + 1]
+        assert got["all_reduce_group"] == [102.0, 102.0]  # 1 + 101
+        assert got["sub"] == ("NotImplementedError: new_group: a sub-group (ranks [1] of 2) "
+                              "is not supported: collectives run over every rank "
+                              "(new_group() or group=None)")
+        assert got["unknown"] == ("ValueError: new_group: ranks [0, 3] are not all ranks of "
+                                  "this group of 2 (0..1)")
+        assert got["short_list"] == ("ValueError: scatter: rank 0's tensor_list must hold 2 "
+                                     "tensors, one per rank, got 1")
+        assert got["dst"] == "ValueError: reduce: dst=2 is not a rank of this group of 2"
+
+
+def test_a_world_of_one_has_its_group_reduce_and_scatter():
+    import visualdl.framework as vf
+    from visualdl.framework import distributed as dist
+
+    group = dist.new_group()
+    assert (group.rank, group.nranks, group.ranks) == (0, 1, [0])
+    t = vf.to_tensor(np.array([2.0, 3.0], np.float32))
+    dist.reduce(t, dst=0, op=dist.ReduceOp.PROD, group=group)
+    assert t.numpy().tolist() == [2.0, 3.0]
+    dist.scatter(t, [vf.to_tensor(np.array([7.0, 8.0], np.float32))], src=0)
+    assert t.numpy().tolist() == [7.0, 8.0]
 
 
 def other_shape_on_rank_1() -> None:

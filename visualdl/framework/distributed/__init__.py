@@ -8,7 +8,8 @@
 replica whose gradients any optimizer's ``step`` averages by all-reduce first (PaddlePaddle's
 plain loop works); ``fleet``: Paddle's collective calls (``init``, ``distributed_optimizer``,
 ``DistributedStrategy``, ``worker_index``...); Paddle's tensor collectives (``all_reduce``,
-``broadcast``, ``all_gather``, ``barrier``, ``ParallelEnv``...); ``DistributedBatchSampler``:
+``reduce``, ``broadcast``, ``scatter``, ``all_gather``, ``barrier``, ``new_group`` of every
+rank, ``ParallelEnv``...); ``DistributedBatchSampler``:
 each rank's share of every global batch; ``spawn``: processes on one machine. Collectives
 come from existing libraries (MPI, PyTorch's gloo; ``visualdl[distributed]``) behind one
 small ``Communicator`` interface; docs/distributed.md explains the choice and the elastic
@@ -17,7 +18,8 @@ runs on Ray Train.
 
 from . import fleet
 from .collective import (
-    ParallelEnv, ReduceOp, all_gather, all_gather_object, all_reduce, barrier, broadcast,
+    Group, ParallelEnv, ReduceOp, all_gather, all_gather_object, all_reduce, barrier,
+    broadcast, get_group, new_group, reduce, scatter,
 )
 from .communicator import Communicator, SingleProcess
 from .env import (
@@ -31,4 +33,5 @@ from .sampler import DistributedBatchSampler
 __all__ = ["init_parallel_env", "get_rank", "get_world_size", "communicator", "shutdown",
            "DataParallel", "DistributedBatchSampler", "spawn", "fleet", "Communicator",
            "SingleProcess", "DistributedError", "ParallelEnv", "ReduceOp", "barrier",
-           "all_reduce", "broadcast", "all_gather", "all_gather_object", "is_initialized"]
+           "all_reduce", "broadcast", "all_gather", "all_gather_object", "is_initialized",
+           "reduce", "scatter", "new_group", "get_group", "Group"]
