@@ -47,14 +47,22 @@ def paddle_collectives() -> dict:
     dist.all_gather_object(objects, {"rank": r, "name": f"w{r}"})
     out["objects"] = objects
     dist.barrier()
-    for bad, call in (("avg_int", lambda: dist.all_reduce(ints, op=dist.ReduceOp.AVG)),
-                      ("group", lambda: dist.all_reduce(b, group=object())),
-                      ("src", lambda: dist.broadcast(b, src=5))):
+    out.update(refusals(avg_int=lambda: dist.all_reduce(ints, op=dist.ReduceOp.AVG),
+                        group=lambda: dist.all_reduce(b, group=object()),
+                        src=lambda: dist.broadcast(b, src=5)))
+    return out
+
+
+def refusals(**calls) -> dict:
+    """Each call's error as "Type: message" (None if it raised none), run in order on
+    every rank alike."""
+    out: dict = {}
+    for name, call in calls.items():
         try:
             call()
-            out[bad] = None
+            out[name] = None
         except (ValueError, NotImplementedError) as e:
-            out[bad] = f"{type(e).__name__}: {e}"
+            out[name] = f"{type(e).__name__}: {e}"
     return out
 
 
@@ -102,16 +110,11 @@ def paddle_groups_reduce_scatter() -> dict:
     out["scatter"] = got.numpy().tolist()  # rank 1's parts[r]
     dist.all_reduce(got, group=group)
     out["all_reduce_group"] = got.numpy().tolist()
-    for bad, call in (("sub", lambda: dist.new_group([1])),
-                      ("unknown", lambda: dist.new_group([0, 3])),
-                      ("short_list", lambda: dist.scatter(got, [parts[0]] if r == 0 else None,
-                                                          src=0)),
-                      ("dst", lambda: dist.reduce(t, dst=2))):
-        try:
-            call()
-            out[bad] = None
-        except (ValueError, NotImplementedError) as e:
-            out[bad] = f"{type(e).__name__}: {e}"
+    out.update(refusals(sub=lambda: dist.new_group([1]),
+                        unknown=lambda: dist.new_group([0, 3]),
+                        short_list=lambda: dist.scatter(got, [parts[0]] if r == 0 else None,
+                                                        src=0),
+                        dst=lambda: dist.reduce(t, dst=2)))
     dist.barrier(group)
     return out
 
