@@ -7,7 +7,7 @@ built by tests/helpers/onnx_models.py. For each file:
 
 * the server part, in this process: parse (decode, shape inference, flatten), hierarchy +
   the first (collapsed) view as JSON, expanding one scope of ~1,000 ops, and "expand all"
-  (layout + the answer's JSON);
+  (layout + the answer's JSON, encoded as the server encodes it);
 * ours in Chromium, served by ``python -m visualdl --model FILE`` in a process of its own
   (as a user starts it): first view from opening the tab, pan/zoom frame time from the
   browser's own frame timing (``requestAnimationFrame`` timestamps while one wheel event
@@ -55,7 +55,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout: its tests' ONNX model builders
 
 from tests.helpers import onnx_models  # noqa: E402
+from visualdl.api.jsonio import dumps_bytes  # noqa: E402
 from visualdl.kinds.graph import GraphDocument, Options  # noqa: E402
+from visualdl.kinds.graph.api import view_body  # noqa: E402
 from visualdl.kinds.graph.collector import paused  # noqa: E402
 from visualdl.kinds.graph.parse import parse_bytes  # noqa: E402
 from visualdl.testing import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -99,6 +101,11 @@ def scope_state(doc: GraphDocument, path: str) -> list[str]:
                   | set(doc.hierarchy.chain(path)[1:]))
 
 
+def answer(view: dict) -> bytes:
+    """The view's JSON as the server encodes it (msgspec over plain lists)."""
+    return dumps_bytes(view_body("file:0", view))
+
+
 def server_times(raw: bytes) -> dict:
     t0 = time.perf_counter()
     with paused():
@@ -106,15 +113,15 @@ def server_times(raw: bytes) -> dict:
     t1 = time.perf_counter()
     with paused():
         doc = GraphDocument(model)
-    initial = json.dumps(doc.view(doc.initial, Options()))
+    initial = answer(doc.view(doc.initial, Options()))
     t2 = time.perf_counter()
     scope = scope_of(doc)
     state = doc.expanded_set(scope_state(doc, scope))
     t3 = time.perf_counter()
-    json.dumps(doc.view(state, Options()))
+    answer(doc.view(state, Options()))
     t4 = time.perf_counter()
     everything = doc.view(doc.expanded_set("all"), Options())
-    size = len(json.dumps(everything))
+    size = len(answer(everything))
     t5 = time.perf_counter()
     return {"ops": model.op_count, "parse": t1 - t0, "first": t2 - t1, "initial_bytes": len(initial),
             "scope": scope, "scope_ops": doc.hierarchy.groups[scope].ops, "expand": t4 - t3,

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the graph modules import onnx; they load on the first graph
     from visualdl.kinds.graph.document import GraphDocument
     from visualdl.kinds.graph.measure import Options
 
-__all__ = ["MAX_UPLOAD_BYTES", "blueprint", "store"]
+__all__ = ["MAX_UPLOAD_BYTES", "blueprint", "store", "view_body"]
 
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
 UPLOAD_PATH = "/api/graph/upload"
@@ -206,12 +206,12 @@ def view() -> Response:
     etag = etag_for("graph-view", model_id, spec if isinstance(spec, str) else sorted(expanded),
                     options)
     if not _flag("background"):
-        return etag_json(etag, lambda: _view_body(model_id, doc.view(expanded, options)))
+        return etag_json(etag, lambda: view_body(model_id, doc.view(expanded, options)))
     unchanged = not_modified(etag)
     if unchanged is not None:
         return unchanged
     try:
-        body = _view_body(model_id, doc.view_or_progress(expanded, options))
+        body = view_body(model_id, doc.view_or_progress(expanded, options))
     except ModelError as err:
         raise ApiError(422, str(err)) from None
     if body.get("pending"):
@@ -225,9 +225,10 @@ def view() -> Response:
     return response
 
 
-def _view_body(model_id: str, view: dict[str, Any]) -> dict[str, Any]:
-    """A view as answered: its boxes, frames and edges are built of plain values by
-    visible_graph (coordinates rounded from the layout), so the encoder need not walk them."""
+def view_body(model_id: str, view: dict[str, Any]) -> dict[str, Any]:
+    """A view as answered (bench/graph.py encodes it the same way): its boxes, frames and
+    edges are built of plain values by visible_graph (coordinates rounded from the layout),
+    so the encoder need not walk them."""
     body = {"model": model_id, **view}
     for key in ("nodes", "frames", "edges"):
         if key in body:
