@@ -10,7 +10,8 @@ by ``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` and Paddle's
 
 Each rank runs the script through :func:`rank_main` (this module run with ``-m``): as
 ``python train.py ARGS`` would, with its output in ``--log_dir``'s ``workerlog.N`` when one
-is given (Paddle's layout). When a rank fails, the others are ended and the launcher exits
+is given (Paddle's layout); its ``RANK``/``WORLD_SIZE`` and ``PADDLE_TRAINER_ID``/
+``PADDLE_TRAINERS_NUM`` are set on either backend, for scripts that read them. When a rank fails, the others are ended and the launcher exits
 with that rank's status, naming it and why; no rank is left waiting for a dead peer.
 """
 
@@ -234,7 +235,11 @@ def rank_main(argv: Sequence[str] | None = None) -> int:
     """One rank: note its PID (MPI), send its output to its log file if asked, then run the
     script as ``python SCRIPT ARGS`` would (``__main__``, its folder first on sys.path)."""
     script, *script_args = list(sys.argv[1:] if argv is None else argv)
-    rank = os.environ.get("RANK") or os.environ.get("PMI_RANK") or "0"
+    if "PMI_RANK" in os.environ:  # under MPI: the same variables as the gloo ranks get
+        rank, size = os.environ["PMI_RANK"], os.environ.get("PMI_SIZE", "1")
+        os.environ.update({"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": size,
+                           "PADDLE_TRAINER_ID": rank, "PADDLE_TRAINERS_NUM": size})
+    rank = os.environ.get("RANK", "0")
     job_dir = os.environ.pop(JOB_DIR_VARIABLE, "")
     if job_dir and "PMI_RANK" in os.environ:  # clear what a dead rank of this PID left
         from .mpi_shm import clear_endpoints  # under MPI, before MPI starts
