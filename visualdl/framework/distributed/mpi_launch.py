@@ -40,7 +40,7 @@ LAUNCHER = "mpiexec.gforker"
 #: MPICH on one host: shared memory only (its default netmods would listen on every interface)
 LOCAL_ONLY = {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "shm"}
 _REPORT = re.compile(r"^\[\d+\](\d+):Return code = (-?\d+)(?:, signaled with (.+?))?\s*$")
-SIGNALS = {signal.strsignal(s) or s.name: s for s in signal.Signals}
+_SIGNALS = {signal.strsignal(s) or s.name: s for s in signal.Signals}
 #: how gforker ends the other ranks once one died (SIGINT), or on the way out
 LAUNCHER_ENDS = {signal.strsignal(s) for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)}
 #: the launcher waits for a line on stdin (the parent clears its PID's leftovers first);
@@ -68,7 +68,6 @@ def spawn_mpi(fn: Callable[..., Any], args: tuple, nprocs: int, env: dict[str, s
                                   f"{LAUNCHER}: pip install 'visualdl[distributed]'",
                                   name="mpi4py")
     folder = tempfile.mkdtemp(prefix="visualdl-mpi-")
-    proc = None
     try:
         with open(os.path.join(folder, "job.pkl"), "wb") as f:
             prep = mp_spawn.get_preparation_data("visualdl-rank")
@@ -78,19 +77,32 @@ def spawn_mpi(fn: Callable[..., Any], args: tuple, nprocs: int, env: dict[str, s
         child_env = {**os.environ, **{k: v for k, v in LOCAL_ONLY.items()
                                       if k not in os.environ}, **env}
         cmd = [exe, "-n", str(nprocs), sys.executable, "-m", __name__, folder]
-        proc = start_launcher(cmd, child_env)
+        _, reports, timed_out = run_launcher(cmd, child_env, folder, timeout_s)
+        return _results(folder, nprocs, reports, timed_out, timeout_s)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_launcher(cmd: list[str], env: dict[str, str], folder: str,
+                 timeout_s: float | None = None) -> tuple[int, dict[int, tuple], bool]:
+    """Run the launcher ``cmd`` to its end, passing the ranks' stderr through: its exit
+    status, its per-rank exit reports (rank -> (status, signal as reported, or None)) and
+    whether ``timeout_s`` ended it. What the job left in shared memory is cleared after:
+    the launcher's, and each rank's that noted its PID in ``folder`` (``pid-<pid>``)."""
+    proc = None
+    try:
+        proc = start_launcher(cmd, env)
         reports: dict[int, tuple[int, str | None]] = {}
-        reader = threading.Thread(target=relay, args=(proc.stderr, reports), daemon=True)
+        reader = threading.Thread(target=_relay, args=(proc.stderr, reports), daemon=True)
         reader.start()
         timed_out = _wait(proc, timeout_s)
         reader.join(5)
-        return _results(folder, nprocs, reports, timed_out, timeout_s)
+        return proc.returncode, reports, timed_out
     finally:
         if proc is not None and proc.poll() is not None:  # ended: nothing of it is in use
             clear_world(proc.pid)
-        for pid in rank_pids(folder):
+        for pid in _rank_pids(folder):
             clear_endpoints(pid)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def start_launcher(cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
@@ -106,7 +118,7 @@ def start_launcher(cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
     return proc
 
 
-def rank_pids(folder: str) -> list[int]:
+def _rank_pids(folder: str) -> list[int]:
     """The PIDs the ranks noted on starting (``pid-<pid>`` files)."""
     try:
         return [int(n[4:]) for n in os.listdir(folder) if n.startswith("pid-")]
@@ -115,21 +127,29 @@ def rank_pids(folder: str) -> list[int]:
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float | None) -> bool:
-    """Wait for the launcher; past ``timeout_s`` end it (it ends its ranks). True if so."""
+    """Wait for the launcher; past ``timeout_s`` (or on Ctrl-C, raised again) end it (it
+    ends its ranks). True if the timeout ended it."""
     try:
         proc.wait(timeout_s)
         return False
     except subprocess.TimeoutExpired:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
         return True
+    except KeyboardInterrupt:
+        _stop(proc)
+        raise
 
 
-def relay(stream: Any, reports: dict[int, tuple[int, str | None]]) -> None:
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _relay(stream: Any, reports: dict[int, tuple[int, str | None]]) -> None:
     """Pass the ranks' stderr through; keep the launcher's per-rank exit reports."""
     for line in stream:
         match = _REPORT.match(line)
@@ -166,6 +186,17 @@ def _results(folder: str, nprocs: int, reports: dict[int, tuple[int, str | None]
     return [values[r] for r in range(nprocs)]
 
 
+def reported_signal(reported: str) -> signal.Signals | None:
+    """The signal the launcher's report names by its description ("Killed"), if known."""
+    return _SIGNALS.get(reported)
+
+
+def signal_name(reported: str) -> str:
+    """``SIGKILL`` for the launcher's "Killed"; its own words for a signal not known."""
+    sig = reported_signal(reported)
+    return sig.name if sig else reported
+
+
 def _no_result(code: int | None, signalled: str | None, after_peer: bool) -> str:
     """Why a rank left no file, from the launcher's report: ended by the launcher or by a
     peer's MPI_Abort (``after_peer``: it only lost its peers), else killed, else it exited
@@ -173,8 +204,7 @@ def _no_result(code: int | None, signalled: str | None, after_peer: bool) -> str
     if signalled in LAUNCHER_ENDS:
         return f"ended by the launcher after a peer {LOST_PEER}"
     if signalled is not None:
-        sig = SIGNALS.get(signalled)
-        return f"worker was killed by {sig.name if sig else signalled}"
+        return f"worker was killed by {signal_name(signalled)}"
     if after_peer:
         return f"ended after a peer {LOST_PEER}"
     status = "" if code is None else f" with status {code}"  # 0 is not reported

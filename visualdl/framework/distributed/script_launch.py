@@ -11,8 +11,9 @@ by ``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` and Paddle's
 Each rank runs the script through :func:`rank_main` (this module run with ``-m``): as
 ``python train.py ARGS`` would, with its output in ``--log_dir``'s ``workerlog.N`` when one
 is given (Paddle's layout); its ``RANK``/``WORLD_SIZE`` and ``PADDLE_TRAINER_ID``/
-``PADDLE_TRAINERS_NUM`` are set on either backend, for scripts that read them. When a rank fails, the others are ended and the launcher exits
-with that rank's status, naming it and why; no rank is left waiting for a dead peer.
+``PADDLE_TRAINERS_NUM`` are set on either backend, for scripts that read them. When a rank
+fails, the others are ended and the launcher exits with that rank's status, naming it and
+why; no rank is left waiting for a dead peer.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -186,66 +186,46 @@ def _run_mpi(cmd: list[str], nprocs: int, env: dict[str, str]) -> tuple[int, int
     """The ranks under MPICH's forking launcher, shared memory only; the first failure as
     the launcher reports it, or None."""
     from . import mpi_launch
-    from .mpi_shm import clear_endpoints, clear_world
 
-    folder = env[JOB_DIR_VARIABLE]
     env = {**{k: v for k, v in mpi_launch.LOCAL_ONLY.items() if k not in env}, **env}
-    proc = None
-    try:
-        proc = mpi_launch.start_launcher([mpi_launch.launcher(), "-n", str(nprocs), *cmd], env)
-        reports: dict[int, tuple[int, str | None]] = {}
-        relay = threading.Thread(target=mpi_launch.relay, args=(proc.stderr, reports),
-                                 daemon=True)
-        relay.start()
-        try:
-            code = proc.wait()
-        except KeyboardInterrupt:
-            proc.terminate()
-            proc.wait()
-            raise
-        relay.join(5)
-        if code == 0 and not any(c or sig for c, sig in reports.values()):
-            return None
-        return _first_mpi_failure(reports, code)
-    finally:
-        if proc is not None and proc.poll() is not None:
-            clear_world(proc.pid)
-        for pid in mpi_launch.rank_pids(folder):
-            clear_endpoints(pid)
+    code, reports, _ = mpi_launch.run_launcher(
+        [mpi_launch.launcher(), "-n", str(nprocs), *cmd], env, env[JOB_DIR_VARIABLE])
+    if code == 0 and not any(c or sig for c, sig in reports.values()):
+        return None
+    return _first_mpi_failure(reports, code)
 
 
 def _first_mpi_failure(reports: dict[int, tuple[int, str | None]],
                        code: int) -> tuple[int, int, str]:
     """The rank that failed on its own (not one the launcher ended after it)."""
-    from .mpi_launch import LAUNCHER_ENDS, SIGNALS
+    from .mpi_launch import LAUNCHER_ENDS, reported_signal, signal_name
 
     own = [(rank, c, sig) for rank, (c, sig) in sorted(reports.items())
            if (c or sig) and sig not in LAUNCHER_ENDS]
     if not own:
         return 0, code or 1, f"failed (the launcher exited with status {code})"
     rank, c, sig = own[0]
-    if sig is not None:
-        found = SIGNALS.get(sig)
-        return rank, 128 + (found.value if found else 0) or 1, \
-            f"was killed by {found.name if found else sig}"
-    return rank, c, f"exited with status {c}"
+    if sig is None:
+        return rank, c, f"exited with status {c}"
+    found = reported_signal(sig)
+    return rank, 128 + (found.value if found else 0), f"was killed by {signal_name(sig)}"
 
 
 def rank_main(argv: Sequence[str] | None = None) -> int:
     """One rank: note its PID (MPI), send its output to its log file if asked, then run the
     script as ``python SCRIPT ARGS`` would (``__main__``, its folder first on sys.path)."""
     script, *script_args = list(sys.argv[1:] if argv is None else argv)
+    job_dir = os.environ.pop(JOB_DIR_VARIABLE, "")
     if "PMI_RANK" in os.environ:  # under MPI: the same variables as the gloo ranks get
         rank, size = os.environ["PMI_RANK"], os.environ.get("PMI_SIZE", "1")
         os.environ.update({"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": size,
                            "PADDLE_TRAINER_ID": rank, "PADDLE_TRAINERS_NUM": size})
-    rank = os.environ.get("RANK", "0")
-    job_dir = os.environ.pop(JOB_DIR_VARIABLE, "")
-    if job_dir and "PMI_RANK" in os.environ:  # clear what a dead rank of this PID left
-        from .mpi_shm import clear_endpoints  # under MPI, before MPI starts
+        if job_dir:  # clear what a dead rank of this PID left, before MPI starts
+            from .mpi_shm import clear_endpoints
 
-        clear_endpoints(os.getpid())
-        open(os.path.join(job_dir, f"pid-{os.getpid()}"), "wb").close()
+            clear_endpoints(os.getpid())
+            open(os.path.join(job_dir, f"pid-{os.getpid()}"), "wb").close()
+    rank = os.environ.get("RANK", "0")
     log_dir = os.environ.pop(LOG_DIR_VARIABLE, None)
     if log_dir:
         log = os.open(os.path.join(log_dir, f"workerlog.{rank}"),

@@ -2,8 +2,9 @@
 
 Two ways, one contract (``backend``): over MPI when mpi4py and MPICH's launcher are
 installed (``visualdl[distributed]``; shared-memory collectives, the fast path on one
-machine; visualdl.framework.distributed.mpi_launch), else over gloo: each child gets ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1`` and a free
-``MASTER_PORT`` in its environment (so ``init_parallel_env`` finds its group) and
+machine; visualdl.framework.distributed.mpi_launch), else over gloo: each child gets
+``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1`` and a free ``MASTER_PORT`` in its
+environment (so ``init_parallel_env`` finds its group) and
 ``threads_per_worker`` threads (``NUMBA_NUM_THREADS``/``OMP_NUM_THREADS``, set before the
 child imports anything). The parent watches them: when one fails (an exception, or killed by
 a signal) it ends the others and raises a ``DistributedError`` naming that rank and why --
@@ -147,7 +148,8 @@ def _collect(procs: list, results: Any, timeout_s: float | None) -> list[Any]:
                 if rank not in values and p.exitcode is not None:
                     _drain(results, values, failed)
                     if rank not in values and rank not in failed:
-                        failed[rank] = (rank, f"worker {exit_reason(p.exitcode)}{_before(p.exitcode)}")
+                        code = p.exitcode
+                        failed[rank] = (rank, f"worker {exit_reason(code)}{_before(code)}")
             if deadline is not None and time.monotonic() > deadline and not failed:
                 for r in range(len(procs)):
                     if r not in values:
