@@ -63,6 +63,9 @@ def test_two_ranks_run_the_script_with_its_arguments_and_reduce_together(tmp_pat
         assert f"rank {rank} of 2 argv0 train.py" in out
         assert f"rank {rank} sum [3.0]" in out  # 1 + 2: both ranks took part
         assert f"paddle_id {rank}" in out  # told its place as Paddle's launcher tells it
+    # as under Paddle's launcher, the console shows rank 0's log as it grows, not the others'
+    assert "rank 0 sum [3.0]" in done.stdout
+    assert "rank 1" not in done.stdout
     from visualdl import LogReader
 
     reader = LogReader(str(tmp_path / "run"))  # one run, a file per rank, tagged with it
@@ -84,6 +87,10 @@ def test_a_rank_that_raises_is_named_with_its_error_and_status(tmp_path, backend
     assert trace.index("Traceback") < trace.index('train.py", line 19, in <module>')
     assert "runpy" not in trace and "script_launch" not in trace
     assert "\nValueError: bad data on rank 1\n" in trace
+    # the failed rank's last lines are on the console too, before the verdict
+    shown = done.stderr[done.stderr.index("--- the last lines of rank 1's output"):]
+    assert "\nValueError: bad data on rank 1\n" in shown[:shown.index("\n---\n") + 1]
+    assert "rank 1 of 2 argv0" in done.stderr and "rank 1 of 2 argv0" not in done.stdout
 
 
 def test_a_rank_killed_by_a_signal_ends_the_job_naming_it(tmp_path, backend):

@@ -10,7 +10,8 @@ by ``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` and Paddle's
 
 Each rank runs the script through :func:`rank_main` (this module run with ``-m``): as
 ``python train.py ARGS`` would, with its output in ``--log_dir``'s ``workerlog.N`` when one
-is given (Paddle's layout); its ``RANK``/``WORLD_SIZE`` and ``PADDLE_TRAINER_ID``/
+is given (Paddle's layout; as Paddle's launcher does, rank 0's log is also shown on the
+console as it grows, and a failed rank's last lines when the job ends); its ``RANK``/``WORLD_SIZE`` and ``PADDLE_TRAINER_ID``/
 ``PADDLE_TRAINERS_NUM`` are set on either backend, for scripts that read them. When a rank
 fails, the others are ended and the launcher exits with that rank's status, naming it and
 why; no rank is left waiting for a dead peer.
@@ -19,6 +20,7 @@ why; no rank is left waiting for a dead peer.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
 import shutil
@@ -26,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -41,6 +44,7 @@ LOG_DIR_VARIABLE = "VISUALDL_LAUNCH_LOG_DIR"
 JOB_DIR_VARIABLE = "VISUALDL_LAUNCH_JOB_DIR"
 PROG = "python -m visualdl.framework.distributed.launch"
 SETTLE_S = 1.0  # the peers of a failed rank fail too, soon after: the first one is named
+TAIL_LINES = 20  # of a failed rank's log, shown when the job ends (Paddle's "error log")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="collectives: mpi (shared memory), gloo (TCP on 127.0.0.1, "
                              "needs torch) or auto, MPI where installed (default)")
     parser.add_argument("--log_dir", "--log-dir", dest="log_dir", default=None,
-                        help="write each rank's output to LOG_DIR/workerlog.N instead of "
-                             "the console")
+                        help="write each rank's output to LOG_DIR/workerlog.N; the "
+                             "console shows rank 0's, and a failed rank's last lines")
     parser.add_argument("--threads_per_worker", "--threads-per-worker", type=int, default=1,
                         metavar="T", help="threads per rank for numba/OpenMP (default 1)")
     parser.add_argument("script", help="the training script")
@@ -71,13 +75,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     nprocs, use_mpi = _checked(parser, args)
     env = {**os.environ, WORKER_VARIABLE: "1",
            **{v: str(args.threads_per_worker) for v in THREAD_VARIABLES}}
+    echo = None
     if args.log_dir is not None:
         env[LOG_DIR_VARIABLE] = os.path.abspath(args.log_dir)
+        echo = _Echo(_fresh_logs(args.log_dir, nprocs))
     rank_cmd = [sys.executable, "-m", __name__, os.path.abspath(args.script),
                 *args.script_args]
     folder = env[JOB_DIR_VARIABLE] = tempfile.mkdtemp(prefix="visualdl-launch-")
     try:
-        failed = _run_mpi(rank_cmd, nprocs, env) if use_mpi else _run_gloo(rank_cmd, nprocs, env)
+        with echo or contextlib.nullcontext():
+            failed = (_run_mpi(rank_cmd, nprocs, env) if use_mpi
+                      else _run_gloo(rank_cmd, nprocs, env))
         if failed is None:
             return 0
         rank, code, why = _own_account(folder, failed)
@@ -85,11 +93,67 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    where = f" (its output: {os.path.join(args.log_dir, f'workerlog.{rank}')})" \
-        if args.log_dir is not None else ""
+    where = ""
+    if args.log_dir is not None:
+        log = os.path.join(args.log_dir, f"workerlog.{rank}")
+        where = f" (its output: {log})"
+        if rank != 0:  # rank 0's was shown as it came
+            _show_tail(log, rank)
     print(f"{PROG.split()[-1]}: rank {rank} of {nprocs} {why}{where}; the other ranks were "
           f"ended", file=sys.stderr)
     return code if 0 < code < 256 else 1
+
+
+def _fresh_logs(log_dir: str, nprocs: int) -> str:
+    """Empty ``workerlog.N`` files for the ranks (made before they start, so the echo never
+    reads one left by an earlier job); rank 0's path."""
+    for rank in range(nprocs):
+        open(os.path.join(log_dir, f"workerlog.{rank}"), "wb").close()
+    return os.path.join(log_dir, "workerlog.0")
+
+
+class _Echo:
+    """Rank 0's log copied to this console as it grows, until the job ends (then the rest):
+    Paddle's launcher shows it so, and a user watching the console sees the job progress."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._copy, name="launch-echo", daemon=True)
+
+    def __enter__(self) -> _Echo:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _copy(self) -> None:
+        out = sys.stdout.buffer
+        with open(self._path, "rb") as log:
+            while True:
+                last = self._done.is_set()  # read once more after the job ended
+                chunk = log.read(1 << 16)
+                if chunk:
+                    out.write(chunk)
+                    out.flush()
+                elif last:
+                    return
+                else:
+                    self._done.wait(0.1)
+
+
+def _show_tail(log: str, rank: int) -> None:
+    """The last lines of a failed rank's log (its traceback, most often) on stderr."""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()[-TAIL_LINES:]
+    except OSError:
+        return
+    if lines:
+        print(f"--- the last lines of rank {rank}'s output ({log}) ---", *lines, "---",
+              sep="\n", file=sys.stderr)
 
 
 def _checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[int, bool]:
