@@ -32,7 +32,10 @@ args = parser.parse_args()
 dist.init_parallel_env()
 rank, world = dist.get_rank(), dist.get_world_size()
 print(f"rank {rank} of {world} argv0 {os.path.basename(sys.argv[0])} "
-      f"paddle_id {os.environ.get('PADDLE_TRAINER_ID', '-')}", flush=True)
+      f"paddle_id {os.environ.get('PADDLE_TRAINER_ID', '-')} "
+      f"local {os.environ.get('PADDLE_LOCAL_RANK', '-')}/{os.environ.get('PADDLE_LOCAL_SIZE', '-')} "
+      f"gpu {dist.ParallelEnv().device_id} flags {os.environ.get('FLAGS_selected_gpus', '-')}",
+      flush=True)
 if rank == args.fail_rank:
     raise ValueError(f"bad data on rank {rank}")
 if rank == args.kill_rank:
@@ -73,6 +76,16 @@ def test_two_ranks_run_the_script_with_its_arguments_and_reduce_together(tmp_pat
     assert reader.ranks(reader.runs()[0]) == [0, 1]
 
 
+def test_devices_give_one_rank_per_id_and_each_its_id(tmp_path, backend):
+    """Paddle's ``--devices``/``--gpus``: as many ranks as ids, rank N told the N-th id."""
+    done = _launch(tmp_path, "--devices", "3, 5", "--backend", backend, "train.py",
+                   "--logdir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    for rank, gpu in ((0, 3), (1, 5)):
+        assert f"rank {rank} of 2 argv0 train.py paddle_id {rank} local {rank}/2 gpu {gpu} " \
+               f"flags {gpu}" in done.stdout
+
+
 def test_a_rank_that_raises_is_named_with_its_error_and_status(tmp_path, backend):
     logs = tmp_path / "log"
     done = _launch(tmp_path, "--nproc_per_node", "2", "--backend", backend, "--log_dir",
@@ -84,7 +97,7 @@ def test_a_rank_that_raises_is_named_with_its_error_and_status(tmp_path, backend
                     "were ended")
     trace = (logs / "workerlog.1").read_text()
     # the traceback as `python train.py` shows it: from the script on, not the launcher
-    assert trace.index("Traceback") < trace.index('train.py", line 19, in <module>')
+    assert trace.index("Traceback") < trace.index('train.py", line 22, in <module>')
     assert "runpy" not in trace and "script_launch" not in trace
     assert "\nValueError: bad data on rank 1\n" in trace
     # the failed rank's last lines are on the console too, before the verdict
@@ -108,6 +121,10 @@ def test_a_rank_killed_by_a_signal_ends_the_job_naming_it(tmp_path, backend):
     (["--nproc_per_node", "0", "train.py"],
      "error: argument --nproc_per_node: must be >= 1 (or -1), got 0"),
     (["--backend", "nccl", "train.py"], "argument --backend: invalid choice: 'nccl'"),
+    (["--nproc_per_node", "3", "--devices", "0,1", "train.py"],
+     "argument --devices: 2 ids (0,1) for 3 ranks (--nproc_per_node 3): give one id per rank"),
+    (["--gpus", "0,gpu1", "train.py"],
+     "argument --devices: GPU ids separated by commas, such as 0,1; got '0,gpu1'"),
 ])
 def test_bad_arguments_are_refused_before_any_rank_starts(tmp_path, args, message):
     done = _launch(tmp_path, *args, "--logdir", str(tmp_path / "run"))

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import LOST_PEER, DistributedError
-from .spawning import root_cause, unpicklable
+from .spawning import rank_variables, root_cause, unpicklable
 from .mpi_shm import clear_endpoints, clear_world
 
 LAUNCHER = "mpiexec.gforker"
@@ -235,8 +235,7 @@ def _child(folder: str) -> None:
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
-    os.environ.update({"RANK": str(rank), "LOCAL_RANK": str(rank),
-                       "WORLD_SIZE": str(world.Get_size())})
+    os.environ.update(rank_variables(rank, world.Get_size()))
     try:
         outcome = (True, fn(*args))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent

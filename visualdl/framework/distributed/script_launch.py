@@ -11,9 +11,11 @@ by ``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` and Paddle's
 Each rank runs the script through :func:`rank_main` (this module run with ``-m``): as
 ``python train.py ARGS`` would, with its output in ``--log_dir``'s ``workerlog.N`` when one
 is given (Paddle's layout; as Paddle's launcher does, rank 0's log is also shown on the
-console as it grows, and a failed rank's last lines when the job ends); its ``RANK``/``WORLD_SIZE`` and ``PADDLE_TRAINER_ID``/
-``PADDLE_TRAINERS_NUM`` are set on either backend, for scripts that read them. When a rank
-fails, the others are ended and the launcher exits with that rank's status, naming it and
+console as it grows, and a failed rank's last lines when the job ends). Every rank gets
+the same variables on either backend (``spawning.rank_variables``: ``RANK``/``WORLD_SIZE``,
+Paddle's ``PADDLE_TRAINER_ID``/``PADDLE_TRAINERS_NUM``/``PADDLE_LOCAL_RANK``/...), for
+scripts that read them, and with ``--devices`` its GPU id in ``FLAGS_selected_gpus``.
+When a rank fails, the others are ended and the launcher exits with that rank's status, naming it and
 why; no rank is left waiting for a dead peer.
 """
 
@@ -34,7 +36,8 @@ import traceback
 from collections.abc import Sequence
 
 from .errors import LOST_PEER
-from .spawning import BACKENDS, THREAD_VARIABLES, WORKER_VARIABLE, exit_reason, free_port
+from .spawning import (BACKENDS, THREAD_VARIABLES, WORKER_VARIABLE, exit_reason, free_port,
+                       rank_variables)
 
 __all__ = ["main", "rank_main", "build_parser"]
 
@@ -42,6 +45,8 @@ __all__ = ["main", "rank_main", "build_parser"]
 #: its PID (MPI) and why it failed (``failed-<rank>``, read by the launcher).
 LOG_DIR_VARIABLE = "VISUALDL_LAUNCH_LOG_DIR"
 JOB_DIR_VARIABLE = "VISUALDL_LAUNCH_JOB_DIR"
+#: ``--devices``' ids, one per rank: rank N's becomes its ``FLAGS_selected_gpus``
+DEVICES_VARIABLE = "VISUALDL_LAUNCH_DEVICES"
 PROG = "python -m visualdl.framework.distributed.launch"
 SETTLE_S = 1.0  # the peers of a failed rank fail too, soon after: the first one is named
 TAIL_LINES = 20  # of a failed rank's log, shown when the job ends (Paddle's "error log")
@@ -52,8 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="Run a training script as several data-parallel ranks of "
                                "this machine (PaddlePaddle's paddle.distributed.launch).")
     parser.add_argument("--nproc_per_node", "--nproc-per-node", "--nprocs", dest="nprocs",
-                        type=int, default=1, metavar="N",
-                        help="ranks to start (default 1; -1: one per CPU core)")
+                        type=int, default=None, metavar="N",
+                        help="ranks to start (default: one per --devices id, else 1; -1: one "
+                             "per CPU core)")
+    parser.add_argument("--devices", "--gpus", dest="devices", default=None, metavar="IDS",
+                        help="comma-separated GPU ids, one rank per id; rank N's id is its "
+                             "FLAGS_selected_gpus (ParallelEnv().device_id), as under "
+                             "Paddle's launcher")
     parser.add_argument("--backend", choices=BACKENDS, default="auto",
                         help="collectives: mpi (shared memory), gloo (TCP on 127.0.0.1, "
                              "needs torch) or auto, MPI where installed (default)")
@@ -76,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = {**os.environ, WORKER_VARIABLE: "1",
            **{v: str(args.threads_per_worker) for v in THREAD_VARIABLES}}
     echo = None
+    if args.devices is not None:
+        env[DEVICES_VARIABLE] = args.devices
     if args.log_dir is not None:
         env[LOG_DIR_VARIABLE] = os.path.abspath(args.log_dir)
         echo = _Echo(_fresh_logs(args.log_dir, nprocs))
@@ -158,9 +170,20 @@ def _show_tail(log: str, rank: int) -> None:
 
 def _checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[int, bool]:
     """(ranks, whether over MPI), or a usage error before any rank starts."""
-    nprocs = (os.cpu_count() or 1) if args.nprocs == -1 else args.nprocs
+    ids = None
+    if args.devices is not None:
+        ids = [i.strip() for i in args.devices.split(",")]
+        if not all(i.isdigit() for i in ids):
+            parser.error(f"argument --devices: GPU ids separated by commas, such as 0,1; got "
+                         f"{args.devices!r}")
+        args.devices = ",".join(ids)
+    nprocs = (len(ids) if ids else 1) if args.nprocs is None else args.nprocs
+    nprocs = (os.cpu_count() or 1) if nprocs == -1 else nprocs
     if nprocs < 1:
         parser.error(f"argument --nproc_per_node: must be >= 1 (or -1), got {args.nprocs}")
+    if ids is not None and nprocs != len(ids):
+        parser.error(f"argument --devices: {len(ids)} ids ({args.devices}) for {nprocs} "
+                     f"ranks (--nproc_per_node {args.nprocs}): give one id per rank")
     if args.threads_per_worker < 1:
         parser.error("argument --threads_per_worker: must be >= 1")
     if not os.path.isfile(args.script):
@@ -204,11 +227,8 @@ def _run_gloo(cmd: list[str], nprocs: int, env: dict[str, str]) -> tuple[int, in
     procs: list[subprocess.Popen] = []
     try:
         for rank in range(nprocs):
-            rank_env = {**env, "RANK": str(rank), "LOCAL_RANK": str(rank),
-                        "WORLD_SIZE": str(nprocs), "MASTER_ADDR": "127.0.0.1",
-                        "MASTER_PORT": port, "PADDLE_TRAINER_ID": str(rank),
-                        "PADDLE_TRAINERS_NUM": str(nprocs),
-                        "PADDLE_MASTER": f"127.0.0.1:{port}"}
+            rank_env = {**env, **rank_variables(rank, nprocs), "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": port, "PADDLE_MASTER": f"127.0.0.1:{port}"}
             procs.append(subprocess.Popen(cmd, env=rank_env))
         return _watch(procs)
     finally:
@@ -281,15 +301,17 @@ def rank_main(argv: Sequence[str] | None = None) -> int:
     script, *script_args = list(sys.argv[1:] if argv is None else argv)
     job_dir = os.environ.pop(JOB_DIR_VARIABLE, "")
     if "PMI_RANK" in os.environ:  # under MPI: the same variables as the gloo ranks get
-        rank, size = os.environ["PMI_RANK"], os.environ.get("PMI_SIZE", "1")
-        os.environ.update({"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": size,
-                           "PADDLE_TRAINER_ID": rank, "PADDLE_TRAINERS_NUM": size})
+        os.environ.update(rank_variables(int(os.environ["PMI_RANK"]),
+                                         int(os.environ.get("PMI_SIZE", "1"))))
         if job_dir:  # clear what a dead rank of this PID left, before MPI starts
             from .mpi_shm import clear_endpoints
 
             clear_endpoints(os.getpid())
             open(os.path.join(job_dir, f"pid-{os.getpid()}"), "wb").close()
     rank = os.environ.get("RANK", "0")
+    devices = os.environ.pop(DEVICES_VARIABLE, "")
+    if devices:
+        os.environ["FLAGS_selected_gpus"] = devices.split(",")[int(rank)]
     log_dir = os.environ.pop(LOG_DIR_VARIABLE, None)
     if log_dir:
         log = os.open(os.path.join(log_dir, f"workerlog.{rank}"),

@@ -28,6 +28,16 @@ THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREAD
                      "MKL_NUM_THREADS")
 
 
+def rank_variables(rank: int, size: int) -> dict[str, str]:
+    """What a launcher tells a rank of one machine about its place: torchrun's names and
+    PaddlePaddle's launcher's, for scripts that read them directly."""
+    r, n = str(rank), str(size)
+    return {"RANK": r, "LOCAL_RANK": r, "WORLD_SIZE": n,
+            "PADDLE_TRAINER_ID": r, "PADDLE_TRAINERS_NUM": n, "PADDLE_GLOBAL_RANK": r,
+            "PADDLE_LOCAL_RANK": r, "PADDLE_RANK_IN_NODE": r, "PADDLE_GLOBAL_SIZE": n,
+            "PADDLE_LOCAL_SIZE": n, "PADDLE_NNODES": "1"}
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port free on ``host`` now (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -120,8 +130,7 @@ def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 2,
     saved = dict(os.environ)
     try:
         for rank in range(nprocs):
-            os.environ.update({"RANK": str(rank), "LOCAL_RANK": str(rank),
-                               "WORLD_SIZE": str(nprocs), "MASTER_ADDR": "127.0.0.1",
+            os.environ.update({**rank_variables(rank, nprocs), "MASTER_ADDR": "127.0.0.1",
                                "MASTER_PORT": str(port)})
             os.environ.update({v: str(threads_per_worker) for v in THREAD_VARIABLES})
             os.environ[WORKER_VARIABLE] = "1"
