@@ -541,13 +541,11 @@ class LogReader:
         return self.events(run, kind, tag)
 
     def hparams(self, run: str) -> Any:
-        """The run's latest hyper-parameters (an ``HParamsEvent``), or None; an experiment
-        (a declaration, no values) only when the run has nothing else."""
-        with self._lock:
-            per_tag = self._store(run).events.get("hparams", {})
-            found = per_tag["hparams"].snapshot() if "hparams" in per_tag else []
-            found = [h for h in found if not h.declaration] or found
-            return max(found, key=lambda h: h.wall_time) if found else None
+        """The run's latest hyper-parameters (an ``HParamsEvent``), or None; with the metrics
+        and domains of the experiment above it (TensorBoard's ``hparams_config`` in a parent
+        folder: its trials in the folders below take them, as in the HParams view); an
+        experiment (a declaration, no values) only when the run has nothing else."""
+        return kinds.get("hparams").part("table").run_hparams(self, run)
 
     def config(self, run: str) -> Any:
         """The run's config view (a ``visualdl.kinds.config.merge.RunConfig``): its

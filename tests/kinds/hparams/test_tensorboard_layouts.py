@@ -145,3 +145,19 @@ def test_torch_add_hparams_layout_matches_tensorboard(tmp_path):
         assert got[run]["metrics"] == pytest.approx(ref["metrics"])
     assert body["domains"] == {}  # add_hparams declares none
     assert tmp_path.name in tags["kinds"]["scalar"]  # the parent's own scalars: a run
+
+
+def test_log_reader_gives_each_trial_the_experiments_metrics_and_domains(tmp_path):
+    """``LogReader.hparams(run)``: a trial's session with the metrics and domains the
+    experiment above it declares, as ``/api/hparams`` and TensorBoard show them."""
+    from visualdl import LogReader
+
+    logdir = shutil.copytree(DATA, tmp_path / "tf_sweep")
+    want, domains, names = _reference(str(logdir))
+    reader = LogReader(str(logdir))
+    for run, ref in want.items():
+        event = reader.hparams(run)
+        assert event.hparams == pytest.approx(ref["hparams"])
+        assert list(event.metric_tags) == names == ["accuracy", "validation/loss"]
+        assert event.domains == domains
+        assert not event.declaration

@@ -2,4 +2,5 @@
 
 from visualdl.kinds.spec import Kind
 
-KIND = Kind("hparams", __name__, message="hparams", views=("hparams",))
+KIND = Kind("hparams", __name__, message="hparams", views=("hparams",),
+            parts=("write", "read", "api", "table"))

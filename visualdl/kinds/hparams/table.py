@@ -11,10 +11,11 @@ tag)``: a server's data provider or a ``LogReader``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-__all__ = ["RunRow", "run_table", "experiment_only", "hparam_names", "metric_names", "domains"]
+__all__ = ["RunRow", "run_table", "run_hparams", "experiment_only", "hparam_names",
+           "metric_names", "domains"]
 
 
 @dataclass
@@ -76,6 +77,21 @@ def run_table(data: Any, metrics: Iterable[str] = (), runs: Iterable[str] | None
     for row, scalar_tags in rows:
         _fill(data, row, scalar_tags, wanted, known)
     return [row for row, _ in rows]
+
+
+def run_hparams(data: Any, run: str) -> Any:
+    """The run's latest hyper-parameters (an ``HParamsEvent``) with the metrics and domains
+    of the experiment above it added, as the table shows them; an experiment (a
+    declaration) only when the run has nothing else; None when it has neither."""
+    events = _hparams_events(data, run)
+    sessions = [e for e in events if not e.declaration]
+    if not sessions:
+        return events[-1] if events else None
+    rows = run_table(data, runs=[run])
+    latest = sessions[-1]
+    if not rows or rows[0].hparams_time is None:
+        return latest
+    return replace(latest, metric_tags=rows[0].metric_tags, domains=rows[0].domains)
 
 
 def experiment_only(data: Any, run: str) -> bool:
