@@ -37,6 +37,19 @@ def test_ranks_with_different_data_sizes_fail_naming_the_rank(backend):
     assert "(90, 8) where rank 0 has (96, 8)" in message
 
 
+def test_a_hand_loops_sampler_over_other_data_fails_naming_the_rank(backend):
+    """Paddle's documented loop (no fit): the sampler of the group compares the data."""
+    assert spawn(workers.sampler_per_rank, args=([64, 64],), nprocs=2, env=SHORT,
+                 timeout_s=120, backend=backend) == [4, 4]
+    with pytest.raises(DistributedError) as err:
+        spawn(workers.sampler_per_rank, args=([64, 56],), nprocs=2, env=SHORT,
+              timeout_s=120, backend=backend)
+    assert err.value.rank == 1
+    assert str(err.value).startswith(
+        "rank 1: DistributedBatchSampler's data (samples, batch_size, drop_last) differs "
+        "from rank 0's: (56, 8, False) where rank 0 has (64, 8, False)")
+
+
 def test_a_worker_killed_mid_training_ends_the_job_naming_it(backend):
     start = time.monotonic()
     with pytest.raises(DistributedError) as err:

@@ -27,6 +27,8 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--logdir")
 parser.add_argument("--fail-rank", type=int, default=-1)
 parser.add_argument("--kill-rank", type=int, default=-1)
+parser.add_argument("--exit-rank", type=int, default=-1)
+parser.add_argument("--hang-rank", type=int, default=-1)
 args = parser.parse_args()
 
 dist.init_parallel_env()
@@ -40,6 +42,10 @@ if rank == args.fail_rank:
     raise ValueError(f"bad data on rank {rank}")
 if rank == args.kill_rank:
     os.kill(os.getpid(), signal.SIGKILL)
+if rank == args.exit_rank:
+    sys.exit(4)  # its peer then waits for it in the all-reduce below
+if rank == args.hang_rank:
+    signal.pause()
 t = vf.to_tensor(np.array([float(rank + 1)], dtype=np.float32))
 dist.all_reduce(t)
 print(f"rank {rank} sum {t.numpy().tolist()}", flush=True)
@@ -97,7 +103,9 @@ def test_a_rank_that_raises_is_named_with_its_error_and_status(tmp_path, backend
                     "were ended")
     trace = (logs / "workerlog.1").read_text()
     # the traceback as `python train.py` shows it: from the script on, not the launcher
-    assert trace.index("Traceback") < trace.index('train.py", line 22, in <module>')
+    line = textwrap.dedent(SCRIPT).splitlines().index(
+        '    raise ValueError(f"bad data on rank {rank}")') + 1
+    assert trace.index("Traceback") < trace.index(f'train.py", line {line}, in <module>')
     assert "runpy" not in trace and "script_launch" not in trace
     assert "\nValueError: bad data on rank 1\n" in trace
     # the failed rank's last lines are on the console too, before the verdict
@@ -114,6 +122,27 @@ def test_a_rank_killed_by_a_signal_ends_the_job_naming_it(tmp_path, backend):
         "visualdl.framework.distributed.launch: rank 1 of 2 was killed by SIGKILL; "
         "the other ranks were ended")
     assert "rank 0 sum" not in done.stdout  # rank 0 did not go on alone
+
+
+def test_a_rank_that_exits_with_an_error_status_ends_the_job_with_it(tmp_path, backend):
+    done = _launch(tmp_path, "--nproc_per_node", "2", "--backend", backend, "train.py",
+                   "--exit-rank", "1")
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "visualdl.framework.distributed.launch: rank 1 of 2 exited with status 4; "
+        "the other ranks were ended")
+    assert "timeout (no answer)" not in done.stderr  # its peer did not wait out the timeout
+
+
+def test_a_rank_that_hangs_is_named_by_the_peer_that_waited_for_it(tmp_path, backend):
+    done = _launch(tmp_path, "--nproc_per_node", "2", "--backend", backend, "train.py",
+                   "--hang-rank", "1")  # the collectives' timeout here: 10 s
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("visualdl.framework.distributed.launch: rank 0 of 2 raised "
+                           "DistributedError: rank 0: ")
+    assert "a peer (rank 1) left or did not answer within the 10 s timeout" in last
+    assert last.endswith("; the other ranks were ended")
 
 
 @pytest.mark.parametrize("args, message", [

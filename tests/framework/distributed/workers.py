@@ -248,3 +248,15 @@ def assert_like_alone(result: dict, alone: dict) -> None:
     for name, w in alone["weights"].items():
         np.testing.assert_allclose(result["weights"][name], w, rtol=1e-4, atol=1e-5,
                                    err_msg=f"final weight {name}")
+
+
+def sampler_per_rank(sizes: list[int]) -> int:
+    """A hand-written loop's sampler (Paddle's documented one) over a dataset of
+    ``sizes[rank]`` samples; the number of batches it gives."""
+    import visualdl.framework as vf
+    import visualdl.framework.distributed as dist
+
+    dist.init_parallel_env()
+    x, y = toy_data(sizes[dist.get_rank()])
+    sampler = dist.DistributedBatchSampler(vf.dataloader.TensorDataset(x, y), 8)
+    return len(sampler)

@@ -7,6 +7,10 @@ of one process with ``batch_size`` W*b over the same order -- the equivalence th
 check -- and a resumed epoch can start at any sample offset, whatever the new world size
 (the elastic restart). The order is padded with its first samples to a multiple of W, so
 every rank gets a piece of each step (none waits in an all-reduce the others never start).
+That holds only when every rank shards the same number of samples in batches of the same
+size: a sampler of the current group (``num_replicas`` and ``rank`` left to it) compares
+them across the ranks when it is made, so a rank with other data fails at once, named,
+instead of training on its own shards or leaving a peer waiting at the end of the epoch.
 """
 
 from __future__ import annotations
@@ -29,12 +33,19 @@ class DistributedBatchSampler:
                  rank: int | None = None, shuffle: bool = False, drop_last: bool = False,
                  seed: int = 0) -> None:
         num_samples = dataset if isinstance(dataset, (int, np.integer)) else len(dataset)
+        of_group = num_replicas is None and rank is None
         if num_replicas is None:
             num_replicas = env.get_world_size()
         if rank is None:
             rank = env.get_rank()
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if of_group and env.is_initialized() and num_replicas > 1:
+            from .parallel import check_same_everywhere
+
+            check_same_everywhere(env.communicator(), "DistributedBatchSampler's data "
+                                  "(samples, batch_size, drop_last)",
+                                  (int(num_samples), int(batch_size), bool(drop_last)))
         if not 0 <= rank < num_replicas:
             raise ValueError(f"rank must be in 0..{num_replicas - 1}, got {rank}")
         self.num_samples, self.batch_size = int(num_samples), int(batch_size)

@@ -206,19 +206,20 @@ def _checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple
 
 
 def _own_account(folder: str, failed: tuple[int, int, str]) -> tuple[int, int, str]:
-    """The failure to name: a rank's own account of an error (``failed-<rank>``), the first
-    that is not the loss of a peer, else what the process watch saw."""
+    """The failure to name: a rank's own account of its failure (``failed-<rank>``: its
+    status and why), the first that is not the loss of a peer; else the failed rank's
+    account of the peer it lost (which names that peer), else what the process watch saw."""
     accounts = {}
     for name in os.listdir(folder):
         if name.startswith("failed-"):
             with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
-                accounts[int(name[7:])] = f.read().strip()
-    own = sorted(r for r, why in accounts.items() if LOST_PEER not in why)
-    if not own:  # every account is of a lost peer: the watch saw who was lost
+                status, _, why = f.read().partition("\n")
+            accounts[int(name[7:])] = (int(status) if status.isdigit() else 1, why.strip())
+    own = sorted(r for r, (_, why) in accounts.items() if LOST_PEER not in why)
+    rank = own[0] if own else failed[0]
+    if rank not in accounts:
         return failed
-    rank = own[0]
-    code = failed[1] if failed[0] == rank else 1
-    return rank, code, accounts[rank]
+    return (rank, *accounts[rank])
 
 
 def _run_gloo(cmd: list[str], nprocs: int, env: dict[str, str]) -> tuple[int, int, str] | None:
@@ -325,14 +326,19 @@ def rank_main(argv: Sequence[str] | None = None) -> int:
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as stop:
-        return _exit_status(stop.code)
+        status = _exit_status(stop.code)
+        if status != 0:  # its peers may wait for it in a collective: end the job, say why
+            if job_dir:
+                _note(job_dir, rank, status, f"exited with status {status}")
+            _abort_mpi(status)
+        return status
     except KeyboardInterrupt:  # Ctrl-C, or the launcher ending this rank after a peer's
         return 130  # failure: not this rank's own (the script's with-blocks have closed)
     except BaseException as exc:  # noqa: BLE001 - shown as Python shows it, then the rank fails
         _print_from(script, exc)
         if job_dir:
-            _note(job_dir, rank, f"raised {type(exc).__name__}: {exc}".splitlines()[0])
-        _abort_mpi()
+            _note(job_dir, rank, 1, f"raised {type(exc).__name__}: {exc}".splitlines()[0])
+        _abort_mpi(1)
         return 1
     return 0
 
@@ -346,23 +352,24 @@ def _print_from(script: str, exc: BaseException) -> None:
     sys.stderr.flush()
 
 
-def _note(job_dir: str, rank: str, why: str) -> None:
+def _note(job_dir: str, rank: str, status: int, why: str) -> None:
+    """This rank's account of its failure for the launcher: its exit status, then why."""
     try:
         with open(os.path.join(job_dir, f"failed-{rank}"), "w", encoding="utf-8") as f:
-            f.write(why)
+            f.write(f"{status}\n{why}")
     except OSError:
         pass  # the launcher then names the failure by the exit status
 
 
-def _abort_mpi() -> None:
+def _abort_mpi(status: int) -> None:
     """A failed rank of an MPI job ends the job (its peers may wait in a collective)."""
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
         sys.stdout.flush()
         sys.stderr.flush()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher ends the job with it
-        mpi.COMM_WORLD.Abort(1)
-        os._exit(1)  # MPI_Abort may return once the launcher is told: never run on here
+        mpi.COMM_WORLD.Abort(status)
+        os._exit(status)  # MPI_Abort may return once the launcher is told: never run on
 
 
 def _exit_status(code: object) -> int:
