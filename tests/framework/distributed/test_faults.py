@@ -50,6 +50,16 @@ def test_a_hand_loops_sampler_over_other_data_fails_naming_the_rank(backend):
         "from rank 0's: (56, 8, False) where rank 0 has (64, 8, False)")
 
 
+def test_the_jobs_timeout_names_every_rank_still_running(backend):
+    """Rank 1 is stuck and rank 0 waits for it in a collective: both run at the job's
+    timeout, and the error says so rather than blaming rank 0 alone."""
+    with pytest.raises(DistributedError) as err:
+        spawn(workers.late_rank, args=(1, 60), nprocs=2, backend=backend,
+              env={"VISUALDL_DIST_TIMEOUT": "60"}, timeout_s=8)
+    assert err.value.rank is None
+    assert str(err.value) == "ranks 0 and 1 still running after the job's timeout_s=8 s"
+
+
 def test_a_worker_killed_mid_training_ends_the_job_naming_it(backend):
     start = time.monotonic()
     with pytest.raises(DistributedError) as err:

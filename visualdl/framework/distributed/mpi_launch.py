@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import LOST_PEER, DistributedError
-from .spawning import rank_variables, root_cause, unpicklable
+from .spawning import rank_variables, root_cause, still_running, unpicklable
 from .mpi_shm import clear_endpoints, clear_world
 
 LAUNCHER = "mpiexec.gforker"
@@ -175,12 +175,13 @@ def _results(folder: str, nprocs: int, reports: dict[int, tuple[int, str | None]
     # rank; one that exited on its own is reported with its status (if not 0)
     aborted = bool(failed)
     errors = any(LOST_PEER not in why for _, why in failed.values())  # not a peer's loss
-    for rank in range(nprocs):
-        if rank not in values and rank not in failed:
-            code, signalled = reports.get(rank, (None, None))
-            why = _no_result(code, signalled, errors or (aborted and code is None))
-            failed[rank] = (rank, f"still running after the job's timeout_s={timeout_s:g} s"
-                            if timed_out else why)
+    missing = [rank for rank in range(nprocs) if rank not in values and rank not in failed]
+    if timed_out and missing:
+        failed.update(still_running(missing, timeout_s))
+    for rank in missing if not timed_out else ():
+        code, signalled = reports.get(rank, (None, None))
+        why = _no_result(code, signalled, errors or (aborted and code is None))
+        failed[rank] = (rank, why)
     if failed:
         raise root_cause(failed)
     return [values[r] for r in range(nprocs)]

@@ -160,9 +160,8 @@ def _collect(procs: list, results: Any, timeout_s: float | None) -> list[Any]:
                         code = p.exitcode
                         failed[rank] = (rank, f"worker {exit_reason(code)}{_before(code)}")
             if deadline is not None and time.monotonic() > deadline and not failed:
-                for r in range(len(procs)):
-                    if r not in values:
-                        failed[r] = (r, f"still running after the job's timeout_s={timeout_s:g} s")
+                failed.update(still_running([r for r in range(len(procs)) if r not in values],
+                                            timeout_s))
             time.sleep(0.01)
         if failed:  # the peers of a dead rank fail too, soon after: let them say so
             settle = time.monotonic() + 1.0
@@ -193,11 +192,25 @@ def _drain(results: Any, values: dict[int, Any], failed: dict[int, tuple[int, st
             failed[rank] = value  # (the rank it is about, what happened)
 
 
-def root_cause(failed: dict[int, tuple[int, str]]) -> DistributedError:
-    """The failure that started it: a rank that did not merely lose its peers."""
+def still_running(ranks: list[int], timeout_s: float) -> dict[int, tuple[int | None, str]]:
+    """The failure of a job whose ``ranks`` were still running at its timeout: one for all
+    of them (a rank waiting in a collective for a stuck one runs on too, so blaming the
+    first would often name the wrong one)."""
+    if len(ranks) == 1:
+        return {ranks[0]: (ranks[0], f"still running after the job's timeout_s={timeout_s:g} s")}
+    names = ", ".join(map(str, ranks[:-1])) + f" and {ranks[-1]}"
+    return {ranks[0]: (None, f"ranks {names} still running after the job's "
+                             f"timeout_s={timeout_s:g} s")}
+
+
+def root_cause(failed: dict[int, tuple[int | None, str]]) -> DistributedError:
+    """The failure that started it: a rank that did not merely lose its peers. When every
+    rank only lost peers (a collective's timeout: one waited for another that hung), the
+    first is named alone: the others' losses are then the job ending, not its cause."""
     lost = [r for r, (_, why) in failed.items() if LOST_PEER in why]
     first = next((r for r in sorted(failed) if r not in lost), min(failed))
-    others = [f"rank {r} then lost its peers" for r in sorted(lost) if r != first]
+    others = [f"rank {r} then lost its peers" for r in sorted(lost)
+              if r != first and first not in lost]
     tail = f" ({'; '.join(others)})" if others else ""
     about, why = failed[first]
     head, _, detail = why.partition("\n")
