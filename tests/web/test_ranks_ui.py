@@ -54,6 +54,8 @@ def test_rank_selector_switches_the_curves(watched, server):
     options = page.eval_on_selector_all("select[name=rank] option", "os => os.map((o) => o.value)")
     assert options == [str(r) for r in range(WORLD)]
     assert page.eval_on_selector("select[name=rank]", "s => s.value") == "0"
+    assert page.get_attribute(CARD, "data-rank") == "0"  # the note says so at the default too
+    assert "rank 0" in page.locator(f"{CARD} .card-note").text_content()
     page.select_option("select[name=rank]", "2")
     # rank 2 of the data-parallel run; the run of one process keeps its one series
     _wait_lines(page, {"dp": [rank_value(2, s) for s in range(STEPS)], "one": one})

@@ -448,7 +448,8 @@ class LogReader:
     def scalars(self, run: str, tag: str, rank: int | None = None) -> Scalars:
         """All points of a scalar tag: (steps, wall_times, values) as read-only arrays.
         In a data-parallel run, those of one ``rank`` (by default rank 0's, with those of
-        files that name no rank): ranks are never merged (see :meth:`ranks`)."""
+        files that name no rank; see :meth:`default_rank`): ranks are never merged (see
+        :meth:`ranks`)."""
         with self._lock:
             store = self._store(run)
             if tag not in store.scalars:
@@ -471,6 +472,14 @@ class LogReader:
         records; [] for a run of one process."""
         with self._lock:
             return self._store(run).ranks()
+
+    def default_rank(self, run: str, tag: str) -> int | None:
+        """The rank whose series :meth:`scalars` gives for ``tag`` when none is asked for:
+        rank 0's, or the lowest rank that logged the tag when rank 0 did not; None for a
+        run of one process."""
+        with self._lock:
+            store = self._store(run)
+            return store.default_rank(tag) if store.file_ranks else None
 
     # Shorthands for the built-in kinds, as users of other readers expect them; every kind,
     # a plugin's too, is read with events(run, kind, tag).

@@ -300,18 +300,27 @@ class RunStore:
 
     def _files_of(self, tag: str, rank: int | None) -> dict[int, _Series]:
         """The per-file series of ``tag`` that make up one rank's series (``rank`` None:
-        the default one, rank 0 and files that name no rank). KeyError for a rank the run
-        does not have."""
+        the default one, see :meth:`default_rank`). KeyError for a rank the run does not
+        have."""
         per_file = self.scalars[tag]
         if not self.file_ranks:  # one process: every file (rank 0 is the run itself)
             if rank:
                 raise KeyError(f"the run has no rank {rank} (it has no ranked files)")
             return per_file
-        want = rank or 0
         if rank and rank not in self.file_ranks.values():
             raise KeyError(f"the run has no rank {rank}; its ranks: {self.ranks()}")
+        want = self.default_rank(tag) if rank is None else rank
         ranks = self.file_ranks
         return {fid: s for fid, s in per_file.items() if ranks.get(fid, 0) == want}
+
+    def default_rank(self, tag: str) -> int:
+        """The rank whose series of ``tag`` is shown when none is asked for: rank 0's (with
+        files that name no rank), or, when rank 0 never logged the tag, the lowest rank
+        that did -- a tag only another rank logs, or a run of whose ranks only some wrote
+        files, is shown, not left empty."""
+        ranks = self.file_ranks
+        present = {ranks.get(fid, 0) for fid in self.scalars.get(tag, ())}
+        return 0 if 0 in present or not present else min(present)
 
     def scalar_view(self, tag: str, rank: int | None = None) -> Scalars:
         """The series of ``tag`` (of one rank: see :meth:`_files_of`), the files it
@@ -336,7 +345,7 @@ class RunStore:
         if not per_file:
             return _empty()
         total = sum(s.n for s in per_file.values())
-        key = (tag, rank or 0)
+        key = (tag, self.default_rank(tag) if rank is None else rank)
         cached = self._rank_merged.get(key)
         if cached is not None and cached[0] == total:
             return cached[1]

@@ -128,6 +128,11 @@ class DataProvider(ABC):
         """The ranks of a data-parallel run; [] for a run of one process."""
         return []
 
+    def default_rank(self, run: str, tag: str) -> int | None:
+        """The rank :meth:`scalars` draws of ``tag`` when none is asked for; None for a run
+        of one process."""
+        return None
+
     def serving(self) -> contextlib.AbstractContextManager:
         """Held while a request builds a big answer (a chart of 2,000 runs): a provider
         still loading in the background may let it go first (see LogReaderProvider)."""

@@ -193,6 +193,9 @@ class LogReaderProvider(DataProvider):
     def ranks(self, run: str) -> list[int]:
         return self._require().ranks(run)
 
+    def default_rank(self, run: str, tag: str) -> int | None:
+        return self._require().default_rank(run, tag)
+
     def scalar_pending(self, tag: str) -> bool:
         reader = self._reader
         if reader is None:

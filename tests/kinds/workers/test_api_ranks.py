@@ -54,7 +54,8 @@ def test_checkpoints(api):
 def test_scalars_default_to_rank0_and_take_a_rank(api):
     default = api.json("/api/scalars", run="dp", tag="loss")
     assert default["values"] == [rank_value(0, s) for s in range(STEPS)]
-    assert "rank" not in default
+    assert "rank" not in default and default["default_rank"] == 0  # the chart's note
+    assert "default_rank" not in api.json("/api/scalars", run="one", tag="loss")  # one process
     for rank in range(WORLD):
         got = api.json("/api/scalars", run="dp", tag="loss", rank=rank)
         assert got["rank"] == rank and got["steps"] == list(range(STEPS))

@@ -142,6 +142,10 @@ def series_json(run: str, tag: str, points: int,
             out.update(wall_min=window.wall_min, wall_max=window.wall_max)
     if rank is not None:
         out["rank"] = rank
+    else:
+        default = provider().default_rank(run, tag)
+        if default is not None:  # a data-parallel run: the rank of its default series
+            out["default_rank"] = default
     if view.index is not None:
         out.update(_smoothed(run, tag, view.index, window.smoothing_spec, rank))
     if provider().scalar_pending(tag):

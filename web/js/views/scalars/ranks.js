@@ -297,7 +297,8 @@ export class RankCharts {
       }
       const e = entry(line.run, line.tag);
       if (!e || !e.series) return [];
-      return [{ ...line, color: colorOf(line.run), series: e.series, version: [e.version, e.skey], rank: this.info.rankOf(line.run) }];
+      const rank = this.info.rankOf(line.run) ?? e.series.defaultRank ?? null; // the rank drawn
+      return [{ ...line, color: colorOf(line.run), series: e.series, version: [e.version, e.skey], rank }];
     });
   }
 

@@ -315,6 +315,7 @@ export function toSeries(result, skey) {
   };
   if (result.smoothed) Object.assign(series, { smoothed: toNumbers(result.smoothed), smoothing: result.smoothing });
   if (skey !== undefined) series.smoothKey = skey;
+  if (result.default_rank !== undefined) series.defaultRank = result.default_rank; // of a data-parallel run
   if (result.lower) Object.assign(series, { lower: toNumbers(result.lower), upper: toNumbers(result.upper) });
   return series;
 }
