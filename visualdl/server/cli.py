@@ -54,8 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--model", nargs="+", action="extend", metavar="PATH",
-        help="ONNX models or Paddle programs (__model__, *.pdmodel; told by content) to "
-             "show in the graph view "
+        help="ONNX models or Paddle programs (__model__, *.pdmodel, PIR *.json; told by "
+             "content) to show in the graph view "
              "(--logdir is then optional)",
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default %(default)s)")
@@ -150,7 +150,8 @@ def check_models(parser: argparse.ArgumentParser, models: Sequence[str]) -> None
     for model in models:
         if Path(model).is_dir():
             parser.error(f"argument --model: {model} is a folder, not a model file (give "
-                         "the .onnx file, or the Paddle program: __model__ or *.pdmodel)")
+                         "the .onnx file, or the Paddle program: __model__, *.pdmodel or "
+                         "*.json)")
         if not Path(model).is_file():
             parser.error(f"argument --model: model file does not exist: {model}")
 

@@ -85,7 +85,7 @@ def test_neither_onnx_nor_paddle_names_the_formats(tmp_path):
             assert r.status_code == 422
             error = r.json()["error"]
             assert error.startswith(f"{name}: neither an ONNX model nor a Paddle program "
-                                    "(__model__, *.pdmodel): ")
+                                    "(__model__, *.pdmodel, PIR *.json): ")
             assert "not an ONNX model" in error and "not a Paddle program" in error
         up = client.post("/api/graph/upload", files={"file": ("x.dat", b"\xff" * 9)})
         assert up.status_code == 400
