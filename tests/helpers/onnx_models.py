@@ -310,3 +310,17 @@ def values_model() -> onnx.ModelProto:
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def served_model_summary(path: str) -> tuple[str, dict]:
+    """``visualdl --model PATH`` served on 127.0.0.1: (the name the model is listed under,
+    its ``/api/graph/summary``), checked to answer 200."""
+    from tests.helpers.http import Client
+    from tests.helpers.server import serving
+
+    with serving([], models=[path]) as handle:
+        client = Client(handle.url)
+        [listed] = client.json("/api/graph/models")["models"]
+        summary = client.get("/api/graph/summary", params={"model": "file:0"})
+        assert summary.status_code == 200, summary.text
+        return listed["name"], summary.json()

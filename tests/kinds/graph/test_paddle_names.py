@@ -20,6 +20,7 @@ from collections import Counter
 import pytest
 
 from tests.helpers.http import Client
+from tests.helpers.onnx_models import served_model_summary
 from tests.helpers.server import serving
 from visualdl.reader import LogReader
 
@@ -36,15 +37,10 @@ def _ops(folder: str) -> list[str]:
 
 @pytest.mark.parametrize("folder", sorted(PROGRAMS))
 def test_with_model_flag(folder):
-    path = os.path.join(DATA, folder, PROGRAMS[folder])
-    with serving([], models=[path]) as handle:
-        client = Client(handle.url)
-        [listed] = client.json("/api/graph/models")["models"]
-        assert listed["name"] == PROGRAMS[folder]
-        summary = client.get("/api/graph/summary", params={"model": "file:0"})
-        assert summary.status_code == 200, summary.text
-        assert summary.json()["op_types"] == dict(Counter(_ops(folder)))
-        assert summary.json()["inputs"][0]["shape"] == ["?", 1, 8, 8]
+    name, summary = served_model_summary(os.path.join(DATA, folder, PROGRAMS[folder]))
+    assert name == PROGRAMS[folder]
+    assert summary["op_types"] == dict(Counter(_ops(folder)))
+    assert summary["inputs"][0]["shape"] == ["?", 1, 8, 8]
 
 
 @pytest.mark.parametrize("folder", sorted(PROGRAMS))

@@ -20,6 +20,7 @@ from collections import Counter
 import pytest
 
 from tests.helpers.http import Client
+from tests.helpers.onnx_models import served_model_summary
 from tests.helpers.server import serving
 from visualdl.reader import LogReader
 
@@ -53,21 +54,16 @@ def _input_shape(folder: str) -> list:
 
 @pytest.mark.parametrize("folder", sorted(PROGRAMS))
 def test_with_model_flag(folder):
-    with serving([], models=[_path(folder)]) as handle:
-        client = Client(handle.url)
-        [listed] = client.json("/api/graph/models")["models"]
-        assert listed["name"] == PROGRAMS[folder]
-        summary = client.get("/api/graph/summary", params={"model": "file:0"})
-        assert summary.status_code == 200, summary.text
-        assert summary.json()["op_types"] == dict(Counter(_ops(folder)))
-        [data] = summary.json()["inputs"]
-        assert data["name"] == _ref(folder)["feeds"][0]
-        assert data["shape"] == _input_shape(folder)
-        params = [op["outputs"][0][1] for op in _ref(folder)["ops"]
-                  if op["op"] == "builtin.parameter"]
-        counts = summary.json()["counts"]
-        assert counts["initializers"] == len(params)
-        assert counts["parameters"] == sum(math.prod(shape) for shape in params)
+    name, summary = served_model_summary(_path(folder))
+    assert name == PROGRAMS[folder]
+    assert summary["op_types"] == dict(Counter(_ops(folder)))
+    [data] = summary["inputs"]
+    assert data["name"] == _ref(folder)["feeds"][0]
+    assert data["shape"] == _input_shape(folder)
+    params = [op["outputs"][0][1] for op in _ref(folder)["ops"]
+              if op["op"] == "builtin.parameter"]
+    assert summary["counts"]["initializers"] == len(params)
+    assert summary["counts"]["parameters"] == sum(math.prod(shape) for shape in params)
 
 
 @pytest.mark.parametrize("folder", sorted(PROGRAMS))
