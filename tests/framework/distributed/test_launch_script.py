@@ -36,7 +36,9 @@ rank, world = dist.get_rank(), dist.get_world_size()
 print(f"rank {rank} of {world} argv0 {os.path.basename(sys.argv[0])} "
       f"paddle_id {os.environ.get('PADDLE_TRAINER_ID', '-')} "
       f"local {os.environ.get('PADDLE_LOCAL_RANK', '-')}/{os.environ.get('PADDLE_LOCAL_SIZE', '-')} "
-      f"gpu {dist.ParallelEnv().device_id} flags {os.environ.get('FLAGS_selected_gpus', '-')}",
+      f"gpu {dist.ParallelEnv().device_id} flags {os.environ.get('FLAGS_selected_gpus', '-')} "
+      f"endpoints {len(dist.ParallelEnv().trainer_endpoints)} "
+      f"mine {dist.ParallelEnv().trainer_endpoints.index(dist.ParallelEnv().current_endpoint)}",
       flush=True)
 if rank == args.fail_rank:
     raise ValueError(f"bad data on rank {rank}")
@@ -89,7 +91,7 @@ def test_devices_give_one_rank_per_id_and_each_its_id(tmp_path, backend):
     assert done.returncode == 0, done.stderr
     for rank, gpu in ((0, 3), (1, 5)):
         assert f"rank {rank} of 2 argv0 train.py paddle_id {rank} local {rank}/2 gpu {gpu} " \
-               f"flags {gpu}" in done.stdout
+               f"flags {gpu} endpoints 2 mine {rank}" in done.stdout  # Paddle's endpoints too
 
 
 def test_a_rank_that_raises_is_named_with_its_error_and_status(tmp_path, backend):

@@ -88,6 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     echo = None
     if args.devices is not None:
         env[DEVICES_VARIABLE] = args.devices
+    # Paddle's launcher gives each rank an endpoint of its own and tells every rank all of
+    # them (scripts and Paddle's ParallelEnv read them); the collectives here need none
+    env["PADDLE_TRAINER_ENDPOINTS"] = ",".join(f"127.0.0.1:{free_port()}"
+                                               for _ in range(nprocs))
     if args.log_dir is not None:
         env[LOG_DIR_VARIABLE] = os.path.abspath(args.log_dir)
         echo = _Echo(_fresh_logs(args.log_dir, nprocs))
@@ -310,6 +314,9 @@ def rank_main(argv: Sequence[str] | None = None) -> int:
             clear_endpoints(os.getpid())
             open(os.path.join(job_dir, f"pid-{os.getpid()}"), "wb").close()
     rank = os.environ.get("RANK", "0")
+    endpoints = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "").split(",")
+    if int(rank) < len(endpoints):
+        os.environ["PADDLE_CURRENT_ENDPOINT"] = endpoints[int(rank)]
     devices = os.environ.pop(DEVICES_VARIABLE, "")
     if devices:
         os.environ["FLAGS_selected_gpus"] = devices.split(",")[int(rank)]
