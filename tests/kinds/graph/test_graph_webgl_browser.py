@@ -268,7 +268,10 @@ def test_hover_and_selection(chain):
     palette = p.colors()["categories"]
     x, y = p.to_screen(item["x"] + item["w"] / 2, item["y"] + item["h"] / 2)
     p.page.mouse.move(x, y)
-    p.page.wait_for_function("() => document.querySelector('canvas.graph-gl').title.startsWith('Relu')")
+    # the tooltip is the op's full name (docs/graph_view.md), as the SVG drawing's <title> is
+    p.page.wait_for_function("(name) => document.querySelector('canvas.graph-gl').title === name",
+                             arg=item["name"])
+    assert item["name"].endswith("/act/Relu")
     p.eval("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     hovered = p.shot().getpixel((int(x), int(y)))
     fill = rgb(palette["activation"][0])
@@ -419,6 +422,7 @@ def diff_server(tmp_path_factory):
 
 
 def test_diff_colours_both_webgl_sides(browser, diff_server):
+    # the server's url ends with '/': a page at '//', which puts the diff in its URL too
     p = GLPage(browser, diff_server.url, "file:0")
     try:
         p.page.select_option("#graph-compare", "file:1")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -258,14 +259,34 @@ def node() -> Response:
 
 @blueprint.get("/api/graph/search")
 def search() -> Response:
-    """Nodes matching ``q`` by name, op type or tensor name."""
+    """Nodes matching ``q`` by name, op type or tensor name: ``total`` of them, and the
+    ``limit`` from ``offset`` on (the find box steps through every match a page at a time)."""
     model_id, doc = _document()
     query = request.args.get("q", "")
     if len(query) > 500:
         raise ApiError(400, "the search text is too long")
     limit = arg_int("limit", 200, 1, 5000)
-    return etag_json(etag_for("graph-search", model_id, query, limit),
-                     lambda: doc.search(query, limit))
+    offset = arg_int("offset", 0, 0, 1 << 40)
+
+    def build() -> dict[str, Any]:
+        body = doc.search(query, limit)
+        if offset == 0 and body["total"] <= limit:
+            return body  # every match, in its order
+        # pages of one order: the matches of the whole model, ranked (GraphDocument.search
+        # ranks the first `limit` it finds), kept for the next page's ask
+        ranked = _ranked_matches(model_id, doc, query, body["total"])
+        return {**body, "offset": offset, "matches": ranked[offset:offset + limit]}
+
+    return etag_json(etag_for("graph-search", model_id, query, limit, offset), build)
+
+
+SEARCH_CACHE = 4  # searches kept whole, for the pages after the first
+
+
+def _ranked_matches(model_id: str, doc: GraphDocument, query: str, total: int) -> list[dict[str, Any]]:
+    cache = app_cache("graph searches", lambda: _DocCache(SEARCH_CACHE))
+    return cache.get((model_id, query), (doc,),
+                     lambda: doc.search(query, max(total, 1))["matches"])
 
 
 @blueprint.get("/api/graph/tensor")
@@ -362,28 +383,33 @@ def diff() -> Response:
     return response
 
 
-class _DiffCache:
-    """The last few diffs, each valid while both parsed documents are the store's."""
+class _DocCache:
+    """The last ``size`` results of some work on parsed documents (a diff, a search's
+    ranked matches), each valid while those documents are the store's (a model read again
+    is a new document)."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int) -> None:
+        self.size = size
         self.lock = threading.Lock()
-        self.items: OrderedDict[tuple[str, str], tuple[Any, Any, dict[str, Any]]] = OrderedDict()
+        self.items: OrderedDict[tuple, tuple[tuple, Any]] = OrderedDict()
+
+    def get(self, key: tuple, docs: tuple, make: Callable[[], Any]) -> Any:
+        with self.lock:
+            hit = self.items.get(key)
+            if hit is not None and all(a is b for a, b in zip(hit[0], docs)):
+                self.items.move_to_end(key)
+                return hit[1]
+        value = make()
+        with self.lock:
+            self.items[key] = (docs, value)
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return value
 
 
 def _diff_of(a_id: str, a_doc: GraphDocument, b_id: str, b_doc: GraphDocument) -> dict[str, Any]:
     from visualdl.kinds.graph.diff import diff_models
 
-    cache = app_cache("graph diffs", _DiffCache)
-    key = (a_id, b_id)
-    with cache.lock:
-        hit = cache.items.get(key)
-        if hit is not None and hit[0] is a_doc and hit[1] is b_doc:
-            cache.items.move_to_end(key)
-            return hit[2]
-    body = diff_models(a_doc.model, b_doc.model)
-    with cache.lock:
-        cache.items[key] = (a_doc, b_doc, body)
-        cache.items.move_to_end(key)
-        while len(cache.items) > DIFF_CACHE:
-            cache.items.popitem(last=False)
-    return body
+    cache = app_cache("graph diffs", lambda: _DocCache(DIFF_CACHE))
+    return cache.get((a_id, b_id), (a_doc, b_doc), lambda: diff_models(a_doc.model, b_doc.model))

@@ -41,7 +41,10 @@ export function set(changes) {
   }
   if (!changed.length) return;
   const query = p.toString();
-  const url = `${window.location.pathname}${query ? `?${query}` : ''}${window.location.hash}`;
+  // relative to the page: a path that starts with '//' (a link to `host//`) would read as
+  // another host's, and the browser refuses to replace the URL with it
+  const path = window.location.pathname.replace(/^\/{2,}/, '/');
+  const url = `${query ? `?${query}` : path}${window.location.hash}`;
   window.history.replaceState(null, '', url);
 }
 

@@ -4,9 +4,9 @@
 // between nodes as in the WebGL drawing, see glkeys.js), and export of the whole drawing.
 import { drawGraph, drawOverview, graphDefs, svgEl, cullTiles, headWidth, HEAD_H } from './render.js';
 import { PanZoom } from './panzoom.js';
-import { exportSVG, exportPNG } from './download.js';
 import { Drawing } from './drawing.js';
 import { nodeLabel, readingCompare, neighbours } from './glkeys.js';
+import { fmtInt } from '../../shared/dom.js';
 
 const OVERVIEW_MIN_NODES = 300; // graphs bigger than this draw an overview when zoomed far out
 const OVERVIEW_BELOW = 0.2;
@@ -218,7 +218,7 @@ export class GraphCanvas extends Drawing {
       this.svg.focus({ preventScroll: true });
     }
     const text = item.node
-      ? `${nodeLabel(item.node)}, node ${item.nodeRank} of ${this.data.nodes.length}`
+      ? `${nodeLabel(item.node)}, node ${fmtInt(item.nodeRank)} of ${fmtInt(this.data.nodes.length)}`
       : `Group ${item.frame.label}, ${item.frame.ops} ops, expanded`;
     this.#announce(`${how}${text}`);
   }
@@ -254,14 +254,18 @@ export class GraphCanvas extends Drawing {
     });
   }
 
-  exportSVG(filename) {
-    if (!this.data) return;
-    this.#withAllTiles(() => exportSVG(this.viewport, this.data.width, this.data.height, filename));
-  }
-
-  /** The SVG text is taken synchronously, so the tiles are re-culled right after. */
-  exportPNG(filename) {
-    return this.#withAllTiles(() => exportPNG(this.viewport, this.data.width, this.data.height, filename));
+  /** What an export serializes (download.js svgParts' `drawing`): every tile's elements, in
+   *  the order they are in the document with every tile attached. */
+  exportDrawing() {
+    const elements = [];
+    this.#withAllTiles(() => {
+      this.layers.forEach((layer, i) => {
+        for (const group of layer.children) {
+          for (const child of group.children) elements.push([i, group.dataset.tile, child, false]);
+        }
+      });
+    });
+    return { viewport: this.viewport, layers: this.layers, count: elements.length, elements };
   }
 
   destroy() {

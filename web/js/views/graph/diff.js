@@ -4,6 +4,9 @@
 // coloured: removed (red) and changed (amber) on the left, added (green) and changed on the
 // right; an op inside a collapsed group colours the group. The colours are marks of the
 // drawing (stage.js), kept in its SVG export, so "Diff SVG" (both sides in one file) has them.
+// The model compared with is kept in the URL (graph_compare), so a link reopens the diff.
+// While it is open the two drawings have no minimap: it would cover half of each.
+import * as state from '../../shared/state.js';
 import { el, setChildren } from '../../shared/dom.js';
 import { getJSON, postJSON, apiURL } from '../../shared/api.js';
 import { GraphStage } from './stage.js';
@@ -14,6 +17,8 @@ import { renderDiff } from './diffpanel.js';
 export const DIFF_COLORS = { added: '#1a9e3f', removed: '#d62728', changed: '#f0a000' };
 const GAP = 80; // px between the two drawings in the exported SVG
 const TITLE = 30;
+
+state.declare('graph_compare', ''); // the model compared with (its id), '' for none
 
 export class GraphDiff {
   /**
@@ -34,6 +39,7 @@ export class GraphDiff {
     this.report = el('section', { class: 'graph-diff', 'aria-label': 'Model diff', hidden: true, 'data-state': 'empty' });
     this.canvas = new GraphStage({ onActivate: (hit) => this.#activate(hit), onBackground: () => {} });
     this.canvas.svg.setAttribute('aria-label', 'The model compared with. Pan and zoom follow the left side.');
+    this.canvas.setMinimap(false);
     // in the document only while a diff is open (one drawing otherwise, as before)
     this.pane = el('div', { class: 'graph-canvas graph-canvas-after' }, this.canvas.element);
   }
@@ -58,6 +64,7 @@ export class GraphDiff {
     }
     this.other = other;
     this.select.value = id;
+    state.set({ graph_compare: id });
     this.report.hidden = false;
     this.report.dataset.state = 'loading';
     setChildren(this.report, el('p', { class: 'muted' }, `Comparing ${model.name} with ${other.name}…`));
@@ -77,6 +84,7 @@ export class GraphDiff {
       this.jsonLink.hidden = false;
       this.svgButton.hidden = false;
       this.host.main().element.parentNode.after(this.pane);
+      this.host.main().setMinimap(false);
       this.#drawOther(view);
       this.host.main().onTransform = (c) => this.#follow(c, this.canvas);
       this.canvas.onTransform = (c) => this.#follow(c, this.host.main());
@@ -90,6 +98,7 @@ export class GraphDiff {
       this.report.dataset.state = 'error';
       setChildren(this.report, el('p', { class: 'graph-error', role: 'alert' }, `Cannot compare with ${other.name}: ${err.message}`));
       this.pane.remove();
+      this.host.main().setMinimap(true);
       return null;
     }
   }
@@ -99,12 +108,14 @@ export class GraphDiff {
     this.body = null;
     this.other = null;
     this.select.value = '';
+    state.set({ graph_compare: '' });
     this.report.hidden = true;
     this.report.dataset.state = 'empty';
     this.pane.remove();
     this.jsonLink.hidden = true;
     this.svgButton.hidden = true;
     this.host.main().onTransform = null;
+    this.host.main().setMinimap(true);
     this.unpaint(this.host.main());
   }
 

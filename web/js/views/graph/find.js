@@ -1,10 +1,12 @@
 // Find in the graph: the search box (Ctrl+F), its count, the matches of /api/graph/search
 // marked on the drawing, and stepping through them (Enter, Shift+Enter, the arrow buttons),
-// each revealed: its groups expanded, centred and selected.
+// each revealed: its groups expanded, centred and selected. The matches come a page at a time
+// (/api/graph/search's offset): stepping past the pages loaded asks for the next one, so every
+// match of the count can be reached.
 import { getJSON } from '../../shared/api.js';
 import { el, debounce, fmtInt } from '../../shared/dom.js';
 
-const LIMIT = 500; // matches asked for; the count says the total
+const PAGE = 500; // matches asked for at a time; the count says the total
 
 export class GraphFind {
   /**
@@ -14,9 +16,10 @@ export class GraphFind {
    */
   constructor({ canvas, model, reveal, onEscape, fail }) {
     Object.assign(this, { canvas, model, reveal, fail });
-    this.matches = [];
+    this.pages = new Map(); // page number -> its matches (PAGE each), those asked for so far
+    this.total = 0; // matches of the text, loaded or not
     this.index = -1;
-    this.query = null; // the text `matches` are (or are being fetched) for
+    this.query = null; // the text `pages` are (or are being fetched) for
     this.searching = null; // that search, while it runs
     this.input = el('input', {
       type: 'search', id: 'graph-find', placeholder: 'Find (Ctrl+F): name, op, tensor',
@@ -45,9 +48,15 @@ export class GraphFind {
     this.input.select();
   }
 
+  /** The matches loaded so far (the pages asked for), in order of their pages. */
+  get matches() {
+    return [...this.pages.keys()].sort((a, b) => a - b).flatMap((p) => this.pages.get(p));
+  }
+
   /** Forget the matches (another model is shown). */
   reset() {
-    this.matches = [];
+    this.pages = new Map();
+    this.total = 0;
     this.index = -1;
     this.query = null;
     this.searching = null;
@@ -73,16 +82,18 @@ export class GraphFind {
       return;
     }
     if (!q) {
-      this.matches = [];
+      this.pages = new Map();
+      this.total = 0;
       this.index = -1;
       this.count.textContent = '';
       this.mark();
       return;
     }
     try {
-      const res = await getJSON('api/graph/search', { model: model.id, q, limit: LIMIT });
+      const res = await getJSON('api/graph/search', { model: model.id, q, limit: PAGE });
       if (this.query !== q) return; // a newer text's search answers for the box
-      this.matches = res.matches;
+      this.pages = new Map([[0, res.matches]]);
+      this.total = res.total;
       this.index = -1;
       this.count.textContent = res.total ? `${fmtInt(res.total)} found` : 'no match';
       this.mark();
@@ -97,19 +108,41 @@ export class GraphFind {
   async next(step) {
     const q = this.input.value.trim();
     await this.find(q);
-    if (this.query !== q || !this.matches.length) return; // the text changed meanwhile
-    const n = this.matches.length;
-    this.index = this.index < 0 ? (step > 0 ? 0 : n - 1) : (this.index + step + n) % n;
-    const match = this.matches[this.index];
-    this.count.textContent = `${this.index + 1} / ${fmtInt(n)}`;
+    if (this.query !== q || !this.total) return; // the text changed meanwhile
+    const n = this.total;
+    const index = this.index < 0 ? (step > 0 ? 0 : n - 1) : (this.index + step + n) % n;
+    let match;
+    try {
+      match = await this.#match(index, q);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (!match || this.query !== q) return;
+    this.index = index;
+    this.count.textContent = `${fmtInt(index + 1)} / ${fmtInt(n)}`;
     await this.reveal(match.id, match.ancestors);
     this.mark();
     this.input.focus();
   }
 
+  /** Match `i` (0-based) of text `q`: its page is asked for first when not loaded yet. */
+  async #match(i, q) {
+    const page = Math.floor(i / PAGE);
+    if (!this.pages.has(page)) {
+      const model = this.model();
+      if (!model) return null;
+      const res = await getJSON('api/graph/search', { model: model.id, q, limit: PAGE, offset: page * PAGE });
+      if (this.query !== q) return null;
+      this.pages.set(page, res.matches);
+    }
+    return this.pages.get(page)[i - page * PAGE] || null;
+  }
+
   /** Mark the drawn matches, and the current one (after every draw). */
   mark() {
-    const current = this.index >= 0 ? this.matches[this.index] : null;
+    const page = this.pages.get(Math.floor(this.index / PAGE));
+    const current = this.index >= 0 && page ? page[this.index % PAGE] : null;
     this.canvas.setMatches(this.matches.map((m) => m.id), current ? current.id : null);
   }
 }

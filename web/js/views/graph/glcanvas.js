@@ -6,7 +6,7 @@
 // keyboard users move a cursor between nodes (glkeys.js) that a live region announces. This
 // module is the drawing's object: its canvas, events, the calls stage.js makes, and its marks
 // (selection, find, diff outlines, node styles: painted by glmarks.js).
-import { el } from '../../shared/dom.js';
+import { el, fmtInt } from '../../shared/dom.js';
 import { Drawing } from './drawing.js';
 import { PanZoom } from './panzoom.js';
 import { GLRenderer } from './glrender.js';
@@ -18,7 +18,7 @@ import { buildScene } from './glscene.js';
 import { updateMarks, repaint } from './glmarks.js';
 import { updateLabels } from './gllabels.js';
 import { farOut, drawImage } from './glimage.js';
-import { nodeLabel, readingOrder, keyDown } from './glkeys.js';
+import { nodeLabel, nodeTooltip, readingOrder, keyDown } from './glkeys.js';
 
 export class GLCanvas extends Drawing {
   /**
@@ -206,7 +206,7 @@ export class GLCanvas extends Drawing {
     this.#setHover(hit && hit.type === 'node' ? hit.index : -1);
     this.element.style.cursor = hit ? 'pointer' : '';
     if (!hit) this.element.removeAttribute('title');
-    else this.element.title = hit.type === 'head' ? `Collapse group ${hit.path}` : nodeLabel(this.data.nodes[hit.index]);
+    else this.element.title = hit.type === 'head' ? `Collapse group ${hit.path}` : nodeTooltip(this.data.nodes[hit.index]);
   }
 
   #setHover(i) {
@@ -228,7 +228,7 @@ export class GLCanvas extends Drawing {
     const [x0, y0, x1, y1] = this.visibleRect();
     if (n.x < x0 || n.y < y0 || n.x + n.w > x1 || n.y + n.h > y1) this.pz.centerOn(n.x + n.w / 2, n.y + n.h / 2);
     readingOrder(this);
-    this.announce(`${how}${nodeLabel(n)}, node ${this.rank[i] + 1} of ${this.data.nodes.length}`);
+    this.announce(`${how}${nodeLabel(n)}, node ${fmtInt(this.rank[i] + 1)} of ${fmtInt(this.data.nodes.length)}`);
   }
 
   destroy() {

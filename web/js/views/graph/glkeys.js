@@ -10,6 +10,13 @@ export function nodeLabel(item) {
     : `${item.title}${item.subtitle ? ` ${item.subtitle}` : ''}`;
 }
 
+/** A node's tooltip (on hover, in both drawings): an op's full name (its label when it has
+ *  none), a group's path. */
+export function nodeTooltip(item) {
+  if (item.type === 'group') return item.path || item.title;
+  return item.name || nodeLabel(item);
+}
+
 /** The reading-order comparison of two boxes ({x, y}): rows, then columns; columns first
  *  for LR (`lr`). Shared with the SVG drawing (canvas.js). */
 export function readingCompare(lr) {

@@ -3,7 +3,7 @@
 import {
   colorsOf, TEXT_COLOR, EDGE_COLOR, FRAME_STROKE, FRAME_FILL, FRAME_TEXT, LABEL_COLOR, FONT,
 } from './colors.js';
-import { nodeLabel } from './glkeys.js';
+import { nodeLabel, nodeTooltip } from './glkeys.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 // The text layout inside a box, shared with the WebGL drawing (glcanvas.js)
@@ -69,6 +69,7 @@ function drawNode(item) {
     transform: `translate(${item.x},${item.y})`, tabindex: -1, role: 'button', 'aria-label': nodeLabel(item),
   });
   if (isGroup) g.setAttribute('aria-expanded', 'false');
+  g.append(svgEl('title', {}, nodeTooltip(item))); // the hover tooltip: the full name (or path)
   const rx = item.type === 'input' || item.type === 'output' ? item.h / 2 : 5;
   if (isGroup) {
     g.append(svgEl('rect', { x: 3, y: 3, width: item.w, height: item.h, rx, fill, stroke, 'stroke-width': 1 }));
@@ -110,6 +111,12 @@ export function labelPoint(points, horizontal) {
 
 const TILE = 800; // graph px; elements are grouped into tiles so off-screen ones can be culled
 
+/** The tile of an element spanning (x0, y0)-(x1, y1): 'big' for one bigger than a tile. */
+export function tileKey(x0, y0, x1, y1) {
+  const big = x1 - x0 > TILE || y1 - y0 > TILE;
+  return big ? 'big' : `${Math.floor((x0 + x1) / 2 / TILE)},${Math.floor((y0 + y1) / 2 / TILE)}`;
+}
+
 /** Groups the elements of one layer by tile; elements bigger than a tile stay always shown. */
 class TiledLayer {
   constructor(layer, tiles) {
@@ -119,8 +126,7 @@ class TiledLayer {
   }
 
   add(node, x0, y0, x1, y1) {
-    const big = x1 - x0 > TILE || y1 - y0 > TILE;
-    const key = big ? 'big' : `${Math.floor((x0 + x1) / 2 / TILE)},${Math.floor((y0 + y1) / 2 / TILE)}`;
+    const key = tileKey(x0, y0, x1, y1);
     let g = this.groups.get(key);
     if (!g) {
       g = svgEl('g', { 'data-tile': key });
@@ -160,48 +166,77 @@ function bounds(points) {
   return [x0, y0, x1, y1];
 }
 
-/** Build the SVG content for `view` into `root` (a <g>); returns lookups for the caller:
- *  byId (node id -> its <g>), heads (frame id -> its header <g>), the tiles and the layers. */
-export function drawGraph(root, view) {
+/** The drawing's four layers, empty: group frames, edges, edge labels, nodes. */
+export function drawingLayers() {
+  return [
+    svgEl('g', { class: 'frames' }),
+    svgEl('g', {
+      class: 'edges', fill: 'none', stroke: EDGE_COLOR, 'stroke-width': 1.2,
+      'marker-end': 'url(#graph-arrow)',
+    }),
+    svgEl('g', { class: 'edge-labels', fill: LABEL_COLOR, 'font-family': FONT, 'font-size': 9 }),
+    svgEl('g', { class: 'nodes' }),
+  ];
+}
+
+/** The layers of drawingElements' items. */
+export const LAYER = { frames: 0, edges: 1, labels: 2, nodes: 3 };
+
+/**
+ * The elements of the drawing of `view`, made one at a time in drawing order: each
+ * [layer (LAYER), element, x0, y0, x1, y1] (its box, for its tile). drawGraph puts them in the
+ * document; an SVG export (download.js) serializes them a slice at a time.
+ */
+export function* drawingElements(view) {
   const horizontal = view.direction === 'LR';
-  const tiles = new Map();
-  const frames = svgEl('g', { class: 'frames' });
-  const edges = svgEl('g', {
-    class: 'edges', fill: 'none', stroke: EDGE_COLOR, 'stroke-width': 1.2,
-    'marker-end': 'url(#graph-arrow)',
-  });
-  const labels = svgEl('g', {
-    class: 'edge-labels', fill: LABEL_COLOR, 'font-family': FONT, 'font-size': 9,
-  });
-  const nodes = svgEl('g', { class: 'nodes' });
-  const [tf, te, tl, tn] = [frames, edges, labels, nodes].map((layer) => new TiledLayer(layer, tiles));
-  const heads = new Map();
-  for (const f of view.frames) {
-    const g = drawFrame(f);
-    heads.set(f.id, g.querySelector('.frame-head'));
-    tf.add(g, f.x, f.y, f.x + f.w, f.y + f.h);
-  }
+  for (const f of view.frames) yield [LAYER.frames, drawFrame(f), f.x, f.y, f.x + f.w, f.y + f.h];
   const seen = new Set();
   for (const edge of view.edges) {
     if (!edge.points.length) continue;
     const path = svgEl('path', { class: 'edge', d: pathData(edge.points), 'data-from': edge.from, 'data-to': edge.to });
     path.append(svgEl('title', {}, `${edge.tensor}${edge.label ? ` ${edge.label}` : ''}${edge.dtype ? ` ${edge.dtype}` : ''}`));
-    te.add(path, ...bounds(edge.points));
+    yield [LAYER.edges, path, ...bounds(edge.points)];
     const key = `${edge.from}\u0000${edge.tensor}`;
     if (edge.label && !seen.has(key)) {
       seen.add(key);
       const [x, y] = labelPoint(edge.points, horizontal);
-      tl.add(svgEl('text', { x, y }, edge.label), x, y - 9, x + edge.label.length * 5.4, y);
+      yield [LAYER.labels, svgEl('text', { x, y }, edge.label), x, y - 9, x + edge.label.length * 5.4, y];
     }
   }
-  const byId = new Map();
-  for (const item of view.nodes) {
-    const g = drawNode(item);
-    byId.set(item.id, g);
-    tn.add(g, item.x, item.y, item.x + item.w, item.y + item.h);
+  for (const item of view.nodes) yield [LAYER.nodes, drawNode(item), item.x, item.y, item.x + item.w, item.y + item.h];
+}
+
+/** How many elements drawingElements(view) makes. */
+export function countElements(view) {
+  let n = view.frames.length + view.nodes.length;
+  const seen = new Set();
+  for (const edge of view.edges) {
+    if (!edge.points.length) continue;
+    n += 1;
+    const key = `${edge.from}\u0000${edge.tensor}`;
+    if (edge.label && !seen.has(key)) {
+      seen.add(key);
+      n += 1;
+    }
   }
-  root.replaceChildren(frames, edges, labels, nodes);
-  return { byId, heads, tiles, layers: [frames, edges, labels, nodes] };
+  return n;
+}
+
+/** Build the SVG content for `view` into `root` (a <g>); returns lookups for the caller:
+ *  byId (node id -> its <g>), heads (frame id -> its header <g>), the tiles and the layers. */
+export function drawGraph(root, view) {
+  const tiles = new Map();
+  const layers = drawingLayers();
+  const tiled = layers.map((layer) => new TiledLayer(layer, tiles));
+  const heads = new Map();
+  const byId = new Map();
+  for (const [layer, element, x0, y0, x1, y1] of drawingElements(view)) {
+    tiled[layer].add(element, x0, y0, x1, y1);
+    if (layer === LAYER.nodes) byId.set(element.dataset.id, element);
+    else if (layer === LAYER.frames) heads.set(element.dataset.id, element.querySelector('.frame-head'));
+  }
+  root.replaceChildren(...layers);
+  return { byId, heads, tiles, layers };
 }
 
 /**

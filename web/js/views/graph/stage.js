@@ -8,8 +8,8 @@ import { el } from '../../shared/dom.js';
 import { GraphCanvas } from './canvas.js';
 import { GLCanvas } from './glcanvas.js';
 import { Minimap } from './minimap.js';
-import { drawGraph, svgEl } from './render.js';
-import { exportSVG, exportPNG } from './download.js';
+import { drawGraph, drawingElements, drawingLayers, countElements, tileKey, svgEl, LAYER } from './render.js';
+import { exportDrawingSVG, exportPNG } from './download.js';
 
 // From this many boxes on, WebGL draws. SVG's cost grows with the boxes (bench/graph_frames.py:
 // its drawing took 1.1x WebGL's at 500 boxes, 3.8x at 1,000, 8x at 2,000, 50x at 50,000, and
@@ -36,23 +36,33 @@ function svgHit(target) {
 function decorate(byId, outlines, statuses, styles) {
   for (const [id, color] of outlines) {
     const g = byId.get(id);
-    const box = g && g.querySelector('rect.box');
-    if (!box) continue;
-    if (!g.dataset.stroke) g.dataset.stroke = `${box.getAttribute('stroke')} ${box.getAttribute('stroke-width')}`;
-    g.dataset.diff = statuses.get(id) || 'marked';
-    box.setAttribute('stroke', color);
-    box.setAttribute('stroke-width', '4');
+    if (g) outline(g, color, statuses.get(id));
   }
   for (const [id, style] of styles) {
     const g = byId.get(id);
-    const box = g && g.querySelector('rect.box');
-    if (!box || !style || !style.fill) continue;
-    if (!g.dataset.fill) g.dataset.fill = box.getAttribute('fill');
-    box.setAttribute('fill', style.fill);
-    if (style.badge) {
-      const w = Number(box.getAttribute('width'));
-      g.append(svgEl('text', { class: 'badge', x: w - 3, y: -3, 'text-anchor': 'end', 'font-size': 9, fill: '#1d2330' }, String(style.badge)));
-    }
+    if (g) restyle(g, style);
+  }
+}
+
+/** The diff's outline on box <g> `g` (decorate). */
+function outline(g, color, status) {
+  const box = g.querySelector('rect.box');
+  if (!box) return;
+  if (!g.dataset.stroke) g.dataset.stroke = `${box.getAttribute('stroke')} ${box.getAttribute('stroke-width')}`;
+  g.dataset.diff = status || 'marked';
+  box.setAttribute('stroke', color);
+  box.setAttribute('stroke-width', '4');
+}
+
+/** A value's fill and badge on box <g> `g` (decorate). */
+function restyle(g, style) {
+  const box = g.querySelector('rect.box');
+  if (!box || !style || !style.fill) return;
+  if (!g.dataset.fill) g.dataset.fill = box.getAttribute('fill');
+  box.setAttribute('fill', style.fill);
+  if (style.badge) {
+    const w = Number(box.getAttribute('width'));
+    g.append(svgEl('text', { class: 'badge', x: w - 3, y: -3, 'text-anchor': 'end', 'font-size': 9, fill: '#1d2330' }, String(style.badge)));
   }
 }
 
@@ -95,6 +105,8 @@ export class GraphStage {
     this.live = el('p', { class: 'visually-hidden', 'aria-live': 'polite' });
     this.note = el('p', { class: 'graph-note', role: 'note', hidden: true });
     this.minimap = new Minimap({ onMove: (x, y) => this.pz.centerOn(x, y) });
+    this.minimapOn = true; // off: never shown (setMinimap)
+    this.exportSliceMs = undefined; // an export's slices (download.js's default; tests make them small)
     this.element = el('div', { class: 'graph-stage', 'data-renderer': 'svg' },
       this.svgCanvas.svg, this.minimap.element, this.note, this.live);
   }
@@ -127,9 +139,21 @@ export class GraphStage {
   }
 
   #transformed() {
-    const a = this.active;
-    if (a.data) this.minimap.update(a.pz.k, a.pz.tx, a.pz.ty, a.element.clientWidth, a.element.clientHeight);
+    this.#updateMinimap();
     if (this.onTransform) this.onTransform(this);
+  }
+
+  #updateMinimap() {
+    const a = this.active;
+    if (this.minimapOn && a.data) this.minimap.update(a.pz.k, a.pz.tx, a.pz.ty, a.element.clientWidth, a.element.clientHeight);
+  }
+
+  /** Show the minimap while the drawing is bigger than the screen (`on`), or never (the
+   *  diff's two half-width drawings: it would cover what they show). */
+  setMinimap(on) {
+    this.minimapOn = on;
+    if (on) this.#updateMinimap();
+    else this.minimap.element.hidden = true;
   }
 
   /** The WebGL drawing, made once; null (and a note saying so) where WebGL2 is missing. */
@@ -301,15 +325,36 @@ export class GraphStage {
     return root;
   }
 
-  exportSVG(filename) {
-    if (!this.data) return;
-    if (this.active === this.svgCanvas) this.svgCanvas.exportSVG(filename);
-    else exportSVG(this.drawingClone(), this.data.width, this.data.height, filename);
+  /** The WebGL drawing's view as SVG elements (download.js svgParts' items), with the marks. */
+  * #glElements(data) {
+    const { outlines, statuses, styles } = this;
+    for (const [layer, element, x0, y0, x1, y1] of drawingElements(data)) {
+      if (layer === LAYER.nodes) {
+        const id = element.dataset.id;
+        if (outlines.has(id)) outline(element, outlines.get(id), statuses.get(id));
+        if (styles.has(id)) restyle(element, styles.get(id));
+      }
+      yield [layer, tileKey(x0, y0, x1, y1), element, true];
+    }
   }
 
-  exportPNG(filename) {
-    if (this.active === this.svgCanvas) return this.svgCanvas.exportPNG(filename);
-    return exportPNG(this.drawingClone(), this.data.width, this.data.height, filename);
+  /** What an export serializes (download.js svgParts' `drawing`). */
+  #exportDrawing() {
+    if (this.active === this.svgCanvas) return this.svgCanvas.exportDrawing();
+    const data = this.gl.data;
+    return { viewport: svgEl('g', { class: 'viewport' }), layers: drawingLayers(), count: countElements(data), elements: this.#glElements(data) };
+  }
+
+  /** Save the drawing as an SVG file, built a slice at a time; onProgress(fraction done). */
+  async exportSVG(filename, onProgress = null) {
+    if (!this.data) return;
+    const { width, height } = this.data;
+    await exportDrawingSVG(this.#exportDrawing(), width, height, filename, { onProgress, sliceMs: this.exportSliceMs });
+  }
+
+  exportPNG(filename, onProgress = null) {
+    const { width, height } = this.data;
+    return exportPNG(this.#exportDrawing(), width, height, filename, { onProgress, sliceMs: this.exportSliceMs });
   }
 
   destroy() {

@@ -33,6 +33,7 @@ export class GraphView {
     this.seq = 0;
     this.cleanup = [];
     this.timings = { firstDrawn: null, lastRender: null };
+    this.exporting = null; // the export under way (its kind), or null
     this.progress = null; // a pending layout's progress ({phase, done, total}), or null
     ensureStylesheet(STYLESHEET.id, STYLESHEET.href);
     this.#build();
@@ -133,7 +134,11 @@ export class GraphView {
       this.empty.textContent = 'No model yet: start visualdl with --model, log one with add_graph, or upload an .onnx file.';
       return;
     }
+    const compare = state.get('graph_compare'); // (selectModel closes any diff)
     if (!this.model || this.model.id !== pick.id) await this.selectModel(pick.id);
+    // the diff the URL names, reopened (a link reproduces it)
+    if (compare && compare !== pick.id && this.model === pick && !this.differ.other
+        && this.models.some((m) => m.id === compare)) await this.differ.open(compare);
   }
 
   #fillModelSelect() {
@@ -184,6 +189,9 @@ export class GraphView {
       await this.selectModel(body.model.id);
     } catch (err) {
       this.#fail(err, `Could not open ${file.name}: `);
+      // the status says what is shown again (the model before, or nothing)
+      this.status.textContent = '';
+      this.#renderStatus();
     }
   }
 
@@ -332,17 +340,32 @@ export class GraphView {
     return name.replace(/\.onnx$/i, '').replace(/[^\w.-]+/g, '_') || 'graph';
   }
 
+  /** Save the view as an SVG file: built a slice at a time, the status line saying how far
+   *  (a 100,000-op view is a file of 100 MB and more); resolves once it is saved. */
   exportSVG() {
-    this.canvas.exportSVG(`${this.#fileBase()}.svg`);
+    return this.#export('SVG', (name, onProgress) => this.canvas.exportSVG(`${name}.svg`, onProgress));
   }
 
-  async exportPNG() {
-    if (!this.data) return null;
+  exportPNG() {
+    return this.#export('PNG', (name, onProgress) => this.canvas.exportPNG(`${name}.png`, onProgress));
+  }
+
+  async #export(kind, run) {
+    if (!this.data || this.exporting) return null; // one at a time
+    this.exporting = kind;
+    const show = (done) => {
+      this.status.textContent = `Exporting ${kind}… ${Math.floor(done * 100)}%`;
+    };
+    show(0);
     try {
-      return await this.canvas.exportPNG(`${this.#fileBase()}.png`);
+      return await run(this.#fileBase(), show);
     } catch (err) {
       this.#fail(err);
       return null;
+    } finally {
+      this.exporting = null;
+      this.status.textContent = '';
+      this.#renderStatus();
     }
   }
 
