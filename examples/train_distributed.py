@@ -71,17 +71,21 @@ def main(argv: list[str] | None = None) -> None:
         return
     from visualdl.framework.distributed.ray_train import fit_on_ray, start_local_cluster
 
-    start_local_cluster(num_cpus=args.workers[1], pythonpath=[HERE])
+    session = start_local_cluster(num_cpus=args.workers[1], pythonpath=[HERE])
     import ray
 
+    storage = os.path.join(tempfile.gettempdir(), "visualdl_ray")
+    # a job of an earlier job's storage and name resumes from its last checkpoint (Ray
+    # Train's rule): a re-run of this demo starts over, as its run folder does
+    shutil.rmtree(os.path.join(storage, "digits"), ignore_errors=True)
     try:
         result = fit_on_ray(train, config, num_workers=tuple(args.workers), max_failures=3,
-                            storage_path=os.path.join(tempfile.gettempdir(), "visualdl_ray"),
-                            name="digits", checkpoint_every=100)
+                            storage_path=storage, name="digits", checkpoint_every=100)
         m = result.metrics or {}  # the last report: the last epoch's train metrics
         print(f"Ray Train finished: {m.get('step')} steps, world size {m.get('world_size')}, "
               f"{m.get('restart')} restarts, last epoch's train accuracy {m.get('acc', 0):.4f} "
-              f"(the workers' own output is in Ray's logs, /tmp/ray/session_latest/logs)")
+              f"(the workers' own output is in Ray's session logs: "
+              f"{os.path.join(session.address_info['session_dir'], 'logs')})")
     finally:
         ray.shutdown()
 

@@ -204,3 +204,16 @@ def test_a_group_restarted_with_no_checkpoint_yet_is_marked_as_a_restart(tmp_pat
                                                                         "workers")]
     assert resizes == [(1, 0, 1)]
     assert reported == ["checkpoint_00000012_restart1"]
+
+
+def test_a_group_the_cluster_cannot_hold_is_said_before_waiting(ray_nodes, capsys):
+    """Ray waits, silently, until the cluster has CPUs for the fewest workers: on a fixed
+    local cluster for ever. fit_on_ray says so on stderr before it waits."""
+    from visualdl.framework.distributed import ray_train
+
+    ray_train._warn_if_too_small(3)  # the cluster: two nodes of 1 CPU
+    assert capsys.readouterr().err == (
+        "fit_on_ray: the Ray cluster has 2 CPUs and the group needs at least 3 workers of 1 "
+        "CPU each: training waits until enough CPUs join the cluster\n")
+    ray_train._warn_if_too_small(2)
+    assert capsys.readouterr().err == ""

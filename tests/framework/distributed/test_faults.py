@@ -50,6 +50,28 @@ def test_a_hand_loops_sampler_over_other_data_fails_naming_the_rank(backend):
         "from rank 0's: (56, 8, False) where rank 0 has (64, 8, False)")
 
 
+@pytest.mark.parametrize("workers, words", [
+    (0, "num_workers must be at least 1 (a group needs a worker), got 0"),
+    ((0, 2), "num_workers must be at least 1 (a group needs a worker), got (0, 2)"),
+    ((0, 0), "num_workers must be at least 1"),
+    ((3, 2), "num_workers: the minimum 3 is above the maximum 2"),
+    ((1, 2, 3), "num_workers must be an int or a (min, max) pair of ints, got (1, 2, 3)"),
+    (1.5, "num_workers must be an int or a (min, max) pair of ints, got 1.5"),
+])
+def test_fit_on_ray_refuses_a_group_without_workers_before_starting(workers, words):
+    """Refused at once, with or without Ray installed (Ray would train a group of 0 in the
+    driver itself, or fail later with an internal message)."""
+    from visualdl.framework.distributed.ray_train import fit_on_ray
+
+    with pytest.raises(ValueError) as err:
+        fit_on_ray(workers_fn, num_workers=workers, storage_path="unused", name="unused")
+    assert words in str(err.value)
+
+
+def workers_fn(config: dict) -> None:  # never run: the arguments are refused first
+    raise AssertionError("ran")
+
+
 def test_the_jobs_timeout_names_every_rank_still_running(backend):
     """Rank 1 is stuck and rank 0 waits for it in a collective: both run at the job's
     timeout, and the error says so rather than blaming rank 0 alone."""

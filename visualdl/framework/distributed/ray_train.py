@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -134,10 +135,14 @@ def fit_on_ray(train_fn: Callable[[dict], Any], config: dict | None = None, *,
                threads_per_worker: int = 1) -> Any:
     """Run ``train_fn(config)`` on Ray Train workers; returns Ray's ``Result``.
 
-    ``num_workers``: an int, or ``(min, max)`` for an elastic group. ``max_failures``: how
-    many worker failures to recover from (-1: no limit). ``timeout_s``: the collectives'
-    timeout (a hung peer ends the group, which Ray then restarts). Needs a Ray cluster
-    (``ray.init`` first for a local one)."""
+    ``num_workers``: an int, or ``(min, max)`` for an elastic group (at least 1 worker).
+    ``max_failures``: how many worker failures to recover from (-1: no limit).
+    ``timeout_s``: the collectives' timeout (a hung peer ends the group, which Ray then
+    restarts). A job of the same ``storage_path`` and ``name`` as an earlier one resumes
+    from that one's last checkpoint (Ray Train's rule, which lets a driver that died pick its
+    job up again): give a new ``name``, or remove that folder, to train from the start.
+    Needs a Ray cluster (``ray.init`` first for a local one)."""
+    least = _least_workers(num_workers)
     try:
         from ray.train import FailureConfig, RunConfig, ScalingConfig
         from ray.train.torch import TorchConfig, TorchTrainer
@@ -159,7 +164,37 @@ def fit_on_ray(train_fn: Callable[[dict], Any], config: dict | None = None, *,
                              failure_config=FailureConfig(max_failures=max_failures)),
         torch_config=TorchConfig(backend="gloo", timeout_s=int(max(1, timeout_s))),
     )
+    _warn_if_too_small(least)
     return trainer.fit()
+
+
+def _least_workers(num_workers: int | tuple[int, int]) -> int:
+    """The fewest workers ``num_workers`` asks for; ValueError unless at least 1 (Ray would
+    train a group of 0 in the driver itself, or fail with an internal message)."""
+    pair = num_workers if isinstance(num_workers, (tuple, list)) else (num_workers,) * 2
+    if len(pair) != 2 or not all(isinstance(n, int) and not isinstance(n, bool) for n in pair):
+        raise ValueError(f"num_workers must be an int or a (min, max) pair of ints, got "
+                         f"{num_workers!r}")
+    if min(pair) < 1:
+        raise ValueError(f"num_workers must be at least 1 (a group needs a worker), got "
+                         f"{num_workers!r}")
+    if pair[0] > pair[1]:
+        raise ValueError(f"num_workers: the minimum {pair[0]} is above the maximum {pair[1]}")
+    return pair[0]
+
+
+def _warn_if_too_small(least: int) -> None:
+    """Say so when the cluster has fewer CPUs than the fewest workers need (one each): Ray
+    then waits, silently, until enough join -- for ever on a fixed local cluster."""
+    import ray
+
+    if not ray.is_initialized():
+        return
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if cpus < least:
+        print(f"fit_on_ray: the Ray cluster has {cpus} CPU{'s' if cpus != 1 else ''} and "
+              f"the group needs at least {least} workers of 1 CPU each: training waits "
+              f"until enough CPUs join the cluster", file=sys.stderr, flush=True)
 
 
 class ElasticCheckpoint(Callback):
