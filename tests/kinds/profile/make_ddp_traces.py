@@ -48,6 +48,7 @@ def _worker(rank: int, port: int, out: str) -> None:
             nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
             prof.step()
+    dist.barrier()  # both ranks done with every collective before the group goes
     dist.destroy_process_group()
 
 

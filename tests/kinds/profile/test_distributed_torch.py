@@ -20,7 +20,14 @@ from tests.kinds.profile.test_distributed import reference
 def fresh(tmp_path_factory, torch):
     root = tmp_path_factory.mktemp("ddp")
     run = root / "fresh"
-    make_ddp_traces.main(str(run))
+    try:
+        make_ddp_traces.main(str(run))
+    except torch.multiprocessing.ProcessExitedException:
+        # torch 2.13's gloo now and then aborts a process at its very end ("terminate called
+        # without an active exception"), after its trace is written: the traces are what
+        # this test reads, so only their absence fails it
+        if len(list(run.glob("*.pt.trace.json"))) != 2:
+            raise
     for path in run.glob("*.pt.trace.json"):  # settled: the server lists them at once
         os.utime(path, (path.stat().st_atime - 3600, path.stat().st_mtime - 3600))
     with serving(root) as handle:
