@@ -58,3 +58,17 @@ def server(models, graph_logdir):
 @pytest.fixture(scope="module")
 def client(server) -> Client:
     return Client(server.url)
+
+
+@pytest.fixture(scope="module")
+def mlp_diff_server(tmp_path_factory):
+    """A server of two small MLPs (``--model``): ``file:0`` before, ``file:1`` after an edit
+    (a Tanh added, a Relu dropped, a weight scaled by 1.5): a diff with every kind of change."""
+    from .diff_models import mlp
+
+    root = tmp_path_factory.mktemp("mlpdiff")
+    paths = [root / "before.onnx", root / "after.onnx"]
+    onnx.save(mlp(), paths[0])
+    onnx.save(mlp(extra_tanh=True, drop_relu=True, w2_scale=1.5), paths[1])
+    with serving(models=paths) as handle:
+        yield handle

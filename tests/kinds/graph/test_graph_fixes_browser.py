@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import re
 
-import onnx
 import pytest
 
 from tests.helpers.http import Client
 from tests.helpers.pages import PageWatch
-from tests.helpers.server import serving
 
-from .diff_models import mlp
 from .test_graph_browser import Page
 
 pytestmark = pytest.mark.browser
@@ -200,13 +197,8 @@ def test_live_region_count_has_separators(browser, client, tmp_path, renderer):
 # ---- 2 and 6: the diff (its own models) ----------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def diff_client(tmp_path_factory):
-    root = tmp_path_factory.mktemp("difffixes")
-    paths = [root / "before.onnx", root / "after.onnx"]
-    onnx.save(mlp(), paths[0])
-    onnx.save(mlp(extra_tanh=True, drop_relu=True, w2_scale=1.5), paths[1])
-    with serving(models=paths) as handle:
-        yield Client(handle.url)
+def diff_client(mlp_diff_server):
+    return Client(mlp_diff_server.url)
 
 
 @pytest.fixture

@@ -409,19 +409,8 @@ def test_without_webgl2_the_view_says_so_and_draws_svg(browser, server):
         p.close()
 
 
-@pytest.fixture(scope="module")
-def diff_server(tmp_path_factory):
-    from .diff_models import mlp
-
-    root = tmp_path_factory.mktemp("gldiff")
-    paths = [root / "before.onnx", root / "after.onnx"]
-    onnx.save(mlp(), paths[0])
-    onnx.save(mlp(extra_tanh=True, drop_relu=True, w2_scale=1.5), paths[1])
-    with serving(models=paths) as handle:
-        yield handle
-
-
-def test_diff_colours_both_webgl_sides(browser, diff_server):
+def test_diff_colours_both_webgl_sides(browser, mlp_diff_server):
+    diff_server = mlp_diff_server
     # the server's url ends with '/': a page at '//', which puts the diff in its URL too
     p = GLPage(browser, diff_server.url, "file:0")
     try:
