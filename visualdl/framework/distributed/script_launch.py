@@ -15,8 +15,8 @@ console as it grows, and a failed rank's last lines when the job ends). Every ra
 the same variables on either backend (``spawning.rank_variables``: ``RANK``/``WORLD_SIZE``,
 Paddle's ``PADDLE_TRAINER_ID``/``PADDLE_TRAINERS_NUM``/``PADDLE_LOCAL_RANK``/...), for
 scripts that read them, and with ``--devices`` its GPU id in ``FLAGS_selected_gpus``.
-When a rank fails, the others are ended and the launcher exits with that rank's status, naming it and
-why; no rank is left waiting for a dead peer.
+When a rank fails, the others are ended and the launcher exits with that rank's status,
+naming it and why; no rank is left waiting for a dead peer.
 """
 
 from __future__ import annotations
