@@ -45,12 +45,13 @@ def vf_models():
     return vf, mlp, lenet
 
 
-def vf_step_fn(net, x_np, y_np):
+def vf_step_fn(net, x_np, y_np, device: str = "cpu"):
     import visualdl.framework as vf
     import visualdl.framework.nn.functional as F
 
+    net.to(device)
     opt = vf.optim.SGD(net.parameters(), 0.01, momentum=0.9)
-    x, y = vf.tensor(x_np), vf.tensor(y_np)
+    x, y = vf.tensor(x_np, device=device), vf.tensor(y_np, device=device)
 
     def step():
         loss = F.cross_entropy(net(x), y)
@@ -62,7 +63,7 @@ def vf_step_fn(net, x_np, y_np):
     return step
 
 
-def torch_step_fn(kind, x_np, y_np):
+def torch_step_fn(kind, x_np, y_np, device: str = "cpu"):
     import torch
     from torch import nn
 
@@ -73,8 +74,9 @@ def torch_step_fn(kind, x_np, y_np):
         net = nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5),
                             nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120),
                             nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+    net.to(device)
     opt = torch.optim.SGD(net.parameters(), 0.01, momentum=0.9)
-    x, y = torch.tensor(x_np), torch.tensor(y_np)
+    x, y = torch.tensor(x_np, device=device), torch.tensor(y_np, device=device)
 
     def step():
         loss = torch.nn.functional.cross_entropy(net(x), y)
