@@ -41,13 +41,35 @@ def cuda_unavailable_reason() -> str | None:
     except ImportError:
         return "the numba-cuda package is not installed (pip install numba-cuda)"
     if cuda.is_available():
-        return None
+        return _kernels_unloadable()
     try:
         cuda.current_context()
     except Exception as exc:  # the driver's own words are the most useful detail
         detail = " ".join(str(exc).split())
         return f"no usable NVIDIA GPU: {detail}"
     return "no usable NVIDIA GPU was found by numba-cuda"
+
+
+def _kernels_unloadable() -> str | None:
+    """Why numba-cuda cannot compile a kernel here, or None. Its array support loads on the
+    first compile, not at import: numba-cuda 0.30 registers ``np.row_stack``, which numpy
+    2.5 removed, so with that numpy every kernel failed mid-training with an AttributeError
+    about numpy (seen on a GPU machine with numpy 2.5.2). Said here, once, in words."""
+    try:
+        from numba.cuda.np import arrayobj  # noqa: F401  (what each kernel's compile loads)
+    except Exception as exc:  # noqa: BLE001 - any failure here makes every kernel fail
+        import importlib.metadata
+
+        import numpy
+
+        try:
+            version = importlib.metadata.version("numba-cuda")
+        except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+            version = "?"
+        return (f"numba-cuda {version} cannot compile kernels with numpy {numpy.__version__} "
+                f"({type(exc).__name__}: {exc}); pip install 'numpy<2.5', or a numba-cuda "
+                f"release that supports this numpy")
+    return None
 
 
 def cuda_available() -> bool:
