@@ -14,6 +14,7 @@ from visualdl.kinds.graph import GraphDocument, Options, layout, parse_model
 from visualdl.kinds.graph import view as view_module
 from visualdl.kinds.graph.api import store
 from visualdl.kinds.graph.late_parts import TensorTable
+from visualdl.kinds.graph import store as store_module
 from visualdl.kinds.graph.store import ModelStore
 
 WAIT = 60  # seconds: far more than preparing these models takes
@@ -88,6 +89,18 @@ def test_a_model_is_prepared_only_while_no_graph_request_is_answered(chain_file)
     store.request_ended()
     assert not doc.prepared.wait(0.5)  # one request still open
     store.request_ended()
+    assert doc.prepared.wait(WAIT)
+
+
+def test_preparation_leaves_the_page_time_to_draw_an_answer(chain_file, monkeypatch):
+    """After a graph request is answered the page parses and draws it; preparing waits that
+    long too, so it does not take the CPU from the drawing on a small machine."""
+    monkeypatch.setattr(store_module, "QUIET_AFTER_ANSWER", 1.5)
+    models = ModelStore([chain_file])
+    models.request_started()
+    doc = models.document("file:0")
+    models.request_ended()
+    assert not doc.prepared.wait(1.0), "prepared while the page was drawing the answer"
     assert doc.prepared.wait(WAIT)
 
 

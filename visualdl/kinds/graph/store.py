@@ -29,6 +29,11 @@ __all__ = ["MAX_UPLOADS", "PARSED_CACHE", "ModelError", "ModelSource", "ModelSto
 MAX_UPLOADS = 8
 PARSED_CACHE = 4
 FAILURE_KEPT = 10.0  # seconds a model that could not be opened is answered from memory
+#: Seconds a model's preparation still waits after a graph request is answered: the page then
+#: parses and draws the answer, and on a machine of few cores the preparation took the CPU
+#: from it (bench/graph.py: a 1,000-op expand of a 100k model drawn in 169 ms in the page
+#: while the model was being prepared, in 48-95 ms once it was).
+QUIET_AFTER_ANSWER = 0.3
 
 
 @dataclass
@@ -80,10 +85,12 @@ class ModelStore:
         self._failed: dict[str, tuple[ModelError, float]] = {}  # id -> (error, when)
         self._lock = threading.Lock()
         self._serving = 0  # graph requests being answered
+        self._quiet_until = 0.0  # time.monotonic() before which preparation still waits
         self._warmer = Warmer(self._busy)
 
     def request_started(self) -> None:
-        """A graph request is being answered: models being prepared wait until it ends."""
+        """A graph request is being answered: models being prepared wait until it ends, and
+        ``QUIET_AFTER_ANSWER`` more while the page draws the answer."""
         with self._lock:
             self._serving += 1
 
@@ -91,9 +98,11 @@ class ModelStore:
         """The end of what :meth:`request_started` began."""
         with self._lock:
             self._serving -= 1
+            self._quiet_until = time.monotonic() + QUIET_AFTER_ANSWER
 
     def _busy(self, doc: GraphDocument) -> bool:
-        return self._serving > 0 or doc.jobs.running
+        return (self._serving > 0 or doc.jobs.running
+                or time.monotonic() < self._quiet_until)
 
     def open_first_file(self) -> threading.Thread | None:
         """Parse the first ``--model`` file on a background thread, now: the graph tab opens
