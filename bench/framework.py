@@ -64,7 +64,6 @@ def vf_step_fn(net, x_np, y_np, device: str = "cpu"):
 
 
 def torch_step_fn(kind, x_np, y_np, device: str = "cpu"):
-    import torch
     from torch import nn
 
     if kind == "mlp":
@@ -74,6 +73,13 @@ def torch_step_fn(kind, x_np, y_np, device: str = "cpu"):
         net = nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5),
                             nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120),
                             nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+    return torch_train_step(net, x_np, y_np, device)
+
+
+def torch_train_step(net, x_np, y_np, device: str = "cpu"):
+    """One SGD-momentum training step of the torch module ``net`` on ``device``."""
+    import torch
+
     net.to(device)
     opt = torch.optim.SGD(net.parameters(), 0.01, momentum=0.9)
     x, y = torch.tensor(x_np, device=device), torch.tensor(y_np, device=device)

@@ -51,23 +51,6 @@ def wide_models():
     return ours, theirs
 
 
-def torch_wide_step(net, x_np, y_np):
-    import torch
-
-    net.to("cuda")
-    opt = torch.optim.SGD(net.parameters(), 0.01, momentum=0.9)
-    x, y = torch.tensor(x_np, device="cuda"), torch.tensor(y_np, device="cuda")
-
-    def step():
-        loss = torch.nn.functional.cross_entropy(net(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
-
-
 def workload(kind: str, torch_ok: bool, with_cpu: bool):
     """(ours on cuda, torch on cuda or None, ours on cpu or None) step functions."""
     import visualdl.framework as vf
@@ -79,7 +62,8 @@ def workload(kind: str, torch_ok: bool, with_cpu: bool):
         vf.seed(0)
         ours, theirs = wide_models()
         cpu = wide_models()[0] if with_cpu else None
-        torch_fn = torch_wide_step(theirs, x, y) if torch_ok and theirs is not None else None
+        torch_fn = (cpu_bench.torch_train_step(theirs, x, y, "cuda")
+                    if torch_ok and theirs is not None else None)
     else:
         x, y = cpu_bench.data(kind)
         vf.seed(0)

@@ -46,7 +46,8 @@ def test_numpy_that_numba_cuda_cannot_compile_with_is_named_before_training():
     assert "row_stack" in lines["error"] and "pip install 'numpy<2.5'" in lines["error"]
 
 
-@pytest.mark.parametrize("env, expected", [({}, 0), ({"NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS": "1"}, 1)])
+@pytest.mark.parametrize("env, expected", [({}, 0),
+                                           ({"NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS": "1"}, 1)])
 def test_small_grid_warnings_are_off_unless_asked_for(env, expected):
     clean = {k: v for k, v in os.environ.items() if k != "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"}
     out = subprocess.run(
@@ -59,4 +60,5 @@ def test_small_grid_warnings_are_off_unless_asked_for(env, expected):
         timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["6.0", str(expected)]
-    assert "NumbaPerformanceWarning" not in out.stderr or expected == 1
+    if expected == 0:  # on a GPU the 3-element launch is a 1-block grid: it would warn
+        assert "NumbaPerformanceWarning" not in out.stderr
