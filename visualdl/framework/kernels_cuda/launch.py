@@ -14,10 +14,9 @@ MAX_BLOCKS = 4096  # grid-stride loops cover the rest
 def quiet_small_grids() -> None:
     """Turn off numba-cuda's warning on launches of fewer blocks than the GPU has
     multiprocessors, unless ``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS`` asks for it. A kernel's grid
-    follows its tensor, so a small layer or a bias is a small grid by design; on an H200 the
-    warning came 59 times in one run of our CUDA tests and 20 times in one of
-    bench/framework_cuda.py, burying the output. (The setting is numba-cuda's, so it holds
-    for the process.)"""
+    follows its tensor, so a small layer or a bias is a small grid by design, and on a real
+    GPU the warning buried the output of our tests and benchmarks. (The setting is
+    numba-cuda's, so it holds for the whole process.)"""
     if "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS" in os.environ:
         return
     try:

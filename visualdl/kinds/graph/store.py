@@ -31,8 +31,7 @@ PARSED_CACHE = 4
 FAILURE_KEPT = 10.0  # seconds a model that could not be opened is answered from memory
 #: Seconds a model's preparation still waits after a graph request is answered: the page then
 #: parses and draws the answer, and on a machine of few cores the preparation took the CPU
-#: from it (bench/graph.py: a 1,000-op expand of a 100k model drawn in 169 ms in the page
-#: while the model was being prepared, in 48-95 ms once it was).
+#: from it (bench/graph.py times an expand right after a 100k model's first view).
 QUIET_AFTER_ANSWER = 0.3
 
 
