@@ -31,6 +31,14 @@ def test_first_page_is_the_best_ranked(client):
     whole = client.get("/api/graph/search", params={"model": chain, "q": "add", "limit": 5000}).json()
     assert [m["id"] for m in first["matches"]] == [m["id"] for m in whole["matches"][:10]]
     assert {m["op_type"] for m in first["matches"]} == {"Add"}
+    # "r": in the model's order, nodes matched by name (act/Relu, residual/Add) and by a
+    # tensor name (the MatMul fed by .../r) alternate; ranked, the 400 name matches come
+    # first, so a first page made of the first ten found would hold tensor matches
+    first = client.get("/api/graph/search", params={"model": chain, "q": "r", "limit": 10}).json()
+    whole = client.get("/api/graph/search", params={"model": chain, "q": "r", "limit": 5000}).json()
+    assert first["total"] == whole["total"] > 10
+    assert [m["id"] for m in first["matches"]] == [m["id"] for m in whole["matches"][:10]]
+    assert [m["match"] for m in first["matches"]] == ["name"] * 10
 
 
 def test_small_answers_are_unchanged_and_bad_offsets_refused(client):
