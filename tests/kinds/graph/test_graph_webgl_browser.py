@@ -36,9 +36,18 @@ def big_model(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server(models, big_model):
-    """file:0 the small CNN, file:1 the 1,000-op chain, file:2 the 50,000-op chain."""
-    with serving([], models=[models.cnn, models.chain, big_model]) as handle:
+def collapsed_model(tmp_path_factory):
+    """A chain whose first view is all collapsed groups (no frame drawn)."""
+    path = tmp_path_factory.mktemp("collapsed") / "chain3k.onnx"
+    onnx.save(onnx_models.residual_chain(3000, blocks_per_stage=20), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(models, big_model, collapsed_model):
+    """file:0 the small CNN, file:1 the 1,000-op chain, file:2 the 50,000-op chain, file:3 a
+    3,000-op chain that opens all collapsed."""
+    with serving([], models=[models.cnn, models.chain, big_model, collapsed_model]) as handle:
         yield handle
 
 
@@ -232,6 +241,29 @@ def test_expand_and_collapse_by_clicks(chain):
         "(id) => !window.__vdlGraph.data.frames.some((f) => f.id === id)", arg=group["id"])
     p.wait_ready()
     assert p.eval("() => window.__vdlGraph.data.nodes.length") == before
+
+
+def test_the_first_expand_draws_its_frame_title_from_glyphs_made_up_front(browser, server):
+    """The first frame on screen brings the first "− title": a glyph first seen re-uploads
+    the whole atlas in the middle of drawing the expand, so our labels' glyphs are made with
+    the atlas."""
+    p = GLPage(browser, server.url, "file:3")
+    try:
+        assert p.eval("() => window.__vdlGraph.data.frames.length") == 0
+        group = p.eval("() => window.__vdlGraph.data.nodes.find((n) => n.type === 'group')")
+        p.look_at(group, 1)
+        glyphs = "() => window.__vdlGraph.canvas.gl.atlas.index.size"
+        atlas = p.eval(glyphs)
+        p.page.mouse.click(*p.to_screen(group["x"] + group["w"] / 2, group["y"] + group["h"] / 2))
+        p.page.wait_for_function(
+            "(id) => window.__vdlGraph.data.frames.some((f) => f.id === id)", arg=group["id"])
+        p.wait_ready()
+        p.eval("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        assert p.eval("() => window.__vdlGraph.canvas.gl.run.length") > 0
+        assert p.eval("() => window.__vdlGraph.canvas.gl.atlas.index.has('b−')")
+        assert p.eval(glyphs) == atlas
+    finally:
+        p.close()
 
 
 def test_find_next_and_previous_centre_the_hit(chain):

@@ -9,6 +9,10 @@ const PAD = 3;
 const COLS = 32;
 const FIRST = 32; // printable ASCII is drawn up front; other characters when first seen
 const LAST = 126;
+// ...and the others our own labels use (an expanded frame's "− title", a cut label's "…",
+// an initializer's "⟨shape⟩"): a character first seen re-uploads the whole atlas, which
+// otherwise happened on the first expand, in the middle of drawing it
+const OURS = '−…⟨⟩×·→';
 
 export class GlyphAtlas {
   constructor() {
@@ -27,6 +31,7 @@ export class GlyphAtlas {
     this.dirty = true;
     for (const bold of [false, true]) {
       for (let c = FIRST; c <= LAST; c += 1) this.glyph(String.fromCharCode(c), bold);
+      for (const ch of OURS) this.glyph(ch, bold);
     }
   }
 
