@@ -49,6 +49,9 @@ JOB_DIR_VARIABLE = "VISUALDL_LAUNCH_JOB_DIR"
 DEVICES_VARIABLE = "VISUALDL_LAUNCH_DEVICES"
 PROG = "python -m visualdl.framework.distributed.launch"
 SETTLE_S = 1.0  # the peers of a failed rank fail too, soon after: the first one is named
+#: seconds a rank that noted its failure has to exit before it counts as failed anyway: torch's
+#: gloo can hold a failed rank's interpreter at exit while a peer it waited for still runs
+NOTED_EXIT_S = 5.0
 TAIL_LINES = 20  # of a failed rank's log, shown when the job ends (Paddle's "error log")
 
 
@@ -235,13 +238,15 @@ def _run_gloo(cmd: list[str], nprocs: int, env: dict[str, str]) -> tuple[int, in
             rank_env = {**env, **rank_variables(rank, nprocs), "MASTER_ADDR": "127.0.0.1",
                         "MASTER_PORT": port, "PADDLE_MASTER": f"127.0.0.1:{port}"}
             procs.append(subprocess.Popen(cmd, env=rank_env))
-        return _watch(procs)
+        return _watch(procs, env.get(JOB_DIR_VARIABLE))
     finally:
         _end(procs)
 
 
-def _watch(procs: list[subprocess.Popen]) -> tuple[int, int, str] | None:
-    """Wait for every rank; at the first failure let its peers settle, then return it."""
+def _watch(procs: list[subprocess.Popen], notes: str | None = None) -> tuple[int, int, str] | None:
+    """Wait for every rank; return the first failure: a rank that exited with an error, or
+    one that noted its failure in ``notes`` and has not exited ``NOTED_EXIT_S`` later."""
+    noted: dict[int, float] = {}  # rank -> when its failure note was first seen
     while True:
         codes = [p.poll() for p in procs]
         bad = [(rank, code) for rank, code in enumerate(codes) if code not in (None, 0)]
@@ -250,6 +255,11 @@ def _watch(procs: list[subprocess.Popen]) -> tuple[int, int, str] | None:
             return rank, (code if code > 0 else 128 - code), exit_reason(code)
         if all(code == 0 for code in codes):
             return None
+        now = time.monotonic()
+        for rank, code in enumerate(codes):
+            if code is None and notes and os.path.exists(os.path.join(notes, f"failed-{rank}")):
+                if now - noted.setdefault(rank, now) > NOTED_EXIT_S:
+                    return rank, 1, "failed and did not exit"  # its note names why
         time.sleep(0.05)
 
 
