@@ -84,7 +84,9 @@ def test_several_logdirs_get_distinct_run_names(tmp_path):
             w.add_scalar("loss", 1.0 if parent == "x" else 2.0, step=0)
     with start_server([tmp_path / "x", tmp_path / "y"], reload_interval=0.1) as server:
         client = Client(server.url)
-        runs = wait_for(lambda: client.get("/api/runs").json()["runs"])
+        # the two folders load one after the other: wait for both, not for the first
+        wait_for(lambda: len(client.get("/api/runs").json()["runs"]) >= 2)
+        runs = client.get("/api/runs").json()["runs"]
         assert len(runs) == 2 and len(set(runs)) == 2
         values = {client.get("/api/scalars", params={"run": r, "tag": "loss"}).json()["values"][0] for r in runs}
         assert values == {1.0, 2.0}
