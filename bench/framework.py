@@ -102,20 +102,24 @@ def data(kind):
 
 
 def time_interleaved(steps_fns, repeats: int, steps: int, warmup: int = 5,
-                     clock=time.perf_counter) -> list[float]:
+                     clock=time.perf_counter, sync=lambda: None) -> list[float]:
     """Median seconds per step for each step function. Timed blocks of ``steps`` steps
     alternate between the functions, so load from other processes on a shared machine hits
     all of them alike. ``clock`` is wall time, or the process's CPU time (``--clock cpu``),
-    which other processes' load does not inflate while they only take turns on the cores."""
+    which other processes' load does not inflate while they only take turns on the cores.
+    ``sync`` waits for queued device work (a GPU's): each block starts and ends with it."""
     for fn in steps_fns:
         for _ in range(warmup):
             fn()
+    sync()
     times: list[list[float]] = [[] for _ in steps_fns]
     for _ in range(repeats):
         for i, fn in enumerate(steps_fns):
+            sync()
             t0 = clock()
             for _ in range(steps):
                 fn()
+            sync()
             times[i].append((clock() - t0) / steps)
     return [statistics.median(t) for t in times]
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -79,24 +78,6 @@ def workload(kind: str, torch_ok: bool, with_cpu: bool):
     return ours_fn, torch_fn, cpu_fn, first
 
 
-def timed(fns, repeats: int, steps: int, sync) -> list[float]:
-    """Median seconds per step of each function: interleaved blocks, each synchronized."""
-    for fn in fns:
-        for _ in range(3):
-            fn()
-        sync()
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeats):
-        for i, fn in enumerate(fns):
-            sync()
-            t0 = time.perf_counter()
-            for _ in range(steps):
-                fn()
-            sync()
-            times[i].append((time.perf_counter() - t0) / steps)
-    return [statistics.median(t) for t in times]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -140,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     for kind in args.workloads.split(","):
         ours_fn, torch_fn, cpu_fn, first = workload(kind, torch_ok, not args.no_cpu)
         fns = [f for f in (ours_fn, torch_fn, cpu_fn) if f is not None]
-        medians = iter(timed(fns, args.repeats, args.steps, sync))
+        medians = iter(cpu_bench.time_interleaved(fns, args.repeats, args.steps, warmup=3,
+                                                   sync=sync))
         ours = next(medians)
         theirs = next(medians) if torch_fn is not None else None
         cpu = next(medians) if cpu_fn is not None else None
