@@ -19,10 +19,8 @@ def quiet_small_grids() -> None:
     numba-cuda's, so it holds for the whole process.)"""
     if "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS" in os.environ:
         return
-    try:
-        from numba.cuda.core import config
-    except ImportError:  # pragma: no cover - numba-cuda before the config moved there
-        from numba.core import config
+    from numba.core import config  # numba-cuda's own config module is this one
+
     config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
 
 
