@@ -10,9 +10,9 @@ const COLS = 32;
 const FIRST = 32; // printable ASCII is drawn up front; other characters when first seen
 const LAST = 126;
 // ...and the others our own labels use (an expanded frame's "− title", a cut label's "…",
-// an initializer's "⟨shape⟩"): a character first seen re-uploads the whole atlas, which
-// otherwise happened on the first expand, in the middle of drawing it
-const OURS = '−…⟨⟩×·→';
+// a shape's "1×3×224", an initializer's "⟨shape⟩"): a character first seen re-uploads the
+// whole atlas, which otherwise happened on the first expand, in the middle of drawing it
+const OURS = '−…×⟨⟩';
 
 export class GlyphAtlas {
   constructor() {
