@@ -223,7 +223,7 @@ class Model:
     def fit(self, train_data: Any = None, eval_data: Any = None, batch_size: int = 1,
             epochs: int = 1, eval_freq: int = 1, log_freq: int = 10, save_dir: str | None = None,
             save_freq: int = 1, verbose: int = 1, drop_last: bool = False, shuffle: bool = True,
-            num_workers: int = 0, callbacks: Any = None, distributed: bool = False) -> dict:
+            num_workers: int = 0, callbacks: Any = None, distributed: Any = False) -> dict:
         """Train for ``epochs`` over ``train_data`` (a Dataset, DataLoader or iterable of
         batches), evaluating on ``eval_data`` every ``eval_freq`` epochs and after the last.
         Returns the last evaluation's logs (or the last epoch's train logs); a fit resumed
@@ -232,13 +232,15 @@ class Model:
         ``distributed=True``: data-parallel over the group of ``vf.distributed`` (processes
         of ``spawn``, or Ray Train's workers, which also resume from and report checkpoints):
         the network becomes a ``DataParallel`` replica, each rank trains on its shard with
-        ``batch_size`` per rank, and gradients are averaged every step."""
+        ``batch_size`` per rank, and gradients are averaged every step. A
+        ``fleet.DistributedStrategy`` instead of True sets how: ``sharding=True`` also
+        splits the optimizer's updates over the ranks (each updates 1/N of the parameters)."""
         del num_workers  # batches are built in this thread (numpy fancy-indexing is cheap)
         cbks_extra: list = []
         if distributed:
             from .distributed import fit as _distributed
 
-            comm = _distributed.prepare_model(self)
+            comm = _distributed.prepare_model(self, None if distributed is True else distributed)
             train_loader = _distributed.shard(comm, train_data, batch_size, shuffle, drop_last,
                                               self._device())
             cbks_extra = _distributed.callbacks()

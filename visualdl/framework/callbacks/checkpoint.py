@@ -45,6 +45,9 @@ class ModelCheckpoint(Callback):
             self._save(os.path.join(directory, "final"))
 
     def _save(self, path: str) -> None:
+        consolidate = getattr(self.model.optimizer, "consolidate_state_dict", None)
+        if consolidate is not None:  # a sharded optimizer's state, whole on every rank
+            consolidate()
         if process_rank() != 0:  # as the VisualDL callback decides who logs checkpoints
             return
         self.model.save(path)

@@ -17,17 +17,24 @@ from typing import Any
 from .. import dataloader as _data
 from ..callbacks import Callback
 from .env import init_parallel_env
-from .fleet import distributed_model, distributed_optimizer
+from .fleet import (DistributedOptimizer, DistributedStrategy, distributed_model,
+                    distributed_optimizer)
 from .parallel import check_same_everywhere
 from .sampler import DistributedBatchSampler
 
 
-def prepare_model(model: Any) -> Any:
-    """Make ``model`` (a ``vf.Model``) data-parallel in place; returns the communicator."""
+def prepare_model(model: Any, strategy: DistributedStrategy | None = None) -> Any:
+    """Make ``model`` (a ``vf.Model``) data-parallel in place, its optimizer distributed with
+    ``strategy`` (``sharding=True``: sharded updates); returns the communicator."""
+    if strategy is not None and not isinstance(strategy, DistributedStrategy):
+        raise TypeError(f"fit(distributed=...) takes True or a fleet.DistributedStrategy, got "
+                        f"{type(strategy).__name__}")
     comm = init_parallel_env()
     model.network = distributed_model(model.network)
     if model.optimizer is not None:
-        model.optimizer = distributed_optimizer(model.optimizer)
+        if strategy is not None and isinstance(model.optimizer, DistributedOptimizer):
+            model.optimizer = model.optimizer.inner  # the strategy given to fit decides
+        model.optimizer = distributed_optimizer(model.optimizer, strategy)
     return comm
 
 

@@ -11,6 +11,10 @@ optimizer's, so callbacks and checkpoints see no difference. ::
     net = fleet.distributed_model(net)                  # DataParallel(net)
     opt = fleet.distributed_optimizer(vf.optim.Adam(parameters=net.parameters()))
     loss.backward(); opt.step(); opt.clear_grad()
+
+``strategy.sharding = True`` (stage 1, the only one here) shards the optimizer's updates and
+state over the ranks (sharding.py); its state is then saved after
+``opt.consolidate_state_dict()`` on every rank.
 """
 
 from __future__ import annotations
@@ -18,23 +22,40 @@ from __future__ import annotations
 from typing import Any
 
 from ..nn.layer import Layer
-from .env import get_rank, get_world_size, init_parallel_env
+from .env import communicator, get_rank, get_world_size, init_parallel_env
 from .parallel import DataParallel
+from .sharding import Sharding
 
 #: DistributedStrategy switches of features other than plain data parallelism: set True,
 #: distributed_optimizer refuses them rather than silently training without them.
-UNSUPPORTED = ("amp", "recompute", "sharding", "pipeline", "tensor_parallel",
+UNSUPPORTED = ("amp", "recompute", "pipeline", "tensor_parallel",
                "gradient_merge", "lars", "lamb", "dgc", "localsgd", "adaptive_localsgd",
                "a_sync", "asp", "qat")
 
 
 class DistributedStrategy:
     """Paddle's strategy object: attributes are free to set (configs included); plain data
-    parallelism needs none, and the features in ``UNSUPPORTED`` are off by default."""
+    parallelism needs none, and the features in ``UNSUPPORTED`` are off by default.
+    ``sharding``: each rank updates 1/N of the parameters (``sharding_configs``: stage 1)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sharding: bool = False) -> None:
         for name in UNSUPPORTED:
             setattr(self, name, False)
+        self.sharding = bool(sharding)
+        self.sharding_configs: dict[str, Any] = {}
+
+    def sharding_problem(self, world_size: int) -> str | None:
+        """Why this strategy's sharding cannot run here, in words; None when it can."""
+        if not self.sharding:
+            return None
+        stage = self.sharding_configs.get("stage", 1)
+        if stage != 1:
+            return f"sharding stage {stage} is not supported (stage 1: the optimizer's updates)"
+        degree = self.sharding_configs.get("sharding_degree", world_size)
+        if degree != world_size:
+            return (f"sharding_degree {degree} with {world_size} ranks: sharding spans the "
+                    f"whole group here (no hybrid parallelism)")
+        return None
 
     def enabled_unsupported(self) -> list[str]:
         return [name for name in UNSUPPORTED if getattr(self, name, False) is True]
@@ -53,11 +74,23 @@ class DistributedOptimizer:
         if unsupported:
             raise NotImplementedError(f"DistributedStrategy: {', '.join(unsupported)} not "
                                       f"supported (visualdl trains data-parallel only)")
+        strategy = strategy or DistributedStrategy()
+        problem = strategy.sharding_problem(get_world_size())
+        if problem is not None:
+            raise NotImplementedError(f"DistributedStrategy: {problem}")
+        if strategy.sharding and getattr(optimizer, "sharding", None) is None:
+            optimizer.sharding = Sharding(communicator())
         object.__setattr__(self, "inner", optimizer)
-        object.__setattr__(self, "user_defined_strategy", strategy or DistributedStrategy())
+        object.__setattr__(self, "user_defined_strategy", strategy)
 
     def step(self) -> None:
         self.inner.step()
+
+    def consolidate_state_dict(self) -> None:
+        """With sharding, gather every rank's share of the optimizer state (call it on every
+        rank, then ``state_dict()`` on any); without, nothing to do."""
+        if self.inner.sharding is not None:
+            self.inner.sharding.consolidate(self.inner)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

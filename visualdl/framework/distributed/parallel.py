@@ -222,6 +222,16 @@ class DataParallel(Layer):
     def num_buckets(self) -> int:
         return len(self._buckets)
 
+    @property
+    def buckets(self) -> list[_Bucket]:
+        """The gradient buckets, in all-reduce order (each ``buffer`` and its ``slots``)."""
+        return list(self._buckets)
+
+    @property
+    def trained_parameters(self) -> list[Tensor]:
+        """The parameters whose gradients are averaged, in bucket order."""
+        return list(self._params)
+
     @contextmanager
     def no_sync(self) -> Iterator[None]:
         """Steps inside the block do not average (PaddlePaddle's and PyTorch's ``no_sync``):
@@ -279,6 +289,12 @@ class DataParallel(Layer):
         super().train(mode)
         self._layers.train(mode)
         return self
+
+
+def replica_of(parameters: list[Tensor]) -> DataParallel | None:
+    """The live DataParallel whose averaged parameters include the first of ``parameters``."""
+    first = id(parameters[0]) if parameters else None
+    return next((dp for dp in list(_live) if first in dp._param_ids), None)
 
 
 def sync_before_step(optimizer: Any) -> None:

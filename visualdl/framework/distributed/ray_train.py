@@ -288,6 +288,9 @@ class ElasticCheckpoint(Callback):
         metrics.update(step=self.step, epoch=self.epoch, world_size=get_world_size(),
                        restart=self.restart, time=time.time())
         name = self._name()
+        consolidate = getattr(self.model.optimizer, "consolidate_state_dict", None)
+        if consolidate is not None:  # a sharded optimizer's state, whole on every rank
+            consolidate()
         if get_rank() != 0:
             ray.train.report(metrics, checkpoint=None, checkpoint_dir_name=name)
             return

@@ -45,6 +45,11 @@ class Optimizer:
         self._row0: dict[str, Any] = {}
         self._views: dict[int, dict[str, tuple[Any, Any]]] = {}
         self._plans: dict[int, tuple] = {}  # id(p) -> (array, backend, (1, size) view, row0)
+        #: None, or what shards the updates over data-parallel ranks (fleet's ``sharding``
+        #: strategy): ``targets(opt)``, the tensors this rank updates instead of the
+        #: parameters; ``exchange()``, after the update, gives every rank the whole;
+        #: ``check_saved(opt)`` before ``state_dict``, ``reload()`` after ``set_state_dict``
+        self.sharding: Any = None
 
     # ------------------------------------------------------------ learning rate
     def get_lr(self) -> float:
@@ -138,9 +143,12 @@ class Optimizer:
             self.grad_clip([p for p in self._params if p.grad is not None])
         self.step_count += 1
         lr = self.get_lr()
-        for p in self._params:
+        sharding = self.sharding
+        for p in self._params if sharding is None else sharding.targets(self):
             if p.grad is not None:
                 self._update(p, lr)
+        if sharding is not None:
+            sharding.exchange()
 
     def _update(self, p: Tensor, lr: float) -> None:
         raise NotImplementedError
@@ -148,6 +156,8 @@ class Optimizer:
     # ------------------------------------------------------------ state
     def state_dict(self) -> dict[str, Any]:
         """Numpy copies of the per-parameter state, keyed by parameter position."""
+        if self.sharding is not None:
+            self.sharding.check_saved(self)
         state = {}
         for i, p in enumerate(self._params):
             for name, arr in self.state.get(id(p), {}).items():
@@ -189,5 +199,7 @@ class Optimizer:
             self._lr.set_state_dict(state["lr_scheduler"])
         elif "lr" in state and not isinstance(self._lr, LRScheduler):
             self._lr = float(state["lr"])
+        if self.sharding is not None:
+            self.sharding.reload()
 
     load_state_dict = set_state_dict
