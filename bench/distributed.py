@@ -2,9 +2,12 @@
 
 1. Throughput: 2 workers (``spawn``: MPI's shared-memory all-reduce, and gloo's over
    127.0.0.1) against 1, with the same per-worker batch and one thread per worker, on the
-   digits MLP and LeNet-5 (digits scaled to 32x32). Each worker times ``--steps`` train steps of ``Model.fit(distributed=True)``
-   after a warm-up; samples/s = world size x batch / median step time. The all-reduce's
-   share is the time in ``DataParallel.sync_gradients`` over the step time, for the default
+   digits MLP and LeNet-5 (digits scaled to 32x32). Each worker times ``--steps`` train
+   steps of ``Model.fit(distributed=...)`` after a warm-up; samples/s = world size x batch /
+   median step time. Each with every rank updating all parameters (plain data parallelism)
+   and with sharded updates (``fleet.DistributedStrategy(sharding=True)``: each rank updates
+   half, then an all-gather). "comm": the share of a step in the all-reduce
+   (``DataParallel.sync_gradients``) and, when sharded, the all-gather; for the default
    bucket (one all-reduce per step here) and for small buckets (several, started as soon as
    each is packed). "2 alone": two single-process trainings at the same time, no all-reduce,
    against one: what the machine allows now (the ceiling of the speed-up). Target: 2 workers
@@ -63,8 +66,10 @@ def make_net(name: str):
         nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
 
 
-def time_steps(model_name: str, batch: int, steps: int, bucket_mb: float) -> dict:
-    """One worker: median step time and all-reduce time over ``steps`` timed steps."""
+def time_steps(model_name: str, batch: int, steps: int, bucket_mb: float,
+               sharded: bool = False) -> dict:
+    """One worker: median step time and all-reduce time over ``steps`` timed steps;
+    ``sharded``: each rank updates half the parameters (fleet's sharding strategy)."""
     import visualdl.framework as vf
     from visualdl.framework import distributed as dist
 
@@ -76,22 +81,27 @@ def time_steps(model_name: str, batch: int, steps: int, bucket_mb: float) -> dic
     dist.init_parallel_env()
     model = vf.Model(dist.DataParallel(net, bucket_size_mb=bucket_mb))
     model.prepare(vf.optim.Adam(net.parameters(), 1e-3), vf.nn.CrossEntropyLoss())
+    strategy = dist.fleet.DistributedStrategy(sharding=sharded)
     times: list[float] = []
     syncs: list[float] = []
 
+    def communicating() -> float:  # seconds in the all-reduce (+ all-gather when sharded)
+        sharding = model.optimizer.inner.sharding
+        return model.network.sync_seconds + (sharding.exchange_seconds if sharding else 0.0)
+
     class Clock(vf.callbacks.Callback):
         def on_train_batch_begin(self, step, logs=None):
-            self.t0, self.s0 = time.perf_counter(), model.network.sync_seconds
+            self.t0, self.s0 = time.perf_counter(), communicating()
 
         def on_train_batch_end(self, step, logs=None):
             if step >= 10:  # warm-up steps are not timed
                 times.append(time.perf_counter() - self.t0)
-                syncs.append(model.network.sync_seconds - self.s0)
+                syncs.append(communicating() - self.s0)
             if step + 1 >= steps + 10:
                 self.model.stop_training = True
 
     model.fit((x, y), batch_size=batch, epochs=1, verbose=0, callbacks=[Clock()],
-              distributed=True)
+              distributed=strategy)
     return {"step": statistics.median(times), "sync": statistics.median(syncs),
             "buckets": model.network.num_buckets}
 
@@ -102,14 +112,15 @@ def throughput(args: argparse.Namespace) -> None:
     print(f"data-parallel throughput, per-worker batch {args.batch}, 1 thread per worker, "
           f"{args.steps} timed steps, median of {args.repeats} repeats (machine shared with "
           f"other jobs: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-    print(f"{'model':<8}{'library':>8}{'bucket':>8}{'buckets':>8}{'1 worker':>12}"
-          f"{'2 workers':>12}{'speed-up':>10}{'all-reduce':>12}{'2 alone':>10}  "
+    print(f"{'model':<8}{'library':>8}{'bucket':>8}{'buckets':>8}{'updates':>9}{'1 worker':>12}"
+          f"{'2 workers':>12}{'speed-up':>10}{'comm':>8}{'2 alone':>10}  "
           f"target >= {TARGET}x")
-    for name, backend, bucket in itertools.product(args.models, args.backends, args.bucket_mb):
+    for name, backend, bucket, sharded in itertools.product(
+            args.models, args.backends, args.bucket_mb, args.sharding):
         if backend not in available_backends():
             print(f"{name:<8}{backend:>8}  not installed (pip install 'visualdl[distributed]')")
             continue
-        job = (time_steps, (name, args.batch, args.steps, bucket))
+        job = (time_steps, (name, args.batch, args.steps, bucket, sharded == "on"))
         one, two, alone = [], [], []
         for r in range(args.repeats):
             for n in ((1, 2) if r % 2 == 0 else (2, 1)):
@@ -122,8 +133,10 @@ def throughput(args: argparse.Namespace) -> None:
         rate1, rate2 = args.batch / t1, 2 * args.batch / t2
         ratio = rate2 / rate1
         ceiling = statistics.median(sum(args.batch / w["step"] for w in r) for r in alone)
-        print(f"{name:<8}{backend:>8}{bucket:>6g}MB{two[0][0]['buckets']:>8}{rate1:>10.0f}/s"
-              f"{rate2:>10.0f}/s{ratio:>9.2f}x{100 * sync / t2:>11.1f}%"
+        updates = "sharded" if sharded == "on" else "all"
+        print(f"{name:<8}{backend:>8}{bucket:>6g}MB{two[0][0]['buckets']:>8}{updates:>9}"
+              f"{rate1:>10.0f}/s"
+              f"{rate2:>10.0f}/s{ratio:>9.2f}x{100 * sync / t2:>7.1f}%"
               f"{ceiling / rate1:>9.2f}x  {'PASS' if ratio >= TARGET else 'MISS'}")
 
 
@@ -299,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=64, help="per-worker batch")
     parser.add_argument("--models", nargs="+", default=["mlp", "lenet5"])
     parser.add_argument("--bucket-mb", nargs="+", type=float, default=[4.0, 0.02])
+    parser.add_argument("--sharding", nargs="+", choices=["off", "on"], default=["off", "on"],
+                        help="each rank updates all parameters (off) or its half (on: "
+                             "fleet.DistributedStrategy(sharding=True))")
     parser.add_argument("--backends", nargs="+", default=["mpi", "gloo"],
                         help="collective libraries to compare (spawn's backend=)")
     parser.add_argument("--elastic", action="store_true", help="also the Ray Train runs")

@@ -39,9 +39,11 @@ def train(config: dict) -> dict:
                   vf.metric.Accuracy())
     callbacks = [vf.callbacks.VisualDL(config["logdir"], log_images=False)] if config["logdir"] else []
     start = time.perf_counter()
+    # sharding: each rank also updates only its half of the parameters (fleet's strategy)
+    strategy = dist.fleet.DistributedStrategy(sharding=config.get("sharding", False))
     result = model.fit((x_train, y_train), (x_test, y_test), batch_size=32,
                        epochs=config["epochs"], verbose=0, callbacks=callbacks,
-                       distributed=True)
+                       distributed=strategy)
     if dist.get_rank() == 0:
         print(f"rank 0 of {dist.get_world_size()}: test accuracy {result['acc']:.4f} after "
               f"{config['epochs']} epochs ({time.perf_counter() - start:.1f} s)", flush=True)
@@ -56,6 +58,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="with --ray: the fewest and most workers")
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--logdir", default=None)
+    parser.add_argument("--sharding", action="store_true",
+                        help="each worker updates only its share of the parameters")
     args = parser.parse_args(argv)
     run_dir = None
     if args.logdir:
@@ -63,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         run_dir = os.path.join(os.path.abspath(args.logdir),
                                "ray" if args.ray else f"spawn{args.nprocs}")
         shutil.rmtree(run_dir, ignore_errors=True)  # a re-run replaces this demo's own run
-    config = {"epochs": args.epochs, "logdir": run_dir}
+    config = {"epochs": args.epochs, "logdir": run_dir, "sharding": args.sharding}
     if not args.ray:
         from visualdl.framework.distributed import spawn
 
