@@ -71,3 +71,17 @@ def test_set_value_overwrites_in_place_casting_and_checks_the_shape():
     with pytest.raises(ValueError, match=r"set_value: value of shape \(4,\) for a tensor of shape"):
         w.set_value(np.zeros(4))
     assert (view == 2.5).all()  # nothing changed
+
+
+def test_use_memory_moves_a_parameter_into_a_buffer_keeping_the_tensor():
+    lin = vf.nn.Linear(3, 2)
+    w, before = lin.weight, lin.weight.numpy().copy()
+    flat = np.zeros(10, np.float32)
+    w.use_memory(flat[2:8].reshape(2, 3))
+    assert np.array_equal(flat[2:8].reshape(2, 3), before) and flat[:2].tolist() == [0, 0]
+    flat[2:8] = 7.0  # the buffer is the tensor's memory now: the layer computes with it
+    out = lin(vf.to_tensor(np.ones((1, 3), np.float32))).numpy()
+    assert np.allclose(out, 21.0 + lin.bias.numpy())
+    assert lin.parameters()[0] is w
+    with pytest.raises(ValueError, match=r"use_memory: array \(6,\) float32 for a tensor \(2, 3\)"):
+        w.use_memory(np.zeros(6, np.float32))

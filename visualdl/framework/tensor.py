@@ -194,6 +194,18 @@ class Tensor:
         be = _device.backend(self._device)
         be.assign_(self._data, be.asarray(np.ascontiguousarray(host, dtype=self.dtype)))
 
+    def use_memory(self, array: Any) -> None:
+        """Copy the data into ``array`` (this device's array of the same shape and dtype) and
+        keep it there from now on: the tensor stays the same object (a parameter stays its
+        layer's and its optimizer's) while its memory becomes, say, a view of one flat
+        buffer that a collective fills (sharded data-parallel updates)."""
+        if tuple(array.shape) != self.shape or np.dtype(array.dtype) != self.dtype:
+            raise ValueError(f"use_memory: array {tuple(array.shape)} {array.dtype} for a "
+                             f"tensor {self.shape} {self.dtype}")
+        be = _device.backend(self._device)
+        be.assign_(array, self._data)
+        self._data = array
+
     def item(self) -> Any:
         if self.numel() != 1:
             raise ValueError(f"item() needs a 1-element tensor, got shape {self.shape}")

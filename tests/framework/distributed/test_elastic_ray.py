@@ -177,6 +177,24 @@ def test_relative_paths_in_the_workers_resolve_where_the_driver_runs(ray_nodes, 
     assert (tmp_path / "ray" / "relative").is_dir()
 
 
+def test_sharded_updates_on_ray_report_whole_checkpoints(ray_nodes, tmp_path):
+    """Sharded updates under Ray Train (gloo): every rank gathers the optimizer state before
+    rank 0 saves the checkpoint it reports, so the checkpoint holds every moment."""
+    import visualdl.framework as vf
+    from visualdl.framework.distributed.ray_train import fit_on_ray
+
+    fit_on_ray(workers.ray_digits, {"dir": str(tmp_path / "out"), "epochs": 2, "sharding": True},
+               num_workers=2, max_failures=0, storage_path=str(tmp_path / "ray"),
+               name="sharded", checkpoint_every=10, timeout_s=60)
+    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert result["acc"] > 0.9
+    last = max(c["path"] for c in result["checkpoints"])
+    state = vf.load(os.path.join(last, "model.vfopt"))
+    assert sorted(state["state"]) == [f"{i}.{m}" for i in range(4) for m in ("moment1", "moment2")]
+    assert all(v.any() for v in state["state"].values())  # each rank's half gathered
+    assert state["step_count"] == int(os.path.basename(last).split("_")[1])
+
+
 def test_a_group_restarted_with_no_checkpoint_yet_is_marked_as_a_restart(tmp_path,
                                                                          monkeypatch):
     """The group before died before Ray registered any checkpoint: the new one starts at

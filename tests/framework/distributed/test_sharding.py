@@ -117,5 +117,5 @@ def test_a_world_of_one_updates_the_parameters_themselves():
     reference.fit((x, y), batch_size=16, verbose=0, shuffle=False)
     for p, q in zip(model.network.parameters(), reference.network.parameters()):
         np.testing.assert_array_equal(p.numpy(), q.numpy())
-        assert p._data.base is None  # not re-pointed into a flat buffer
+        assert p.numpy().base is None  # not re-pointed into a flat buffer
     assert opt.state_dict()["state"]  # nothing to gather in a world of one

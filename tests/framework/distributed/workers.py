@@ -140,8 +140,11 @@ def ray_digits(config: dict) -> None:
     callbacks = [Progress()]
     if config.get("logdir"):
         callbacks.append(vf.callbacks.VisualDL(config["logdir"], log_graph=False))
+    from visualdl.framework.distributed import fleet
+
     result = model.fit((x, y), (xt, yt), batch_size=32, epochs=config["epochs"], verbose=0,
-                       callbacks=callbacks, distributed=True)
+                       callbacks=callbacks, distributed=fleet.DistributedStrategy(
+                           sharding=config.get("sharding", False)))
     if get_rank() == 0:
         with open(os.path.join(folder, "result.json"), "w") as f:
             json.dump({"acc": result["acc"], "resumed": model.resumed,
@@ -299,4 +302,4 @@ def train_with(optimizer: str, sharded: bool, save_dir: str | None = None,
     return {"weights": {n: p.numpy().copy() for n, p in net.named_parameters()},
             "state": {k: np.asarray(v).copy() for k, v in state["state"].items()},
             "step_count": state["step_count"], "refused": refused,
-            "views": sum(p._data.base is not None for p in net.parameters())}
+            "views": sum(p.numpy().base is not None for p in net.parameters())}

@@ -45,31 +45,29 @@ class _Shard:
             self.links.append((p, self.flat[start:start + p.numel()].reshape(p.shape), start))
             start += p.numel()
         self.lo, self.hi = min(n, rank * self.per), min(n, (rank + 1) * self.per)
-        self.target = Tensor.wrap(self.flat[self.lo:self.hi], _device.CPU)
-        self.target.requires_grad = True
-        self.target._grad = Tensor.wrap(bucket.buffer[self.lo:self.hi], _device.CPU)
+        self.target = Tensor.wrap(self.flat[self.lo:self.hi], _device.CPU).requires_grad_()
+        self.target.grad = Tensor.wrap(bucket.buffer[self.lo:self.hi], _device.CPU)
 
     def link(self) -> None:
         """Each parameter's array is its view of the flat buffer (copied in if it is not)."""
         for p, view, _ in self.links:
-            if p._data is not view:
-                if p.device != _device.CPU:
-                    raise DistributedError(None, f"sharding: a {tuple(p.shape)} parameter is on "
-                                                 f"{p.device}; sharded updates run on the CPU")
-                view[...] = p._data
-                p._data = view
+            if p.device != _device.CPU:
+                raise DistributedError(None, f"sharding: a {tuple(p.shape)} parameter is on "
+                                             f"{p.device}; sharded updates run on the CPU")
+            if p.numpy() is not view:  # on the CPU, numpy() is the tensor's own array
+                p.use_memory(view)
 
     def gradients_ready(self) -> bool:
         """Whether the bucket holds every parameter's gradient (it does after an averaging
         sync); a gradient set otherwise is copied in. False when none has one."""
-        grads = [p._grad for p, _ in self.bucket.slots]
+        grads = [p.grad for p, _ in self.bucket.slots]
         if all(g is None for g in grads):
             return False
         for (p, slot), g in zip(self.bucket.slots, grads):
             if g is None:
                 raise DistributedError(None, f"sharding: the {tuple(p.shape)} parameter has no "
                                              f"gradient at this step while others have one")
-            if g._data is not slot:
+            if g.numpy() is not slot:
                 slot[...] = g.numpy()
         return True
 
