@@ -185,11 +185,13 @@ def train_batchnorm(save_dir: str | None = None, logdir: str | None = None) -> d
             "eval": {k: float(np.mean(v)) for k, v in evaluation.items()}}
 
 
-def profiled_fit(logdir: str) -> int:
-    """The digits MLP fitted data-parallel with the VisualDL callback profiling steps 3-5;
-    returns its parameter count (the floats each all-reduce carries)."""
+def profiled_fit(logdir: str, sharded: bool = False) -> int:
+    """The digits MLP fitted data-parallel (``sharded``: with sharded updates) with the
+    VisualDL callback profiling steps 3-5; returns its parameter count (the floats each
+    all-reduce carries)."""
     import visualdl.framework as vf
     from visualdl.framework import nn
+    from visualdl.framework.distributed import fleet
 
     from tests.framework.profiler.digits import digits
 
@@ -200,7 +202,8 @@ def profiled_fit(logdir: str) -> int:
     model.prepare(vf.optim.SGD(net.parameters(), 0.1), nn.CrossEntropyLoss())
     cb = vf.callbacks.VisualDL(logdir, histogram_freq=0, log_graph=False, log_images=False,
                                profile_steps=(3, 5))
-    model.fit((x, y), batch_size=32, epochs=1, verbose=0, callbacks=[cb], distributed=True)
+    model.fit((x, y), batch_size=32, epochs=1, verbose=0, callbacks=[cb],
+              distributed=fleet.DistributedStrategy(sharding=sharded))
     return sum(p.numel() for p in net.parameters())
 
 

@@ -76,3 +76,30 @@ def test_our_data_parallel_fit_shows_its_all_reduces(tmp_path):
             assert sum(parts.values()) == pytest.approx(step["dur"])
         comm = sum(s["parts"]["communication"] + s["parts"]["overlap"] for s in rank["steps"])
         assert comm <= row["time"] + 1e-6  # the spans inside the shown steps, at most all
+
+
+def test_sharded_updates_show_their_all_gathers(tmp_path):
+    """With sharded updates each step also all-gathers the parameters: the view's table
+    holds both collectives, a call of each a step, the all-gather carrying each rank's half."""
+    from tests.framework.distributed import workers
+    from visualdl.framework.distributed import spawn
+    from visualdl.framework.distributed.mpi_launch import launcher
+
+    if launcher() is None:
+        pytest.skip("mpi4py and MPICH are not installed (pip install 'visualdl[distributed]')")
+    logdir = tmp_path / "logs"
+    [params, _] = spawn(workers.profiled_fit, args=(str(logdir / "zero"), True), nprocs=2,
+                        timeout_s=300, backend="mpi")
+    with serving(str(logdir)) as handle:
+        client = Client(handle.url)
+        body = client.json("/api/profile/distributed", run="zero")
+        steps = {r["worker"]: client.json("/api/profile/overview", run="zero",
+                                          tag=r["worker"])["steps"] for r in body["ranks"]}
+    assert body["world_size"] == 2 and body["has_comm"] is True
+    for rank in body["ranks"]:
+        calls = len(steps[rank["worker"]])
+        rows = {row["op"]: row for row in rank["collectives"]}
+        assert sorted(rows) == ["allgather", "allreduce"]
+        assert (rows["allreduce"]["calls"], rows["allgather"]["calls"]) == (calls, calls)
+        assert rows["allreduce"]["bytes"] == calls * params * 4
+        assert rows["allgather"]["bytes"] == calls * -(-params // 2) * 4
