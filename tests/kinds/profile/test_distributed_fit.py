@@ -41,10 +41,9 @@ def test_our_fit_profile_is_one_rank_without_communication(api):
         assert sum(step["parts"].values()) == pytest.approx(step["dur"])
 
 
-def test_our_data_parallel_fit_shows_its_all_reduces(tmp_path):
-    """2 ranks of fit(distributed=True) profiled by the VisualDL callback: each trace names
-    its rank (distributedInfo), each step's all-reduce is a Communication span, and the view
-    counts exactly those: one per step and rank, carrying the model's parameters."""
+def profiled_ranks(tmp_path, sharded: bool) -> tuple[int, dict, dict]:
+    """2 MPI ranks of ``workers.profiled_fit`` served: the model's parameter count, the
+    distributed view, and each worker's steps as the overview lists them."""
     from tests.framework.distributed import workers
     from visualdl.framework.distributed import spawn
     from visualdl.framework.distributed.mpi_launch import launcher
@@ -52,13 +51,21 @@ def test_our_data_parallel_fit_shows_its_all_reduces(tmp_path):
     if launcher() is None:
         pytest.skip("mpi4py and MPICH are not installed (pip install 'visualdl[distributed]')")
     logdir = tmp_path / "logs"
-    [params, _] = spawn(workers.profiled_fit, args=(str(logdir / "dp"),), nprocs=2,
+    [params, _] = spawn(workers.profiled_fit, args=(str(logdir / "dp"), sharded), nprocs=2,
                         timeout_s=300, backend="mpi")
     with serving(str(logdir)) as handle:
         client = Client(handle.url)
         body = client.json("/api/profile/distributed", run="dp")
         steps = {r["worker"]: client.json("/api/profile/overview", run="dp",
                                           tag=r["worker"])["steps"] for r in body["ranks"]}
+    return params, body, steps
+
+
+def test_our_data_parallel_fit_shows_its_all_reduces(tmp_path):
+    """2 ranks of fit(distributed=True) profiled by the VisualDL callback: each trace names
+    its rank (distributedInfo), each step's all-reduce is a Communication span, and the view
+    counts exactly those: one per step and rank, carrying the model's parameters."""
+    params, body, steps = profiled_ranks(tmp_path, sharded=False)
     assert body["world_size"] == 2 and body["has_comm"] is True
     assert body["warnings"] == []  # the ranks come from the traces' distributedInfo
     assert [r["rank"] for r in body["ranks"]] == [0, 1]
@@ -81,20 +88,7 @@ def test_our_data_parallel_fit_shows_its_all_reduces(tmp_path):
 def test_sharded_updates_show_their_all_gathers(tmp_path):
     """With sharded updates each step also all-gathers the parameters: the view's table
     holds both collectives, a call of each a step, the all-gather carrying each rank's half."""
-    from tests.framework.distributed import workers
-    from visualdl.framework.distributed import spawn
-    from visualdl.framework.distributed.mpi_launch import launcher
-
-    if launcher() is None:
-        pytest.skip("mpi4py and MPICH are not installed (pip install 'visualdl[distributed]')")
-    logdir = tmp_path / "logs"
-    [params, _] = spawn(workers.profiled_fit, args=(str(logdir / "zero"), True), nprocs=2,
-                        timeout_s=300, backend="mpi")
-    with serving(str(logdir)) as handle:
-        client = Client(handle.url)
-        body = client.json("/api/profile/distributed", run="zero")
-        steps = {r["worker"]: client.json("/api/profile/overview", run="zero",
-                                          tag=r["worker"])["steps"] for r in body["ranks"]}
+    params, body, steps = profiled_ranks(tmp_path, sharded=True)
     assert body["world_size"] == 2 and body["has_comm"] is True
     for rank in body["ranks"]:
         calls = len(steps[rank["worker"]])
