@@ -78,7 +78,10 @@ class DistributedOptimizer:
         problem = strategy.sharding_problem(get_world_size())
         if problem is not None:
             raise NotImplementedError(f"DistributedStrategy: {problem}")
-        if strategy.sharding and getattr(optimizer, "sharding", None) is None:
+        if strategy.sharding and not hasattr(optimizer, "sharding"):
+            raise TypeError(f"sharding shards a vf.optim optimizer's updates, got "
+                            f"{type(optimizer).__name__}")
+        if strategy.sharding and optimizer.sharding is None:
             optimizer.sharding = Sharding(communicator())
         object.__setattr__(self, "inner", optimizer)
         object.__setattr__(self, "user_defined_strategy", strategy)
@@ -89,8 +92,9 @@ class DistributedOptimizer:
     def consolidate_state_dict(self) -> None:
         """With sharding, gather every rank's share of the optimizer state (call it on every
         rank, then ``state_dict()`` on any); without, nothing to do."""
-        if self.inner.sharding is not None:
-            self.inner.sharding.consolidate(self.inner)
+        sharding = getattr(self.inner, "sharding", None)
+        if sharding is not None:
+            sharding.consolidate(self.inner)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -157,7 +157,7 @@ class Sharding:
                 optimizer.state.setdefault(id(p), {})[name] = (
                     whole[k:k + p.numel()].reshape(p.shape).copy())
 
-    def check_saved(self, optimizer: Any) -> None:
+    def check_saved(self) -> None:
         """Refuse to hand out a state dict that misses the other ranks' shares."""
         if self.unsaved:
             raise DistributedError(None, f"the optimizer's state is sharded over "

@@ -48,7 +48,7 @@ class Optimizer:
         #: None, or what shards the updates over data-parallel ranks (fleet's ``sharding``
         #: strategy): ``targets(opt)``, the tensors this rank updates instead of the
         #: parameters; ``exchange()``, after the update, gives every rank the whole;
-        #: ``check_saved(opt)`` before ``state_dict``, ``reload()`` after ``set_state_dict``
+        #: ``check_saved()`` before ``state_dict``, ``reload()`` after ``set_state_dict``
         self.sharding: Any = None
 
     # ------------------------------------------------------------ learning rate
@@ -157,7 +157,7 @@ class Optimizer:
     def state_dict(self) -> dict[str, Any]:
         """Numpy copies of the per-parameter state, keyed by parameter position."""
         if self.sharding is not None:
-            self.sharding.check_saved(self)
+            self.sharding.check_saved()
         state = {}
         for i, p in enumerate(self._params):
             for name, arr in self.state.get(id(p), {}).items():
