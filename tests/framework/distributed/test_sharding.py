@@ -41,9 +41,12 @@ def test_sharded_training_is_plain_data_parallel_training(backend, optimizer):
 
 
 def test_a_sharded_state_is_saved_only_whole(backend):
+    """fit gathers the state when it ends (a rank-0 save after it holds every moment); a
+    step after that shards it again, and state_dict() refuses until it is gathered."""
     ranks = spawn(workers.train_with, args=("adam", True), nprocs=2, timeout_s=300,
                   backend=backend)
     for result in ranks:
+        assert len(result["state"]) == 8  # 4 parameters x 2 moments, gathered by fit
         assert result["refused"] == (
             "DistributedError: the optimizer's state is sharded over 2 ranks "
             "(DistributedStrategy.sharding): call consolidate_state_dict() on every rank "

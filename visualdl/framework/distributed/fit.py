@@ -87,13 +87,24 @@ class SameSettings(Callback):
             _settings_difference)
 
 
+class WholeOptimizerState(Callback):
+    """When training ends, a sharded optimizer's state gathered on every rank (all ranks are
+    here together): a ``model.save`` on rank 0 after ``fit`` then saves it whole."""
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        consolidate = getattr(self.model.optimizer, "consolidate_state_dict", None)
+        if consolidate is not None:
+            consolidate()
+
+
 def callbacks(comm: Any = None) -> list:
-    """Callbacks a distributed fit adds in front of the user's: first ``SameSettings``;
-    under Ray Train (inside ``ray_train.fit_on_ray``), resuming from and reporting
-    checkpoints through Ray."""
+    """Callbacks a distributed fit adds in front of the user's: first ``SameSettings``,
+    ``WholeOptimizerState``; under Ray Train (inside ``ray_train.fit_on_ray``), resuming
+    from and reporting checkpoints through Ray."""
     from . import env, ray_train
 
-    cbks: list = [SameSettings(comm if comm is not None else env.communicator())]
+    cbks: list = [SameSettings(comm if comm is not None else env.communicator()),
+                  WholeOptimizerState()]
     if ray_train.options() is not None:
         cbks.append(ray_train.ElasticCheckpoint())
     return cbks

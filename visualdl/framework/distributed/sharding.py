@@ -11,8 +11,9 @@ The gradients stay averaged in full on every rank (clipping, callbacks and histo
 them as before). The parameters become views of one flat buffer per bucket (what the
 all-gather fills); a parameter whose array is replaced is copied back in at the next step.
 The optimizer's state (Adam's moments) lives with the rank that owns it: ``consolidate``
-gathers it on every rank, which the checkpoint callbacks do before rank 0 saves;
-``state_dict`` without it raises instead of saving a partial state.
+gathers it on every rank, which the checkpoint callbacks do before rank 0 saves, and
+``fit`` when training ends; ``state_dict`` without it raises instead of saving a partial
+state.
 """
 
 from __future__ import annotations
