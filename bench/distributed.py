@@ -6,8 +6,8 @@
    steps of ``Model.fit(distributed=...)`` after a warm-up; samples/s = world size x batch /
    median step time. Each with every rank updating all parameters (plain data parallelism)
    and with sharded updates (``fleet.DistributedStrategy(sharding=True)``: each rank updates
-   half, then an all-gather). "comm": the share of a step in the all-reduce
-   (``DataParallel.sync_gradients``) and, when sharded, the all-gather; for the default
+   half, then an all-gather). "all-reduce", "all-gather": their shares of a step
+   (``DataParallel.sync_gradients``; the parameters' all-gather when sharded); for the default
    bucket (one all-reduce per step here) and for small buckets (several, started as soon as
    each is packed). "2 alone": two single-process trainings at the same time, no all-reduce,
    against one: what the machine allows now (the ceiling of the speed-up). Target: 2 workers
@@ -84,10 +84,11 @@ def time_steps(model_name: str, batch: int, steps: int, bucket_mb: float,
     strategy = dist.fleet.DistributedStrategy(sharding=sharded)
     times: list[float] = []
     syncs: list[float] = []
+    gathers: list[float] = []
 
-    def communicating() -> float:  # seconds in the all-reduce (+ all-gather when sharded)
+    def communicating() -> tuple[float, float]:  # seconds in all-reduces, in all-gathers
         sharding = model.optimizer.inner.sharding
-        return model.network.sync_seconds + (sharding.exchange_seconds if sharding else 0.0)
+        return model.network.sync_seconds, sharding.exchange_seconds if sharding else 0.0
 
     class Clock(vf.callbacks.Callback):
         def on_train_batch_begin(self, step, logs=None):
@@ -96,13 +97,16 @@ def time_steps(model_name: str, batch: int, steps: int, bucket_mb: float,
         def on_train_batch_end(self, step, logs=None):
             if step >= 10:  # warm-up steps are not timed
                 times.append(time.perf_counter() - self.t0)
-                syncs.append(communicating() - self.s0)
+                now = communicating()
+                syncs.append(now[0] - self.s0[0])
+                gathers.append(now[1] - self.s0[1])
             if step + 1 >= steps + 10:
                 self.model.stop_training = True
 
     model.fit((x, y), batch_size=batch, epochs=1, verbose=0, callbacks=[Clock()],
               distributed=strategy)
     return {"step": statistics.median(times), "sync": statistics.median(syncs),
+            "gather": statistics.median(gathers),
             "buckets": model.network.num_buckets}
 
 
@@ -113,7 +117,7 @@ def throughput(args: argparse.Namespace) -> None:
           f"{args.steps} timed steps, median of {args.repeats} repeats (machine shared with "
           f"other jobs: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"{'model':<8}{'library':>8}{'bucket':>8}{'buckets':>8}{'updates':>9}{'1 worker':>12}"
-          f"{'2 workers':>12}{'speed-up':>10}{'comm':>8}{'2 alone':>10}  "
+          f"{'2 workers':>12}{'speed-up':>10}{'all-reduce':>12}{'all-gather':>12}{'2 alone':>10}  "
           f"target >= {TARGET}x")
     for name, backend, bucket, sharded in itertools.product(
             args.models, args.backends, args.bucket_mb, args.sharding):
@@ -130,13 +134,15 @@ def throughput(args: argparse.Namespace) -> None:
         t1 = statistics.median(r[0]["step"] for r in one)
         t2 = statistics.median(max(w["step"] for w in r) for r in two)
         sync = statistics.median(statistics.mean(w["sync"] for w in r) for r in two)
+        gather = statistics.median(statistics.mean(w["gather"] for w in r) for r in two)
         rate1, rate2 = args.batch / t1, 2 * args.batch / t2
         ratio = rate2 / rate1
         ceiling = statistics.median(sum(args.batch / w["step"] for w in r) for r in alone)
         updates = "sharded" if sharded == "on" else "all"
         print(f"{name:<8}{backend:>8}{bucket:>6g}MB{two[0][0]['buckets']:>8}{updates:>9}"
               f"{rate1:>10.0f}/s"
-              f"{rate2:>10.0f}/s{ratio:>9.2f}x{100 * sync / t2:>7.1f}%"
+              f"{rate2:>10.0f}/s{ratio:>9.2f}x{100 * sync / t2:>11.1f}%"
+              f"{(f'{100 * gather / t2:.1f}%' if sharded == 'on' else '-'):>12}"
               f"{ceiling / rate1:>9.2f}x  {'PASS' if ratio >= TARGET else 'MISS'}")
 
 
