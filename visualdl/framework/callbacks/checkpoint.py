@@ -10,9 +10,19 @@ the step it was saved at, which the VisualDL callback logs (the run's list of ch
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from .base import Callback
 from .visualdl import process_rank
+
+
+def gather_optimizer_state(model: Any) -> None:
+    """A sharded optimizer's state made whole on every rank (``consolidate_state_dict``, a
+    collective: every rank calls this at the same point, before rank 0 saves); an optimizer
+    without one has nothing to gather."""
+    consolidate = getattr(model.optimizer, "consolidate_state_dict", None)
+    if consolidate is not None:
+        consolidate()
 
 
 class ModelCheckpoint(Callback):
@@ -45,9 +55,7 @@ class ModelCheckpoint(Callback):
             self._save(os.path.join(directory, "final"))
 
     def _save(self, path: str) -> None:
-        consolidate = getattr(self.model.optimizer, "consolidate_state_dict", None)
-        if consolidate is not None:  # a sharded optimizer's state, whole on every rank
-            consolidate()
+        gather_optimizer_state(self.model)
         if process_rank() != 0:  # as the VisualDL callback decides who logs checkpoints
             return
         self.model.save(path)

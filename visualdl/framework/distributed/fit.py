@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import dataloader as _data
 from ..callbacks import Callback
+from ..callbacks.checkpoint import gather_optimizer_state
 from .env import init_parallel_env
 from .fleet import (DistributedOptimizer, DistributedStrategy, distributed_model,
                     distributed_optimizer)
@@ -92,9 +93,7 @@ class WholeOptimizerState(Callback):
     here together): a ``model.save`` on rank 0 after ``fit`` then saves it whole."""
 
     def on_train_end(self, logs: dict | None = None) -> None:
-        consolidate = getattr(self.model.optimizer, "consolidate_state_dict", None)
-        if consolidate is not None:
-            consolidate()
+        gather_optimizer_state(self.model)
 
 
 def callbacks(comm: Any = None) -> list:

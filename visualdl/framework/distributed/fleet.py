@@ -89,13 +89,6 @@ class DistributedOptimizer:
     def step(self) -> None:
         self.inner.step()
 
-    def consolidate_state_dict(self) -> None:
-        """With sharding, gather every rank's share of the optimizer state (call it on every
-        rank, then ``state_dict()`` on any); without, nothing to do."""
-        sharding = getattr(self.inner, "sharding", None)
-        if sharding is not None:
-            sharding.consolidate(self.inner)
-
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..callbacks.base import Callback
+from ..callbacks.checkpoint import gather_optimizer_state
 from .env import get_rank, get_world_size
 from .spawning import THREAD_VARIABLES as _THREAD_VARIABLES
 from .resume import load_training_state, save_training_state
@@ -288,9 +289,7 @@ class ElasticCheckpoint(Callback):
         metrics.update(step=self.step, epoch=self.epoch, world_size=get_world_size(),
                        restart=self.restart, time=time.time())
         name = self._name()
-        consolidate = getattr(self.model.optimizer, "consolidate_state_dict", None)
-        if consolidate is not None:  # a sharded optimizer's state, whole on every rank
-            consolidate()
+        gather_optimizer_state(self.model)
         if get_rank() != 0:
             ray.train.report(metrics, checkpoint=None, checkpoint_dir_name=name)
             return

@@ -29,7 +29,7 @@ from ..profiler.categories import COMMUNICATION
 from ..tensor import Tensor
 from .communicator import Communicator
 from .errors import DistributedError
-from .parallel import DataParallel, replica_of
+from .parallel import replica_of
 
 
 class _Shard:
@@ -52,10 +52,10 @@ class _Shard:
     def link(self) -> None:
         """Each parameter's array is its view of the flat buffer (copied in if it is not)."""
         for p, view, _ in self.links:
-            if p.device != _device.CPU:
-                raise DistributedError(None, f"sharding: a {tuple(p.shape)} parameter is on "
-                                             f"{p.device}; sharded updates run on the CPU")
             if p.numpy() is not view:  # on the CPU, numpy() is the tensor's own array
+                if p.device != _device.CPU:
+                    raise DistributedError(None, f"sharding: a {tuple(p.shape)} parameter is "
+                                                 f"on {p.device}; sharded updates run on the CPU")
                 p.use_memory(view)
 
     def gradients_ready(self) -> bool:
@@ -107,7 +107,7 @@ class Sharding:
 
     def exchange(self) -> None:
         """Every rank's updated range to every rank: the parameters are whole again."""
-        if self.comm.world_size == 1 or not self.shards or not self.updated:
+        if not self.updated:  # nothing this step (or a world of one: the parameters were)
             return
         rec = _recorder.active
         start = time.perf_counter()
@@ -132,9 +132,6 @@ class Sharding:
                                          f"parameters and the DataParallel model trains "
                                          f"{len(dp.trained_parameters)}; one optimizer must "
                                          f"hold them all to shard their updates")
-        return self._shards_of(dp)
-
-    def _shards_of(self, dp: DataParallel) -> list[_Shard]:
         return [_Shard(b, self.comm.rank, self.comm.world_size) for b in dp.buckets]
 
     # ---------------------------------------------------------------- the state
@@ -151,8 +148,7 @@ class Sharding:
         for name in sorted(mine):
             whole = np.zeros_like(shard.flat)
             start = self.comm.rank * shard.per
-            whole[start:start + shard.hi - shard.lo] = _device.backend(_device.CPU).to_numpy(
-                mine[name]).reshape(-1)
+            whole[start:start + shard.hi - shard.lo] = mine[name].reshape(-1)  # host arrays
             self.comm.all_gather(whole)
             for p, _, k in shard.links:
                 optimizer.state.setdefault(id(p), {})[name] = (

@@ -154,6 +154,12 @@ class Optimizer:
         raise NotImplementedError
 
     # ------------------------------------------------------------ state
+    def consolidate_state_dict(self) -> None:
+        """With sharded updates, gather every rank's share of the state into this one (a
+        collective: call it on every rank, then ``state_dict()`` on any); else nothing."""
+        if self.sharding is not None:
+            self.sharding.consolidate(self)
+
     def state_dict(self) -> dict[str, Any]:
         """Numpy copies of the per-parameter state, keyed by parameter position."""
         if self.sharding is not None:
