@@ -277,7 +277,7 @@ def train_with(optimizer: str, sharded: bool, save_dir: str | None = None,
     (Model.load)."""
     import visualdl.framework as vf
     from visualdl.framework import nn
-    from visualdl.framework.distributed import fleet
+    from visualdl.framework.distributed import fleet, get_world_size
 
     vf.seed(0)
     net = nn.Sequential(nn.Linear(FEATURES, 16), nn.ReLU(), nn.Linear(16, CLASSES))
@@ -290,7 +290,7 @@ def train_with(optimizer: str, sharded: bool, save_dir: str | None = None,
     if load is not None:
         model.load(load)
     x, y = toy_data()
-    world = int(os.environ.get("WORLD_SIZE", os.environ.get("PMI_SIZE", "1")))
+    world = get_world_size()  # the launcher's, before the group is joined
     distributed = fleet.DistributedStrategy(sharding=sharded) if world > 1 else False
     model.fit((x, y), batch_size=16 // world, epochs=epochs, shuffle=True, verbose=0,
               distributed=distributed, save_dir=save_dir)
